@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// wattline info RUN.h5 [--json]
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+#include "cli/arg_parser.h"
+#include "cli/commands.h"
+#include "core/metrics.h"
+#include "core/time_format.h"
+#include "format/run_file.h"
+#include "run_overview.h"
+
+namespace wl::cli {
+namespace {
+
+std::string configText(const ParallelConfig& c) {
+  std::string out;
+  auto add = [&](const char* k, const std::optional<int>& v) {
+    if (v) out += fmt::format("{}{}={}", out.empty() ? "" : " ", k, *v);
+  };
+  add("tp", c.tp), add("pp", c.pp), add("dp", c.dp), add("ep", c.ep), add("cp", c.cp);
+  add("vpp", c.vpp), add("mbs", c.mbs), add("gbs", c.gbs), add("seq", c.seq_len);
+  add("nodes", c.nodes), add("gpus/node", c.gpus_per_node);
+  if (c.recompute)
+    out += fmt::format("{}recompute={}", out.empty() ? "" : " ", *c.recompute ? "on" : "off");
+  if (c.overlap)
+    out += fmt::format("{}overlap={}", out.empty() ? "" : " ", *c.overlap ? "on" : "off");
+  return out.empty() ? "(unknown)" : out;
+}
+
+void printText(const RunOverview& o) {
+  const RunInfo& i = o.info;
+  std::string s;
+  s += fmt::format("run        {}{}\n", i.name.empty() ? "(unnamed)" : i.name,
+                   i.simulated ? "  [SIMULATED]" : "");
+  s += fmt::format("platform   {}\n", i.platform.empty() ? "(unknown)" : i.platform);
+  if (!i.model.empty()) s += fmt::format("model      {}\n", i.model);
+  s += fmt::format("config     {}\n", configText(i.config));
+  s += fmt::format("span       {} .. {} ({})\n", formatUtc(i.start_ns), formatUtc(i.end_ns),
+                   formatDuration(i.end_ns - i.start_ns));
+  for (const SourceInfo& src : i.sources)
+    s += fmt::format("source     {} ({}{}{})\n", src.path, src.format,
+                     src.detail.empty() ? "" : ", " + src.detail,
+                     src.offset_ns ? ", offset " + formatDuration(src.offset_ns) : "");
+  s += fmt::format("\nGPUs ({})\n", o.gpus.size());
+  if (!o.gpus.empty()) {
+    s += fmt::format("  {:>4} {:>4} {:>5} {:>5}  {:<22} {:>9}", "id", "node", "local", "rank",
+                     "device", "samples");
+    for (const std::string& m : o.metrics)
+      s += fmt::format(" {:>14}", m);
+    s += "\n";
+    for (const GpuOverview& g : o.gpus) {
+      s += fmt::format("  {:>4} {:>4} {:>5} {:>5}  {:<22} {:>9}", g.gpu.id, g.gpu.node,
+                       g.gpu.local_index, g.gpu.rank, g.gpu.device_name.substr(0, 22), g.samples);
+      for (const auto& [id, n] : g.metrics)
+        s += fmt::format(" {:>14}", n);
+      s += "\n";
+    }
+  }
+  s += fmt::format("\nranks ({})\n", o.ranks.size());
+  if (!o.ranks.empty()) {
+    s += fmt::format("  {:>5} {:>4} {:>10} {:>10} {:>10} {:>7} {:>10}\n", "rank", "gpu", "kernels",
+                     "comm", "memory", "streams", "iterations");
+    for (const RankOverview& r : o.ranks)
+      s += fmt::format("  {:>5} {:>4} {:>10} {:>10} {:>10} {:>7} {:>10}\n", r.rank, r.gpu,
+                       r.kernels, r.comm_kernels, r.memory_ops, r.streams, r.iterations);
+  }
+  s += fmt::format("\ndata quality ({} notes)\n", o.quality.size());
+  for (const QualityNote& n : o.quality)
+    s += fmt::format("  {:<7} {}: {}\n", n.severity == Severity::Warning ? "warning" : "info",
+                     n.subject, n.message);
+  std::fputs(s.c_str(), stdout);
+}
+
+}  // namespace
+
+int cmdInfo(const Args& args) {
+  ArgParser p("info",
+              "Show what a run holds: metadata, configuration, GPUs with their samples per "
+              "metric, ranks with their kernels, and data-quality notes.");
+  p.flag("json", "print JSON instead of text").positionals("RUN.h5", "a Wattline run", 1, 1);
+  if (!p.parse(args)) return 0;
+  const auto run = RunFile::open(p.positional().front());
+  const RunOverview o = overview(*run);
+  if (p.has("json")) {
+    std::fputs((toJson(o).dump(2) + "\n").c_str(), stdout);
+  } else {
+    printText(o);
+  }
+  return 0;
+}
+
+}  // namespace wl::cli

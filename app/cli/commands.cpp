@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "cli/commands.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdio>
+
+#include "cli/arg_parser.h"
+#include "core/error.h"
+
+namespace wl::cli {
+namespace {
+
+constexpr std::array kCommands = {
+    Command{"info", "show what a run holds: metadata, GPUs, ranks, samples, data quality",
+            &cmdInfo},
+};
+
+}  // namespace
+
+std::span<const Command> commands() {
+  return kCommands;
+}
+
+const Command* findCommand(std::string_view name) {
+  for (const Command& c : kCommands)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+int runCommand(const Command& cmd, const Args& args) {
+  try {
+    return cmd.run(args);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "wattline %s: %s\n(see 'wattline %s --help')\n",
+                 std::string(cmd.name).c_str(), e.what(), std::string(cmd.name).c_str());
+    return 2;
+  } catch (const Cancelled&) {
+    std::fprintf(stderr, "wattline %s: cancelled\n", std::string(cmd.name).c_str());
+    return 1;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "wattline %s: %s\n", std::string(cmd.name).c_str(), e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "wattline %s: out of memory\n", std::string(cmd.name).c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wattline %s: internal error: %s\n", std::string(cmd.name).c_str(),
+                 e.what());
+    return 1;
+  }
+}
+
+std::string topLevelUsage() {
+  std::string u =
+      "usage: wattline [RUN.h5 ...]          open runs in the GUI\n"
+      "       wattline COMMAND [OPTIONS]     work headless\n\ncommands:\n";
+  for (const Command& c : kCommands)
+    u += fmt::format("  {:<10} {}\n", c.name, c.summary);
+  u += "\n'wattline COMMAND --help' describes a command.\n";
+  return u;
+}
+
+}  // namespace wl::cli

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// wattline: `wattline [RUN.h5 ...]` opens the GUI; `wattline COMMAND ...` works headless.
+
+#include <QApplication>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "gui/main_window.h"
+
+namespace {
+
+int runGui(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("Wattline"));
+  QApplication::setApplicationName(QStringLiteral("Wattline"));
+  QApplication::setApplicationVersion(QStringLiteral(WATTLINE_VERSION));
+  wl::MainWindow window;
+  window.show();
+  const QStringList args = QApplication::arguments();
+  for (int i = 1; i < args.size(); ++i)
+    window.openRun(args[i]);
+  return QApplication::exec();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2) {
+    const std::string first = argv[1];
+    if (first == "--help" || first == "-h" || first == "help") {
+      std::fputs(wl::cli::topLevelUsage().c_str(), stdout);
+      return 0;
+    }
+    if (first == "--version") {
+      std::printf("wattline %s\n", WATTLINE_VERSION);
+      return 0;
+    }
+    if (const wl::cli::Command* cmd = wl::cli::findCommand(first)) {
+      return wl::cli::runCommand(*cmd, std::vector<std::string>(argv + 2, argv + argc));
+    }
+    if (first.size() > 1 && first[0] == '-') {
+      std::fprintf(stderr, "wattline: unknown option %s\n\n%s", first.c_str(),
+                   wl::cli::topLevelUsage().c_str());
+      return 2;
+    }
+    if (first.find('.') == std::string::npos && first.find('/') == std::string::npos) {
+      std::fprintf(stderr, "wattline: unknown command '%s'\n\n%s", first.c_str(),
+                   wl::cli::topLevelUsage().c_str());
+      return 2;
+    }
+  }
+  return runGui(argc, argv);
+}

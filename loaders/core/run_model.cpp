@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "core/run_model.h"
+
+namespace wl {
+namespace {
+
+bool sameFloat(float a, float b) {
+  return (std::isnan(a) && std::isnan(b)) || a == b;
+}
+
+}  // namespace
+
+bool GpuInfo::operator==(const GpuInfo& o) const {
+  return id == o.id && node == o.node && local_index == o.local_index && rank == o.rank &&
+         hostname == o.hostname && device_name == o.device_name && uuid == o.uuid &&
+         sameFloat(power_limit_w, o.power_limit_w) &&
+         sameFloat(max_sm_clock_mhz, o.max_sm_clock_mhz) &&
+         sameFloat(max_mem_clock_mhz, o.max_mem_clock_mhz) &&
+         sameFloat(slowdown_temp_c, o.slowdown_temp_c) &&
+         sameFloat(shutdown_temp_c, o.shutdown_temp_c) && slot == o.slot && package == o.package;
+}
+
+const TelemetryColumn* TelemetryTable::column(std::string_view metric) const {
+  for (const TelemetryColumn& c : columns)
+    if (c.metric == metric) return &c;
+  return nullptr;
+}
+
+}  // namespace wl

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Identity of the native run format (docs/format.md).
+
+#include <cstdint>
+#include <string_view>
+
+namespace wl::format {
+
+inline constexpr std::string_view kMagic = "wattline-run";  // root attribute "format"
+inline constexpr int64_t kVersion = 1;                      // root attribute "format_version"
+inline constexpr int64_t kIndexStride = 1024;      // telemetry t_index: every 1024th timestamp
+inline constexpr int64_t kKernelBlockSize = 4096;  // kernels per block of the block index
+
+}  // namespace wl::format

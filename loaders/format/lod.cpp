@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "format/lod.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace wl {
+namespace {
+
+constexpr size_t kTopBuckets = 256;
+constexpr int64_t kMaxLevel0Buckets = int64_t{1} << 22;
+constexpr int64_t kKernelLevel0Buckets = 65536;
+
+int64_t pow2Ceil(int64_t v) {
+  if (v <= 1) return 1;
+  return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(v)));
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+LodGrid makeGrid(int64_t start, int64_t end, int64_t width0) {
+  LodGrid g;
+  g.origin_ns = start;
+  const int64_t span = std::max<int64_t>(end - start, 0);
+  int64_t w = width0;
+  for (;;) {
+    const auto nb = static_cast<size_t>(span / w + 1);
+    g.widths_ns.push_back(w);
+    g.buckets.push_back(nb);
+    if (nb <= kTopBuckets || w > std::numeric_limits<int64_t>::max() / (4 * g.factor)) break;
+    w *= g.factor;
+  }
+  return g;
+}
+
+}  // namespace
+
+size_t LodGrid::bucketOf(size_t level, int64_t t) const {
+  if (t <= origin_ns) return 0;
+  const auto b = static_cast<size_t>((t - origin_ns) / widths_ns[level]);
+  return std::min(b, buckets[level] - 1);
+}
+
+LodGrid LodGrid::forTelemetry(int64_t start_ns, int64_t end_ns, int64_t medianIntervalNs) {
+  const int64_t span = std::max<int64_t>(end_ns - start_ns, 1);
+  int64_t w = medianIntervalNs > 0 ? 8 * medianIntervalNs : ceilDiv(span, 65536);
+  w = std::max({w, ceilDiv(span, kMaxLevel0Buckets), int64_t{1}});
+  return makeGrid(start_ns, end_ns, pow2Ceil(w));
+}
+
+LodGrid LodGrid::forKernels(int64_t start_ns, int64_t end_ns) {
+  const int64_t span = std::max<int64_t>(end_ns - start_ns, 1);
+  const int64_t w = std::max<int64_t>(256, ceilDiv(span, kKernelLevel0Buckets));
+  return makeGrid(start_ns, end_ns, pow2Ceil(w));
+}
+
+void TelemetryLodLevel::resize(size_t n) {
+  min.assign(n, std::numeric_limits<float>::quiet_NaN());
+  max.assign(n, std::numeric_limits<float>::quiet_NaN());
+  count.assign(n, 0);
+  wsum.assign(n, 0.0);
+  tsum.assign(n, 0.0);
+  dt.assign(n, 0.0);
+}
+
+std::vector<TelemetryLodLevel> buildTelemetryLod(const LodGrid& grid, std::span<const int64_t> t,
+                                                 std::span<const double> v,
+                                                 int64_t gapThresholdNs) {
+  std::vector<TelemetryLodLevel> levels(grid.levels());
+  for (size_t k = 0; k < levels.size(); ++k)
+    levels[k].resize(grid.buckets[k]);
+  if (levels.empty()) return levels;
+
+  TelemetryLodLevel& l0 = levels[0];
+  size_t prev = std::numeric_limits<size_t>::max();  // index of the previous valid sample
+  for (size_t i = 0; i < t.size() && i < v.size(); ++i) {
+    if (!std::isfinite(v[i])) continue;
+    const size_t b = grid.bucketOf(0, t[i]);
+    const auto fv = static_cast<float>(v[i]);
+    if (l0.count[b] == 0) {
+      l0.min[b] = l0.max[b] = fv;
+    } else {
+      l0.min[b] = std::min(l0.min[b], fv);
+      l0.max[b] = std::max(l0.max[b], fv);
+    }
+    ++l0.count[b];
+    if (prev != std::numeric_limits<size_t>::max()) {
+      const int64_t d = t[i] - t[prev];
+      if (d > 0 && d <= gapThresholdNs) {
+        const size_t pb = grid.bucketOf(0, t[prev]);
+        const double ds = static_cast<double>(d) * 1e-9;
+        l0.wsum[pb] += v[prev] * ds;
+        l0.tsum[pb] += 0.5 * (v[prev] + v[i]) * ds;
+        l0.dt[pb] += ds;
+      }
+    }
+    prev = i;
+  }
+
+  for (size_t k = 1; k < levels.size(); ++k) {
+    const TelemetryLodLevel& lo = levels[k - 1];
+    TelemetryLodLevel& hi = levels[k];
+    for (size_t c = 0; c < lo.count.size(); ++c) {
+      const size_t p = std::min(c / static_cast<size_t>(grid.factor), hi.count.size() - 1);
+      if (lo.count[c] > 0) {
+        if (hi.count[p] == 0) {
+          hi.min[p] = lo.min[c];
+          hi.max[p] = lo.max[c];
+        } else {
+          hi.min[p] = std::min(hi.min[p], lo.min[c]);
+          hi.max[p] = std::max(hi.max[p], lo.max[c]);
+        }
+        hi.count[p] += lo.count[c];
+      }
+      hi.wsum[p] += lo.wsum[c];
+      hi.tsum[p] += lo.tsum[c];
+      hi.dt[p] += lo.dt[c];
+    }
+  }
+  return levels;
+}
+
+void KernelLodLevel::resize(size_t n) {
+  for (auto& b : busy)
+    b.assign(n, 0.0f);
+  count.assign(n, 0);
+}
+
+std::vector<KernelLodLevel> buildKernelLod(const LodGrid& grid,
+                                           std::span<const KernelEvent> events) {
+  const size_t nLevels = grid.levels();
+  std::vector<KernelLodLevel> levels(nLevels);
+  if (nLevels == 0) return levels;
+  // Busy nanoseconds per class at each level, turned into fractions at the end.
+  std::vector<std::array<std::vector<double>, kKernelClassCount>> busyNs(nLevels);
+  for (size_t k = 0; k < nLevels; ++k) {
+    levels[k].resize(grid.buckets[k]);
+    for (auto& b : busyNs[k])
+      b.assign(grid.buckets[k], 0.0);
+  }
+
+  const int64_t w0 = grid.widths_ns[0];
+  const int64_t gridEnd = grid.bucketStart(0, grid.buckets[0]);
+  auto addInterval = [&](int cls, int64_t a, int64_t b) {
+    a = std::max(a, grid.origin_ns);
+    b = std::min(b, gridEnd);
+    if (b <= a) return;
+    std::vector<double>& dst = busyNs[0][static_cast<size_t>(cls)];
+    for (size_t k = grid.bucketOf(0, a); k < dst.size(); ++k) {
+      const int64_t bs = grid.bucketStart(0, k);
+      if (bs >= b) break;
+      const int64_t lo = std::max(a, bs), hi = std::min(b, bs + w0);
+      if (hi > lo) dst[k] += static_cast<double>(hi - lo);
+    }
+  };
+
+  // Union of intervals per class: events are sorted by start, so one open interval per class.
+  std::array<int64_t, kKernelClassCount> curStart{}, curEnd{};
+  std::array<bool, kKernelClassCount> open{};
+  for (const KernelEvent& e : events) {
+    ++levels[0].count[grid.bucketOf(0, e.start_ns)];
+    const auto c = static_cast<size_t>(e.cls);
+    if (c >= kKernelClassCount || e.dur_ns <= 0) continue;
+    const int64_t s = e.start_ns, f = e.start_ns + e.dur_ns;
+    if (open[c] && s <= curEnd[c]) {
+      curEnd[c] = std::max(curEnd[c], f);
+    } else {
+      if (open[c]) addInterval(static_cast<int>(c), curStart[c], curEnd[c]);
+      curStart[c] = s;
+      curEnd[c] = f;
+      open[c] = true;
+    }
+  }
+  for (size_t c = 0; c < kKernelClassCount; ++c)
+    if (open[c]) addInterval(static_cast<int>(c), curStart[c], curEnd[c]);
+
+  for (size_t k = 1; k < nLevels; ++k) {
+    for (size_t ch = 0; ch < levels[k - 1].count.size(); ++ch) {
+      const size_t p = std::min(ch / static_cast<size_t>(grid.factor), levels[k].count.size() - 1);
+      levels[k].count[p] += levels[k - 1].count[ch];
+      for (size_t c = 0; c < kKernelClassCount; ++c)
+        busyNs[k][c][p] += busyNs[k - 1][c][ch];
+    }
+  }
+  for (size_t k = 0; k < nLevels; ++k) {
+    const auto w = static_cast<double>(grid.widths_ns[k]);
+    for (size_t c = 0; c < kKernelClassCount; ++c)
+      for (size_t b = 0; b < grid.buckets[k]; ++b)
+        levels[k].busy[c][b] = static_cast<float>(busyNs[k][c][b] / w);
+  }
+  return levels;
+}
+
+}  // namespace wl

@@ -1,0 +1,816 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "format/run_writer.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <numeric>
+#include <optional>
+
+#include "core/error.h"
+#include "core/metrics.h"
+#include "core/series_math.h"
+#include "core/throttle_reasons.h"
+#include "format/format_version.h"
+#include "format/lod.h"
+#include "h5/h5.h"
+
+namespace wl {
+namespace {
+
+constexpr const char* kLodStats[] = {"min", "max", "count", "wsum", "tsum", "dt"};
+
+std::string levelName(size_t k) {
+  return fmt::format("L{}", k);
+}
+
+h5::Layout layoutOf(const WriteOptions& o) {
+  return h5::Layout{.chunk = o.chunk, .deflate = o.deflate, .shuffle = o.shuffle};
+}
+
+std::filesystem::path tempPathFor(const std::filesystem::path& out) {
+  static std::atomic<int> counter{0};
+  return out.parent_path() /
+         fmt::format(".{}.tmp-{}-{}", out.filename().string(), ::getpid(), counter++);
+}
+
+template <typename T>
+void appendVec(h5::Appender& a, const std::vector<T>& v) {
+  a.append(v.data(), v.size());
+}
+
+// Writes the telemetry of one entity kind (GPUs or nodes) into one group, streaming.
+class SeriesGroupWriter {
+ public:
+  SeriesGroupWriter(hid_t parent, std::string_view name, std::string_view entity, size_t entities,
+                    int64_t start, int64_t end, double nominalIntervalS, const h5::Layout& layout)
+      : layout_(layout),
+        entity_(entity),
+        entities_(entities),
+        start_(start),
+        end_(end),
+        nominalInterval_(static_cast<int64_t>(std::llround(nominalIntervalS * 1e9))) {
+    group_ = h5::createGroup(parent, name);
+    h5::setAttr(group_, "entity", entity);
+    h5::setAttr(group_, "index_stride", format::kIndexStride);
+    t_ = h5::makeAppender<int64_t>(group_, "t_ns", layout_);
+    tIndex_ = h5::makeAppender<int64_t>(group_, "t_index", layout_);
+  }
+
+  void add(int entity, TelemetryTable table, std::vector<QualityNote>& notes) {
+    if (entity < next_ || static_cast<size_t>(entity) >= entities_)
+      throw Error(
+          fmt::format("internal error: telemetry for {} {} added out of order or out of "
+                      "range (next {}, count {})",
+                      entityName(), entity, next_, entities_));
+    while (next_ < entity)
+      addEmpty();
+    const std::string subject = fmt::format("{} {}", entityName(), entity);
+    validateShape(table, subject);
+    normalize(table, subject, notes);
+    ensureGrid(table.t_ns);
+
+    const size_t n = table.t_ns.size();
+    appendVec(t_, table.t_ns);
+    std::vector<int64_t> idx;
+    for (size_t i = 0; i < n; i += static_cast<size_t>(format::kIndexStride))
+      idx.push_back(table.t_ns[i]);
+    appendVec(tIndex_, idx);
+
+    const int64_t med = medianInterval(table.t_ns);
+    const int64_t gap = gapThreshold(med > 0 ? med : nominalInterval_);
+    median_.push_back(med);
+    threshold_.push_back(gap);
+
+    std::vector<bool> seen(metrics_.size(), false);
+    for (TelemetryColumn& col : table.columns) {
+      MetricCols& m = metricFor(col.metric);
+      const size_t mi = static_cast<size_t>(&m - metrics_.data());
+      seen.resize(metrics_.size(), false);
+      if (seen[mi]) {
+        notes.push_back(
+            {Severity::Warning, "duplicate_metric", subject,
+             fmt::format("metric {} given twice; the second column was ignored", col.metric)});
+        continue;
+      }
+      seen[mi] = true;
+      countOutOfRange(col, subject, notes);
+      appendValues(m, col.values);
+      writeLod(m, static_cast<size_t>(entity), table.t_ns, col.values, gap);
+    }
+    for (size_t mi = 0; mi < metrics_.size(); ++mi)
+      if (mi >= seen.size() || !seen[mi]) appendNaN(metrics_[mi], n);
+
+    if (!table.throttle_reasons.empty()) {
+      if (!throttle_.valid()) {
+        throttle_ = h5::makeAppender<uint32_t>(group_, "throttle_reasons", layout_);
+        appendFill(throttle_, throttle::kUnknown, total_);
+      }
+      appendVec(throttle_, table.throttle_reasons);
+    } else if (throttle_.valid()) {
+      appendFill(throttle_, throttle::kUnknown, n);
+    }
+
+    total_ += n;
+    offsets_.push_back(total_);
+    indexOffsets_.push_back(tIndex_.size());
+    ++next_;
+  }
+
+  void finish() {
+    while (static_cast<size_t>(next_) < entities_)
+      addEmpty();
+    ensureGrid({});
+    h5::write(group_, "offsets", offsets_);
+    h5::write(group_, "t_index_offsets", indexOffsets_);
+    h5::write(group_, "median_interval_ns", median_);
+    h5::write(group_, "gap_threshold_ns", threshold_);
+    std::vector<std::string> ids;
+    for (const MetricCols& m : metrics_)
+      ids.push_back(m.id);
+    h5::writeStrings(group_, "metrics", ids);
+    h5::setAttr(group_, "has_throttle_reasons", int64_t{throttle_.valid() ? 1 : 0});
+  }
+
+ private:
+  struct MetricCols {
+    std::string id;
+    bool isDouble = false;
+    h5::Id group;
+    h5::Appender values;
+    std::vector<std::array<h5::Id, 6>> lod;  // per level: min, max, count, wsum, tsum, dt
+  };
+
+  std::string_view entityName() const { return entity_; }
+
+  void addEmpty() {
+    median_.push_back(0);
+    threshold_.push_back(gapThreshold(nominalInterval_));
+    offsets_.push_back(total_);
+    indexOffsets_.push_back(tIndex_.size());
+    ++next_;
+  }
+
+  static void validateShape(const TelemetryTable& table, const std::string& subject) {
+    for (const TelemetryColumn& c : table.columns)
+      if (c.values.size() != table.t_ns.size())
+        throw Error(fmt::format("internal error: {} metric {} has {} values for {} timestamps",
+                                subject, c.metric, c.values.size(), table.t_ns.size()));
+    if (!table.throttle_reasons.empty() && table.throttle_reasons.size() != table.t_ns.size())
+      throw Error(fmt::format("internal error: {} has {} throttle masks for {} timestamps", subject,
+                              table.throttle_reasons.size(), table.t_ns.size()));
+  }
+
+  // Sorts by time, drops duplicate timestamps and samples outside the run span, with notes.
+  void normalize(TelemetryTable& table, const std::string& subject,
+                 std::vector<QualityNote>& notes) const {
+    const size_t n = table.t_ns.size();
+    bool sorted = true;
+    size_t dup = 0, outside = 0;
+    for (size_t i = 1; i < n; ++i) {
+      if (table.t_ns[i] < table.t_ns[i - 1]) sorted = false;
+      if (table.t_ns[i] == table.t_ns[i - 1]) ++dup;
+    }
+    for (int64_t t : table.t_ns)
+      if (t < start_ || t > end_) ++outside;
+    if (sorted && dup == 0 && outside == 0) return;
+
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), size_t{0});
+    if (!sorted) {
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return table.t_ns[a] < table.t_ns[b]; });
+      notes.push_back({Severity::Warning, "non_monotonic_timestamps", subject,
+                       "timestamps went backwards; samples were sorted by time"});
+    }
+    std::vector<size_t> keep;
+    keep.reserve(n);
+    size_t dropped_dup = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = order[k];
+      const int64_t t = table.t_ns[i];
+      if (t < start_ || t > end_) continue;
+      if (!keep.empty() && table.t_ns[keep.back()] == t) {
+        ++dropped_dup;
+        continue;
+      }
+      keep.push_back(i);
+    }
+    if (dropped_dup > 0)
+      notes.push_back(
+          {Severity::Warning, "duplicate_timestamps", subject,
+           fmt::format("{} samples repeated an earlier timestamp and were dropped", dropped_dup)});
+    if (outside > 0)
+      notes.push_back(
+          {Severity::Warning, "outside_run_span", subject,
+           fmt::format("{} samples lie outside the run's time span and were dropped", outside)});
+    auto pick = [&](auto& v) {
+      using V = std::decay_t<decltype(v)>;
+      V out;
+      out.reserve(keep.size());
+      for (size_t i : keep)
+        out.push_back(v[i]);
+      v = std::move(out);
+    };
+    pick(table.t_ns);
+    for (TelemetryColumn& c : table.columns)
+      pick(c.values);
+    if (!table.throttle_reasons.empty()) pick(table.throttle_reasons);
+  }
+
+  static void countOutOfRange(const TelemetryColumn& col, const std::string& subject,
+                              std::vector<QualityNote>& notes) {
+    const MetricDef* def = findMetric(col.metric);
+    if (!def) return;
+    size_t bad = 0;
+    double worst = 0;
+    for (double v : col.values)
+      if (std::isfinite(v) && (v < def->min_valid || v > def->max_valid)) {
+        if (bad == 0 || std::fabs(v) > std::fabs(worst)) worst = v;
+        ++bad;
+      }
+    if (bad > 0)
+      notes.push_back(
+          {Severity::Warning, "out_of_range", subject,
+           fmt::format("{} {} values outside the physical range [{}, {}] {} (e.g. {})", bad,
+                       col.metric, def->min_valid, def->max_valid, def->unit, worst)});
+  }
+
+  void ensureGrid(const std::vector<int64_t>& t) {
+    if (grid_) return;
+    int64_t med = nominalInterval_;
+    if (med <= 0) med = medianInterval(t);
+    grid_ = LodGrid::forTelemetry(start_, end_, med);
+    lodGroup_ = h5::createGroup(group_, "lod");
+    h5::setAttr(lodGroup_, "origin_ns", grid_->origin_ns);
+    h5::setAttr(lodGroup_, "factor", int64_t{grid_->factor});
+    h5::write(lodGroup_, "widths_ns", grid_->widths_ns);
+    std::vector<uint64_t> nb(grid_->buckets.begin(), grid_->buckets.end());
+    h5::write(lodGroup_, "buckets", nb);
+    for (size_t k = 0; k < grid_->levels(); ++k)
+      h5::createGroup(lodGroup_, levelName(k));
+  }
+
+  MetricCols& metricFor(const std::string& id) {
+    for (MetricCols& m : metrics_)
+      if (m.id == id) return m;
+    MetricCols m;
+    m.id = id;
+    const MetricDef* def = findMetric(id);
+    m.isDouble = def && def->kind == MetricKind::Counter;
+    m.values = m.isDouble ? h5::makeAppender<double>(group_, id, layout_)
+                          : h5::makeAppender<float>(group_, id, layout_);
+    {
+      h5::Id ds = h5::openDataset(group_, id);
+      h5::setAttr(ds, "unit", def ? def->unit : std::string_view{});
+      h5::setAttr(ds, "label", metricLabel(id));
+      h5::setAttr(ds, "kind", (def && def->kind == MetricKind::Counter) ? "counter" : "gauge");
+    }
+    // Backfill NaN for the entities written before this metric first appeared.
+    appendNaN(m, total_);
+    const float nanF = kNaNf;
+    const uint32_t zeroU = 0;
+    const double zeroD = 0.0;
+    for (size_t k = 0; k < grid_->levels(); ++k) {
+      h5::Id lg = h5::openGroup(lodGroup_, levelName(k));
+      h5::Id mg = h5::createGroup(lg, id);
+      const size_t cols = grid_->buckets[k];
+      std::array<h5::Id, 6> ds;
+      ds[0] = h5::create2D(mg, "min", H5T_NATIVE_FLOAT, entities_, cols, layout_, &nanF,
+                           H5T_NATIVE_FLOAT);
+      ds[1] = h5::create2D(mg, "max", H5T_NATIVE_FLOAT, entities_, cols, layout_, &nanF,
+                           H5T_NATIVE_FLOAT);
+      ds[2] = h5::create2D(mg, "count", H5T_NATIVE_UINT32, entities_, cols, layout_, &zeroU,
+                           H5T_NATIVE_UINT32);
+      for (int s = 3; s < 6; ++s)
+        ds[static_cast<size_t>(s)] = h5::create2D(mg, kLodStats[s], H5T_NATIVE_DOUBLE, entities_,
+                                                  cols, layout_, &zeroD, H5T_NATIVE_DOUBLE);
+      m.lod.push_back(std::move(ds));
+    }
+    metrics_.push_back(std::move(m));
+    return metrics_.back();
+  }
+
+  void appendValues(MetricCols& m, const std::vector<double>& v) {
+    if (m.isDouble) {
+      m.values.append(v.data(), v.size());
+    } else {
+      std::vector<float> f(v.begin(), v.end());
+      m.values.append(f.data(), f.size());
+    }
+  }
+
+  void appendNaN(MetricCols& m, size_t n) {
+    constexpr size_t kBlock = 1 << 16;
+    const std::vector<double> nan(std::min(n, kBlock), kNaN);
+    for (size_t done = 0; done < n;) {
+      const size_t k = std::min(kBlock, n - done);
+      appendValues(m, k == nan.size() ? nan : std::vector<double>(k, kNaN));
+      done += k;
+    }
+  }
+
+  static void appendFill(h5::Appender& a, uint32_t v, size_t n) {
+    const std::vector<uint32_t> fill(n, v);
+    a.append(fill.data(), fill.size());
+  }
+
+  void writeLod(MetricCols& m, size_t row, const std::vector<int64_t>& t,
+                const std::vector<double>& v, int64_t gap) {
+    const auto levels = buildTelemetryLod(*grid_, t, v, gap);
+    for (size_t k = 0; k < levels.size(); ++k) {
+      const TelemetryLodLevel& l = levels[k];
+      const size_t cols = l.count.size();
+      h5::writeRow(m.lod[k][0], H5T_NATIVE_FLOAT, row, l.min.data(), cols);
+      h5::writeRow(m.lod[k][1], H5T_NATIVE_FLOAT, row, l.max.data(), cols);
+      h5::writeRow(m.lod[k][2], H5T_NATIVE_UINT32, row, l.count.data(), cols);
+      h5::writeRow(m.lod[k][3], H5T_NATIVE_DOUBLE, row, l.wsum.data(), cols);
+      h5::writeRow(m.lod[k][4], H5T_NATIVE_DOUBLE, row, l.tsum.data(), cols);
+      h5::writeRow(m.lod[k][5], H5T_NATIVE_DOUBLE, row, l.dt.data(), cols);
+    }
+  }
+
+  h5::Layout layout_;
+  std::string entity_;
+  size_t entities_;
+  int64_t start_, end_, nominalInterval_;
+  int next_ = 0;
+  h5::Id group_, lodGroup_;
+  std::optional<LodGrid> grid_;
+  h5::Appender t_, tIndex_, throttle_;
+  std::vector<MetricCols> metrics_;
+  std::vector<uint64_t> offsets_{0}, indexOffsets_{0};
+  std::vector<int64_t> median_, threshold_;
+  uint64_t total_ = 0;
+};
+
+}  // namespace
+
+struct RunWriter::Impl {
+  std::filesystem::path output, temp;
+  RunInfo info;
+  std::vector<GpuInfo> gpus;
+  std::vector<RankInfo> ranks;
+  h5::Layout layout;
+  h5::Id file;
+  std::optional<SeriesGroupWriter> gpuTelemetry, nodeTelemetry;
+  int nodeCount = 0;
+  bool finished = false;
+
+  StringTable strings;
+  std::vector<QualityNote> notes;
+  std::vector<Iteration> iterations;
+  std::vector<Annotation> annotations;
+  std::vector<ThrottleTruth> truthThrottle;
+  std::vector<double> truthEnergy;
+
+  // Kernels, streamed.
+  h5::Id kernels;
+  LodGrid kernelGrid;
+  h5::Appender kStart, kDur, kName, kClass, kKind, kCorr, kTruthClock;
+  h5::Appender bMinStart, bMaxEnd;
+  std::vector<std::array<h5::RowAppender, kKernelClassCount + 1>> kLod;  // per level
+  std::vector<int32_t> trRank, trDevice;
+  std::vector<int64_t> trStream;
+  std::vector<uint64_t> trOffset, trCount, blockOffsets{0};
+  std::array<std::vector<uint64_t>, kKernelClassCount> trClassCount;
+  std::vector<CollectiveInfo> collectives;
+  std::vector<uint64_t> collectiveEvent;  // global event index
+  uint64_t kernelTotal = 0;
+  size_t negativeDurations = 0;
+
+  void openKernels() {
+    kernels = h5::createGroup(file, "kernels");
+    h5::setAttr(kernels, "block_size", format::kKernelBlockSize);
+    kStart = h5::makeAppender<int64_t>(kernels, "start_ns", layout);
+    kDur = h5::makeAppender<int64_t>(kernels, "dur_ns", layout);
+    kName = h5::makeAppender<uint32_t>(kernels, "name", layout);
+    kClass = h5::makeAppender<uint8_t>(kernels, "class", layout);
+    kKind = h5::makeAppender<uint8_t>(kernels, "kind", layout);
+    kCorr = h5::makeAppender<int64_t>(kernels, "correlation", layout);
+    h5::Id blocks = h5::createGroup(kernels, "blocks");
+    bMinStart = h5::makeAppender<int64_t>(blocks, "min_start_ns", layout);
+    bMaxEnd = h5::makeAppender<int64_t>(blocks, "max_end_ns", layout);
+    kernelGrid = LodGrid::forKernels(info.start_ns, info.end_ns);
+    h5::Id lod = h5::createGroup(kernels, "lod");
+    h5::setAttr(lod, "origin_ns", kernelGrid.origin_ns);
+    h5::setAttr(lod, "factor", int64_t{kernelGrid.factor});
+    h5::write(lod, "widths_ns", kernelGrid.widths_ns);
+    std::vector<uint64_t> nb(kernelGrid.buckets.begin(), kernelGrid.buckets.end());
+    h5::write(lod, "buckets", nb);
+    for (size_t k = 0; k < kernelGrid.levels(); ++k) {
+      h5::Id lg = h5::createGroup(lod, levelName(k));
+      std::array<h5::RowAppender, kKernelClassCount + 1> rows;
+      for (int c = 0; c < kKernelClassCount; ++c)
+        rows[static_cast<size_t>(c)] = h5::RowAppender(
+            lg, fmt::format("busy_{}", kernelClassName(static_cast<KernelClass>(c))),
+            H5T_NATIVE_FLOAT, kernelGrid.buckets[k], layout);
+      rows[kKernelClassCount] =
+          h5::RowAppender(lg, "count", H5T_NATIVE_UINT32, kernelGrid.buckets[k], layout);
+      kLod.push_back(std::move(rows));
+    }
+  }
+};
+
+RunWriter::RunWriter(std::filesystem::path output, RunInfo info, std::vector<GpuInfo> gpus,
+                     std::vector<RankInfo> ranks, const WriteOptions& options)
+    : d_(std::make_unique<Impl>()) {
+  std::lock_guard lock(h5::lock());
+  d_->output = std::move(output);
+  d_->info = std::move(info);
+  if (d_->info.end_ns < d_->info.start_ns)
+    throw Error(fmt::format("{}: run end {} is before its start {}", d_->output.string(),
+                            d_->info.end_ns, d_->info.start_ns));
+  d_->gpus = std::move(gpus);
+  d_->ranks = std::move(ranks);
+  for (size_t i = 0; i < d_->gpus.size(); ++i)
+    d_->gpus[i].id = static_cast<int>(i);
+  d_->layout = layoutOf(options);
+  std::error_code ec;
+  const auto parent =
+      d_->output.parent_path().empty() ? std::filesystem::path(".") : d_->output.parent_path();
+  if (!std::filesystem::is_directory(parent, ec))
+    throw Error(
+        fmt::format("{}: the folder {} does not exist", d_->output.string(), parent.string()));
+  d_->temp = tempPathFor(d_->output);
+  d_->file = h5::createFile(d_->temp);
+  d_->gpuTelemetry.emplace(d_->file, "telemetry", "gpu", d_->gpus.size(), d_->info.start_ns,
+                           d_->info.end_ns, d_->info.sample_interval_s, d_->layout);
+  d_->openKernels();
+}
+
+RunWriter::~RunWriter() {
+  if (!d_ || d_->finished) return;
+  std::lock_guard lock(h5::lock());
+  try {
+    d_->gpuTelemetry.reset();
+    d_->nodeTelemetry.reset();
+    d_->kLod.clear();
+    d_->kStart = {}, d_->kDur = {}, d_->kName = {}, d_->kClass = {}, d_->kKind = {};
+    d_->kCorr = {}, d_->kTruthClock = {}, d_->bMinStart = {}, d_->bMaxEnd = {};
+    d_->kernels.close();
+    d_->file.close();
+  } catch (...) {
+  }
+  std::error_code ec;
+  std::filesystem::remove(d_->temp, ec);
+}
+
+const std::filesystem::path& RunWriter::output() const {
+  return d_->output;
+}
+
+void RunWriter::setNodeCount(int nodes) {
+  std::lock_guard lock(h5::lock());
+  if (d_->nodeTelemetry) throw Error("internal error: setNodeCount called twice");
+  d_->nodeCount = nodes;
+  if (nodes > 0)
+    d_->nodeTelemetry.emplace(d_->file, "node_telemetry", "node", static_cast<size_t>(nodes),
+                              d_->info.start_ns, d_->info.end_ns, d_->info.sample_interval_s,
+                              d_->layout);
+}
+
+void RunWriter::addGpuTelemetry(int gpu, TelemetryTable table) {
+  std::lock_guard lock(h5::lock());
+  d_->gpuTelemetry->add(gpu, std::move(table), d_->notes);
+}
+
+void RunWriter::addNodeTelemetry(int node, TelemetryTable table) {
+  std::lock_guard lock(h5::lock());
+  if (!d_->nodeTelemetry) throw Error("internal error: addNodeTelemetry before setNodeCount");
+  d_->nodeTelemetry->add(node, std::move(table), d_->notes);
+}
+
+void RunWriter::addKernelTrack(KernelTrack track, const StringTable& names) {
+  std::lock_guard lock(h5::lock());
+  Impl& d = *d_;
+  const size_t n = track.events.size();
+  if (!track.truth_clock_mhz.empty() && track.truth_clock_mhz.size() != n)
+    throw Error("internal error: truth_clock_mhz must have one value per event");
+
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return track.events[a].start_ns < track.events[b].start_ns;
+  });
+  std::vector<uint32_t> remap(names.size(), UINT32_MAX);
+  auto globalName = [&](uint32_t id) {
+    if (id >= remap.size()) return d.strings.intern("");
+    if (remap[id] == UINT32_MAX) remap[id] = d.strings.intern(names.at(id));
+    return remap[id];
+  };
+
+  std::vector<KernelEvent> sorted;
+  sorted.reserve(n);
+  std::vector<uint32_t> newIndex(n);
+  for (uint32_t k = 0; k < n; ++k) {
+    KernelEvent e = track.events[order[k]];
+    if (e.dur_ns < 0) {
+      e.dur_ns = 0;
+      ++d.negativeDurations;
+    }
+    e.name = globalName(e.name);
+    sorted.push_back(e);
+    newIndex[order[k]] = k;
+  }
+
+  {
+    std::vector<int64_t> start(n), dur(n), corr(n);
+    std::vector<uint32_t> name(n);
+    std::vector<uint8_t> cls(n), kind(n);
+    for (size_t i = 0; i < n; ++i) {
+      start[i] = sorted[i].start_ns;
+      dur[i] = sorted[i].dur_ns;
+      name[i] = sorted[i].name;
+      cls[i] = static_cast<uint8_t>(sorted[i].cls);
+      kind[i] = static_cast<uint8_t>(sorted[i].kind);
+      corr[i] = sorted[i].correlation;
+    }
+    appendVec(d.kStart, start);
+    appendVec(d.kDur, dur);
+    appendVec(d.kName, name);
+    appendVec(d.kClass, cls);
+    appendVec(d.kKind, kind);
+    appendVec(d.kCorr, corr);
+  }
+
+  if (!track.truth_clock_mhz.empty() || d.kTruthClock.valid()) {
+    if (!d.kTruthClock.valid()) {
+      d.kTruthClock = h5::makeAppender<float>(d.kernels, "truth_clock_mhz", d.layout);
+      const std::vector<float> nan(d.kernelTotal, kNaNf);
+      d.kTruthClock.append(nan.data(), nan.size());
+    }
+    std::vector<float> clk(n, kNaNf);
+    if (!track.truth_clock_mhz.empty())
+      for (size_t k = 0; k < n; ++k)
+        clk[k] = track.truth_clock_mhz[order[k]];
+    appendVec(d.kTruthClock, clk);
+  }
+
+  for (CollectiveInfo c : track.collectives) {
+    if (c.event >= n) continue;
+    c.collective = c.collective < names.size() ? globalName(c.collective) : 0;
+    c.dtype = globalName(c.dtype);
+    c.pg_name = globalName(c.pg_name);
+    c.pg_desc = globalName(c.pg_desc);
+    c.pg_ranks = globalName(c.pg_ranks);
+    const uint64_t ev = d.kernelTotal + newIndex[c.event];
+    d.collectives.push_back(c);
+    d.collectiveEvent.push_back(ev);
+  }
+
+  std::vector<int64_t> bMin, bMax;
+  for (size_t b = 0; b < n; b += static_cast<size_t>(format::kKernelBlockSize)) {
+    const size_t e = std::min(n, b + static_cast<size_t>(format::kKernelBlockSize));
+    int64_t mx = INT64_MIN;
+    for (size_t i = b; i < e; ++i)
+      mx = std::max(mx, sorted[i].start_ns + sorted[i].dur_ns);
+    bMin.push_back(sorted[b].start_ns);
+    bMax.push_back(mx);
+  }
+  appendVec(d.bMinStart, bMin);
+  appendVec(d.bMaxEnd, bMax);
+  d.blockOffsets.push_back(d.bMinStart.size());
+
+  const auto levels = buildKernelLod(d.kernelGrid, sorted);
+  for (size_t k = 0; k < levels.size(); ++k) {
+    for (size_t c = 0; c < kKernelClassCount; ++c)
+      d.kLod[k][c].append(H5T_NATIVE_FLOAT, levels[k].busy[c].data());
+    d.kLod[k][kKernelClassCount].append(H5T_NATIVE_UINT32, levels[k].count.data());
+  }
+
+  d.trRank.push_back(track.rank);
+  d.trStream.push_back(track.stream);
+  d.trDevice.push_back(track.device);
+  d.trOffset.push_back(d.kernelTotal);
+  d.trCount.push_back(n);
+  std::array<uint64_t, kKernelClassCount> perClass{};
+  for (const KernelEvent& e : sorted)
+    ++perClass[static_cast<size_t>(e.cls) % kKernelClassCount];
+  for (size_t c = 0; c < kKernelClassCount; ++c)
+    d.trClassCount[c].push_back(perClass[c]);
+  d.kernelTotal += n;
+}
+
+void RunWriter::addIterations(std::span<const Iteration> iterations) {
+  d_->iterations.insert(d_->iterations.end(), iterations.begin(), iterations.end());
+}
+
+void RunWriter::addAnnotations(std::span<const Annotation> annotations, const StringTable& names) {
+  std::lock_guard lock(h5::lock());
+  for (Annotation a : annotations) {
+    a.name = d_->strings.intern(a.name < names.size() ? names.at(a.name) : "");
+    d_->annotations.push_back(a);
+  }
+}
+
+void RunWriter::addQualityNote(QualityNote note) {
+  d_->notes.push_back(std::move(note));
+}
+
+void RunWriter::setGroundTruth(std::vector<ThrottleTruth> throttle,
+                               std::vector<double> energyPerGpuJ) {
+  d_->truthThrottle = std::move(throttle);
+  d_->truthEnergy = std::move(energyPerGpuJ);
+}
+
+namespace {
+
+void writeConfig(hid_t file, const ParallelConfig& c) {
+  h5::Id g = h5::createGroup(file, "config");
+  auto put = [&](const char* name, const std::optional<int>& v) {
+    if (v) h5::setAttr(g, name, int64_t{*v});
+  };
+  put("tp", c.tp), put("pp", c.pp), put("dp", c.dp), put("ep", c.ep), put("cp", c.cp);
+  put("vpp", c.vpp), put("mbs", c.mbs), put("gbs", c.gbs), put("seq_len", c.seq_len);
+  put("nodes", c.nodes), put("gpus_per_node", c.gpus_per_node);
+  if (c.recompute) h5::setAttr(g, "recompute", int64_t{*c.recompute ? 1 : 0});
+  if (c.overlap) h5::setAttr(g, "overlap", int64_t{*c.overlap ? 1 : 0});
+}
+
+template <typename T, typename Row, typename F>
+std::vector<T> column(const std::vector<Row>& rows, F f) {
+  std::vector<T> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows)
+    out.push_back(static_cast<T>(f(r)));
+  return out;
+}
+
+}  // namespace
+
+void RunWriter::finish(const Progress& progress) {
+  std::lock_guard lock(h5::lock());
+  Impl& d = *d_;
+  if (d.finished) throw Error("internal error: RunWriter::finish called twice");
+  progress.report(0.0, "writing tables");
+  const h5::Layout& L = d.layout;
+  hid_t f = d.file;
+
+  d.gpuTelemetry->finish();
+  if (d.nodeTelemetry) d.nodeTelemetry->finish();
+
+  if (d.negativeDurations > 0)
+    d.notes.push_back(
+        {Severity::Warning, "negative_durations", "kernels",
+         fmt::format("{} events had a negative duration and were set to 0", d.negativeDurations)});
+
+  // Kernel tables.
+  {
+    h5::Id tracks = h5::createGroup(d.kernels, "tracks");
+    h5::write(tracks, "rank", d.trRank, L);
+    h5::write(tracks, "stream", d.trStream, L);
+    h5::write(tracks, "device", d.trDevice, L);
+    h5::write(tracks, "offset", d.trOffset, L);
+    h5::write(tracks, "count", d.trCount, L);
+    for (size_t c = 0; c < kKernelClassCount; ++c)
+      h5::write(tracks, fmt::format("count_{}", kernelClassName(static_cast<KernelClass>(c))),
+                d.trClassCount[c], L);
+    h5::Id blocks = h5::openGroup(d.kernels, "blocks");
+    h5::write(blocks, "offsets", d.blockOffsets, L);
+    std::vector<size_t> order(d.collectives.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return d.collectiveEvent[a] < d.collectiveEvent[b]; });
+    std::vector<CollectiveInfo> cs;
+    std::vector<uint64_t> ev;
+    for (size_t i : order)
+      cs.push_back(d.collectives[i]), ev.push_back(d.collectiveEvent[i]);
+    h5::Id cg = h5::createGroup(d.kernels, "collectives");
+    h5::write(cg, "event", ev, L);
+    h5::write(cg, "collective", column<uint32_t>(cs, [](auto& c) { return c.collective; }), L);
+    h5::write(cg, "in_nelems", column<int64_t>(cs, [](auto& c) { return c.in_nelems; }), L);
+    h5::write(cg, "out_nelems", column<int64_t>(cs, [](auto& c) { return c.out_nelems; }), L);
+    h5::write(cg, "group_size", column<int32_t>(cs, [](auto& c) { return c.group_size; }), L);
+    h5::write(cg, "dtype", column<uint32_t>(cs, [](auto& c) { return c.dtype; }), L);
+    h5::write(cg, "pg_name", column<uint32_t>(cs, [](auto& c) { return c.pg_name; }), L);
+    h5::write(cg, "pg_desc", column<uint32_t>(cs, [](auto& c) { return c.pg_desc; }), L);
+    h5::write(cg, "pg_ranks", column<uint32_t>(cs, [](auto& c) { return c.pg_ranks; }), L);
+    h5::write(cg, "seq", column<int64_t>(cs, [](auto& c) { return c.seq; }), L);
+  }
+  progress.report(0.3, "writing tables");
+
+  // Iterations and annotations, ordered by rank then time.
+  std::sort(d.iterations.begin(), d.iterations.end(), [](const Iteration& a, const Iteration& b) {
+    return std::tie(a.rank, a.start_ns, a.step) < std::tie(b.rank, b.start_ns, b.step);
+  });
+  {
+    h5::Id g = h5::createGroup(f, "iterations");
+    h5::write(g, "rank", column<int32_t>(d.iterations, [](auto& i) { return i.rank; }), L);
+    h5::write(g, "step", column<int64_t>(d.iterations, [](auto& i) { return i.step; }), L);
+    h5::write(g, "start_ns", column<int64_t>(d.iterations, [](auto& i) { return i.start_ns; }), L);
+    h5::write(g, "end_ns", column<int64_t>(d.iterations, [](auto& i) { return i.end_ns; }), L);
+  }
+  std::stable_sort(d.annotations.begin(), d.annotations.end(),
+                   [](const Annotation& a, const Annotation& b) {
+                     return std::tie(a.rank, a.start_ns) < std::tie(b.rank, b.start_ns);
+                   });
+  {
+    h5::Id g = h5::createGroup(f, "annotations");
+    const auto& A = d.annotations;
+    h5::write(g, "rank", column<int32_t>(A, [](auto& a) { return a.rank; }), L);
+    h5::write(g, "start_ns", column<int64_t>(A, [](auto& a) { return a.start_ns; }), L);
+    h5::write(g, "dur_ns", column<int64_t>(A, [](auto& a) { return a.dur_ns; }), L);
+    h5::write(g, "name", column<uint32_t>(A, [](auto& a) { return a.name; }), L);
+    h5::write(g, "on_gpu", column<uint8_t>(A, [](auto& a) { return a.on_gpu ? 1 : 0; }), L);
+  }
+
+  // GPUs, ranks, sources.
+  {
+    h5::Id g = h5::createGroup(f, "gpus");
+    const auto& G = d.gpus;
+    h5::write(g, "id", column<int32_t>(G, [](auto& x) { return x.id; }), L);
+    h5::write(g, "node", column<int32_t>(G, [](auto& x) { return x.node; }), L);
+    h5::write(g, "local_index", column<int32_t>(G, [](auto& x) { return x.local_index; }), L);
+    h5::write(g, "rank", column<int32_t>(G, [](auto& x) { return x.rank; }), L);
+    h5::write(g, "slot", column<int32_t>(G, [](auto& x) { return x.slot; }), L);
+    h5::write(g, "package", column<int32_t>(G, [](auto& x) { return x.package; }), L);
+    h5::writeStrings(g, "hostname", column<std::string>(G, [](auto& x) { return x.hostname; }), L);
+    h5::writeStrings(g, "device_name",
+                     column<std::string>(G, [](auto& x) { return x.device_name; }), L);
+    h5::writeStrings(g, "uuid", column<std::string>(G, [](auto& x) { return x.uuid; }), L);
+    h5::write(g, "power_limit_w", column<float>(G, [](auto& x) { return x.power_limit_w; }), L);
+    h5::write(g, "max_sm_clock_mhz", column<float>(G, [](auto& x) { return x.max_sm_clock_mhz; }),
+              L);
+    h5::write(g, "max_mem_clock_mhz", column<float>(G, [](auto& x) { return x.max_mem_clock_mhz; }),
+              L);
+    h5::write(g, "slowdown_temp_c", column<float>(G, [](auto& x) { return x.slowdown_temp_c; }), L);
+    h5::write(g, "shutdown_temp_c", column<float>(G, [](auto& x) { return x.shutdown_temp_c; }), L);
+  }
+  {
+    h5::Id g = h5::createGroup(f, "ranks");
+    const auto& R = d.ranks;
+    h5::write(g, "rank", column<int32_t>(R, [](auto& x) { return x.rank; }), L);
+    h5::write(g, "gpu", column<int32_t>(R, [](auto& x) { return x.gpu; }), L);
+    h5::write(g, "pid", column<int64_t>(R, [](auto& x) { return x.pid; }), L);
+    h5::writeStrings(g, "hostname", column<std::string>(R, [](auto& x) { return x.hostname; }), L);
+    h5::writeStrings(g, "source", column<std::string>(R, [](auto& x) { return x.source; }), L);
+  }
+  {
+    h5::Id g = h5::createGroup(f, "sources");
+    const auto& S = d.info.sources;
+    h5::writeStrings(g, "path", column<std::string>(S, [](auto& x) { return x.path; }), L);
+    h5::writeStrings(g, "format", column<std::string>(S, [](auto& x) { return x.format; }), L);
+    h5::write(g, "offset_ns", column<int64_t>(S, [](auto& x) { return x.offset_ns; }), L);
+    h5::writeStrings(g, "detail", column<std::string>(S, [](auto& x) { return x.detail; }), L);
+  }
+  {
+    h5::Id g = h5::createGroup(f, "quality");
+    const auto& Q = d.notes;
+    h5::write(g, "severity",
+              column<uint8_t>(Q, [](auto& x) { return static_cast<uint8_t>(x.severity); }), L);
+    h5::writeStrings(g, "code", column<std::string>(Q, [](auto& x) { return x.code; }), L);
+    h5::writeStrings(g, "subject", column<std::string>(Q, [](auto& x) { return x.subject; }), L);
+    h5::writeStrings(g, "message", column<std::string>(Q, [](auto& x) { return x.message; }), L);
+  }
+  if (!d.truthThrottle.empty() || !d.truthEnergy.empty()) {
+    h5::Id g = h5::createGroup(f, "ground_truth");
+    h5::Id t = h5::createGroup(g, "throttle");
+    const auto& T = d.truthThrottle;
+    h5::write(t, "gpu", column<int32_t>(T, [](auto& x) { return x.gpu; }), L);
+    h5::write(t, "start_ns", column<int64_t>(T, [](auto& x) { return x.start_ns; }), L);
+    h5::write(t, "end_ns", column<int64_t>(T, [](auto& x) { return x.end_ns; }), L);
+    h5::write(t, "reasons", column<uint32_t>(T, [](auto& x) { return x.reasons; }), L);
+    h5::write(g, "energy_j", d.truthEnergy, L);
+  }
+  progress.report(0.6, "writing strings");
+  h5::writeStrings(f, "strings", d.strings.all(), L);
+
+  // Root attributes last: the run's identity.
+  const RunInfo& I = d.info;
+  h5::setAttr(f, "format", format::kMagic);
+  h5::setAttr(f, "format_version", format::kVersion);
+  h5::setAttr(f, "name", I.name);
+  h5::setAttr(f, "platform", I.platform);
+  h5::setAttr(f, "model", I.model);
+  h5::setAttr(f, "simulated", int64_t{I.simulated ? 1 : 0});
+  h5::setAttr(f, "start_ns", I.start_ns);
+  h5::setAttr(f, "end_ns", I.end_ns);
+  h5::setAttr(f, "sample_interval_s", I.sample_interval_s);
+  h5::setAttr(f, "created_by", I.created_by);
+  h5::setAttr(f, "parameters_json", I.parameters_json);
+  writeConfig(f, I.config);
+
+  // Close every handle, then move the finished file into place.
+  d.gpuTelemetry.reset();
+  d.nodeTelemetry.reset();
+  d.kLod.clear();
+  d.kStart = {}, d.kDur = {}, d.kName = {}, d.kClass = {}, d.kKind = {};
+  d.kCorr = {}, d.kTruthClock = {}, d.bMinStart = {}, d.bMaxEnd = {};
+  d.kernels.close();
+  if (H5Fflush(d.file, H5F_SCOPE_GLOBAL) < 0)
+    throw Error(fmt::format("{}: cannot flush ({})", d.temp.string(), h5::lastError()));
+  d.file.close();
+  std::error_code ec;
+  std::filesystem::rename(d.temp, d.output, ec);
+  if (ec)
+    throw Error(fmt::format("{}: cannot move the finished run into place: {}", d.output.string(),
+                            ec.message()));
+  d.finished = true;
+  progress.report(1.0, "done");
+}
+
+}  // namespace wl

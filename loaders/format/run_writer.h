@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Writes one run into the native HDF5 format (docs/format.md).
+//
+// The writer streams: telemetry is added one GPU (or node) at a time in id order, kernel tracks in
+// any order, so a simulator or importer never holds the whole run in memory. Everything goes to a
+// temporary file beside the output, which finish() renames into place; a writer destroyed without
+// finish() (an error, a cancel) removes the temporary file, so no half-written run is ever left.
+//
+// The writer also repairs what it must and says so: telemetry rows out of time order are sorted,
+// duplicate timestamps are dropped, and samples outside the run's span are dropped, each with a
+// QualityNote in the file.
+
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/progress.h"
+#include "core/run_model.h"
+#include "core/string_table.h"
+
+namespace wl {
+
+struct WriteOptions {
+  int deflate = 4;  // gzip level 0..9 (0: none)
+  bool shuffle = true;
+  size_t chunk = 32768;  // elements per chunk
+};
+
+class RunWriter {
+ public:
+  // info.start_ns / end_ns must cover every timestamp that will be added.
+  RunWriter(std::filesystem::path output, RunInfo info, std::vector<GpuInfo> gpus,
+            std::vector<RankInfo> ranks, const WriteOptions& options = {});
+  ~RunWriter();
+  RunWriter(const RunWriter&) = delete;
+  RunWriter& operator=(const RunWriter&) = delete;
+
+  // Number of nodes with node-level telemetry (CharLLM-PPT system files); call before adding any.
+  void setNodeCount(int nodes);
+
+  // Telemetry of GPU `gpu` (ids ascending; skipped GPUs get no samples).
+  void addGpuTelemetry(int gpu, TelemetryTable table);
+  // Node-level telemetry of node `node` (ids ascending).
+  void addNodeTelemetry(int node, TelemetryTable table);
+
+  // One stream of one rank. Events are sorted by start here; names are ids into `names`.
+  void addKernelTrack(KernelTrack track, const StringTable& names);
+  void addIterations(std::span<const Iteration> iterations);
+  void addAnnotations(std::span<const Annotation> annotations, const StringTable& names);
+  void addQualityNote(QualityNote note);
+  void setGroundTruth(std::vector<ThrottleTruth> throttle, std::vector<double> energyPerGpuJ);
+
+  // Writes the tables, closes the file and renames it to the output path.
+  void finish(const Progress& progress = {});
+
+  const std::filesystem::path& output() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> d_;
+};
+
+}  // namespace wl

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "h5/h5.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace wl::h5 {
+namespace {
+
+// Chunk cache for reading: big enough for several compressed chunks of the 2-D pyramid datasets.
+constexpr size_t kReadCacheBytes = 32u << 20;
+constexpr size_t kReadCacheSlots = 12421;  // a prime, as the HDF5 docs advise
+
+[[noreturn]] void fail(hid_t loc, std::string_view what) {
+  std::string msg = fmt::format("{}: {}", fileOf(loc), what);
+  const std::string inner = lastError();
+  if (!inner.empty()) msg += fmt::format(" ({})", inner);
+  throw Error(msg);
+}
+
+std::string joinPath(hid_t loc, std::string_view name) {
+  std::string base = pathOf(loc);
+  if (base.empty() || base == "/") return "/" + std::string(name);
+  return base + "/" + std::string(name);
+}
+
+herr_t walkInner(unsigned n, const H5E_error2_t* err, void* data) {
+  auto* out = static_cast<std::string*>(data);
+  if (n == 0 && err && err->desc) *out = err->desc;  // innermost first in H5E_WALK_UPWARD
+  return 0;
+}
+
+Id datasetCreateProps(size_t chunk, const Layout& layout, int rank, const hsize_t* chunkDims) {
+  Id dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  (void)chunk;
+  H5Pset_chunk(dcpl, rank, chunkDims);
+  if (layout.shuffle) H5Pset_shuffle(dcpl);
+  if (layout.deflate > 0) H5Pset_deflate(dcpl, static_cast<unsigned>(layout.deflate));
+  return dcpl;
+}
+
+Id datasetAccessProps() {
+  Id dapl(H5Pcreate(H5P_DATASET_ACCESS));
+  H5Pset_chunk_cache(dapl, kReadCacheSlots, kReadCacheBytes, 0.75);
+  return dapl;
+}
+
+Id stringType() {
+  Id t(H5Tcopy(H5T_C_S1));
+  H5Tset_size(t, H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  return t;
+}
+
+}  // namespace
+
+std::recursive_mutex& lock() {
+  static std::recursive_mutex m;
+  return m;
+}
+
+void silenceErrors() {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+std::string lastError() {
+  std::string out;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walkInner, &out);
+  H5Eclear2(H5E_DEFAULT);
+  return out;
+}
+
+Id& Id::operator=(Id&& o) noexcept {
+  if (this != &o) {
+    close();
+    id_ = o.id_;
+    o.id_ = H5I_INVALID_HID;
+  }
+  return *this;
+}
+
+void Id::close() {
+  if (id_ < 0) return;
+  switch (H5Iget_type(id_)) {
+    case H5I_FILE:
+      H5Fclose(id_);
+      break;
+    case H5I_GROUP:
+      H5Gclose(id_);
+      break;
+    case H5I_DATASET:
+      H5Dclose(id_);
+      break;
+    case H5I_DATASPACE:
+      H5Sclose(id_);
+      break;
+    case H5I_DATATYPE:
+      H5Tclose(id_);
+      break;
+    case H5I_ATTR:
+      H5Aclose(id_);
+      break;
+    case H5I_GENPROP_LST:
+      H5Pclose(id_);
+      break;
+    default:
+      H5Idec_ref(id_);
+      break;
+  }
+  id_ = H5I_INVALID_HID;
+}
+
+std::string pathOf(hid_t loc) {
+  const ssize_t n = H5Iget_name(loc, nullptr, 0);
+  if (n <= 0) return {};
+  std::string s(static_cast<size_t>(n) + 1, '\0');
+  H5Iget_name(loc, s.data(), s.size());
+  s.resize(static_cast<size_t>(n));
+  return s;
+}
+
+std::string fileOf(hid_t loc) {
+  const ssize_t n = H5Fget_name(loc, nullptr, 0);
+  if (n <= 0) return "(hdf5)";
+  std::string s(static_cast<size_t>(n) + 1, '\0');
+  H5Fget_name(loc, s.data(), s.size());
+  s.resize(static_cast<size_t>(n));
+  return s;
+}
+
+Id createFile(const std::filesystem::path& path) {
+  silenceErrors();
+  Id fapl(H5Pcreate(H5P_FILE_ACCESS));
+  // HDF5 1.10 file format: its compact chunk indexes (single chunk, fixed and extensible arrays)
+  // keep small datasets about 3x smaller than the 1.8 format's B-trees. Readable by HDF5 >= 1.10,
+  // h5py included.
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST);
+  Id f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
+  if (!f.valid()) {
+    throw Error(fmt::format("{}: cannot create file ({})", path.string(), lastError()));
+  }
+  return f;
+}
+
+Id openFile(const std::filesystem::path& path) {
+  silenceErrors();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw Error(fmt::format("{}: no such file", path.string()));
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(fmt::format("{}: is a folder, expected a Wattline run file (.h5)", path.string()));
+  {
+    std::ifstream probe(path, std::ios::binary);
+    if (!probe) throw Error(fmt::format("{}: cannot be read (permission denied?)", path.string()));
+  }
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw Error(
+        fmt::format("{}: not an HDF5 file (expected a Wattline run .h5; use "
+                    "'wattline import' for traces and telemetry logs)",
+                    path.string()));
+  }
+  Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!f.valid()) {
+    throw Error(fmt::format("{}: cannot open as HDF5, the file may be truncated or damaged ({})",
+                            path.string(), lastError()));
+  }
+  return f;
+}
+
+Id createGroup(hid_t loc, std::string_view name) {
+  Id g(H5Gcreate2(loc, std::string(name).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!g.valid()) fail(loc, fmt::format("cannot create group {}", joinPath(loc, name)));
+  return g;
+}
+
+Id openGroup(hid_t loc, std::string_view name) {
+  if (!exists(loc, name)) fail(loc, fmt::format("missing required group {}", joinPath(loc, name)));
+  Id g(H5Gopen2(loc, std::string(name).c_str(), H5P_DEFAULT));
+  if (!g.valid()) fail(loc, fmt::format("cannot open group {}", joinPath(loc, name)));
+  return g;
+}
+
+Id openDataset(hid_t loc, std::string_view name) {
+  if (!exists(loc, name))
+    fail(loc, fmt::format("missing required dataset {}", joinPath(loc, name)));
+  Id dapl = datasetAccessProps();
+  Id d(H5Dopen2(loc, std::string(name).c_str(), dapl));
+  if (!d.valid()) fail(loc, fmt::format("cannot open dataset {}", joinPath(loc, name)));
+  return d;
+}
+
+bool exists(hid_t loc, std::string_view path) {
+  // H5Lexists must be asked one path component at a time.
+  std::string prefix;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    const size_t slash = path.find('/', pos);
+    const std::string_view part =
+        path.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos);
+    if (!part.empty()) {
+      if (!prefix.empty()) prefix += '/';
+      prefix += part;
+      if (H5Lexists(loc, prefix.c_str(), H5P_DEFAULT) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return false;
+      }
+    }
+    if (slash == std::string_view::npos) break;
+    pos = slash + 1;
+  }
+  return !prefix.empty();
+}
+
+namespace {
+
+void writeScalarAttr(hid_t loc, std::string_view name, hid_t type, const void* v) {
+  const std::string n(name);
+  if (H5Aexists(loc, n.c_str()) > 0) H5Adelete(loc, n.c_str());
+  Id space(H5Screate(H5S_SCALAR));
+  Id a(H5Acreate2(loc, n.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT));
+  if (!a.valid() || H5Awrite(a, type, v) < 0)
+    fail(loc, fmt::format("cannot write attribute {} of {}", name, pathOf(loc)));
+}
+
+Id openAttr(hid_t loc, std::string_view name) {
+  const std::string n(name);
+  if (H5Aexists(loc, n.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return Id();
+  }
+  return Id(H5Aopen(loc, n.c_str(), H5P_DEFAULT));
+}
+
+}  // namespace
+
+void setAttr(hid_t loc, std::string_view name, int64_t v) {
+  writeScalarAttr(loc, name, H5T_NATIVE_INT64, &v);
+}
+
+void setAttr(hid_t loc, std::string_view name, double v) {
+  writeScalarAttr(loc, name, H5T_NATIVE_DOUBLE, &v);
+}
+
+void setAttr(hid_t loc, std::string_view name, std::string_view v) {
+  Id t = stringType();
+  const std::string s(v);
+  const char* p = s.c_str();
+  writeScalarAttr(loc, name, t, &p);
+}
+
+bool hasAttr(hid_t loc, std::string_view name) {
+  const bool yes = H5Aexists(loc, std::string(name).c_str()) > 0;
+  H5Eclear2(H5E_DEFAULT);
+  return yes;
+}
+
+std::optional<int64_t> attrInt(hid_t loc, std::string_view name) {
+  Id a = openAttr(loc, name);
+  if (!a.valid()) return std::nullopt;
+  Id type(H5Aget_type(a));
+  if (H5Tget_class(type) != H5T_INTEGER && H5Tget_class(type) != H5T_FLOAT) return std::nullopt;
+  Id space(H5Aget_space(a));
+  if (H5Sget_simple_extent_npoints(space) != 1) return std::nullopt;
+  int64_t v = 0;
+  if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0) return std::nullopt;
+  return v;
+}
+
+std::optional<double> attrDouble(hid_t loc, std::string_view name) {
+  Id a = openAttr(loc, name);
+  if (!a.valid()) return std::nullopt;
+  Id type(H5Aget_type(a));
+  if (H5Tget_class(type) != H5T_INTEGER && H5Tget_class(type) != H5T_FLOAT) return std::nullopt;
+  Id space(H5Aget_space(a));
+  if (H5Sget_simple_extent_npoints(space) != 1) return std::nullopt;
+  double v = 0;
+  if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0) return std::nullopt;
+  return v;
+}
+
+std::optional<std::string> attrString(hid_t loc, std::string_view name) {
+  Id a = openAttr(loc, name);
+  if (!a.valid()) return std::nullopt;
+  Id ftype(H5Aget_type(a));
+  if (H5Tget_class(ftype) != H5T_STRING) return std::nullopt;
+  Id space(H5Aget_space(a));
+  if (H5Sget_simple_extent_npoints(space) != 1) return std::nullopt;
+  if (H5Tis_variable_str(ftype) > 0) {
+    Id mtype = stringType();
+    char* p = nullptr;
+    if (H5Aread(a, mtype, &p) < 0) return std::nullopt;
+    std::string s = p ? p : "";
+    H5free_memory(p);
+    return s;
+  }
+  const size_t n = H5Tget_size(ftype);
+  std::string s(n, '\0');
+  Id mtype(H5Tcopy(H5T_C_S1));
+  H5Tset_size(mtype, n);
+  if (H5Aread(a, mtype, s.data()) < 0) return std::nullopt;
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+std::vector<hsize_t> shapeOf(hid_t dset) {
+  Id space(H5Dget_space(dset));
+  const int rank = H5Sget_simple_extent_ndims(space);
+  if (rank < 0) return {};
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  return dims;
+}
+
+void writeRaw(hid_t loc, std::string_view name, hid_t memType, hid_t fileType, const void* data,
+              size_t n, const Layout& layout) {
+  const hsize_t dims[1] = {n};
+  Id space(H5Screate_simple(1, dims, nullptr));
+  Id dcpl;
+  if (n > 0) {
+    const hsize_t chunk[1] = {std::min<hsize_t>(n, layout.chunk)};
+    dcpl = datasetCreateProps(layout.chunk, layout, 1, chunk);
+  } else {
+    dcpl = Id(H5Pcreate(H5P_DATASET_CREATE));
+  }
+  Id d(H5Dcreate2(loc, std::string(name).c_str(), fileType, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  if (!d.valid()) fail(loc, fmt::format("cannot create dataset {}", joinPath(loc, name)));
+  if (n > 0 && H5Dwrite(d, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    fail(loc, fmt::format("cannot write dataset {}", joinPath(loc, name)));
+}
+
+void readRaw(hid_t dset, hid_t memType, void* out, size_t offset, size_t count) {
+  const auto shape = shapeOf(dset);
+  if (shape.size() != 1)
+    fail(dset, fmt::format("dataset {} has {} dimensions, expected 1", pathOf(dset), shape.size()));
+  if (offset + count > shape[0] || offset + count < offset)
+    fail(dset, fmt::format("dataset {} has {} elements, expected at least {}", pathOf(dset),
+                           shape[0], offset + count));
+  if (count == 0) return;
+  Id fspace(H5Dget_space(dset));
+  const hsize_t start[1] = {offset};
+  const hsize_t cnt[1] = {count};
+  H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr);
+  Id mspace(H5Screate_simple(1, cnt, nullptr));
+  if (H5Dread(dset, memType, mspace, fspace, H5P_DEFAULT, out) < 0)
+    fail(dset, fmt::format("cannot read dataset {} (elements {}..{}), the file may be damaged",
+                           pathOf(dset), offset, offset + count));
+}
+
+void writeStrings(hid_t loc, std::string_view name, const std::vector<std::string>& strings,
+                  const Layout& layout) {
+  std::vector<const char*> ptrs;
+  ptrs.reserve(strings.size());
+  for (const auto& s : strings)
+    ptrs.push_back(s.c_str());
+  Id t = stringType();
+  Layout l = layout;
+  l.shuffle = false;
+  l.chunk = std::min<size_t>(layout.chunk, 4096);
+  writeRaw(loc, name, t, t, ptrs.data(), ptrs.size(), l);
+}
+
+std::vector<std::string> readStrings(hid_t loc, std::string_view name) {
+  Id d = openDataset(loc, name);
+  Id ftype(H5Dget_type(d));
+  if (H5Tget_class(ftype) != H5T_STRING)
+    fail(loc, fmt::format("dataset {} holds {}, expected strings", joinPath(loc, name),
+                          H5Tget_class(ftype) == H5T_INTEGER ? "integers" : "non-strings"));
+  const auto shape = shapeOf(d);
+  if (shape.size() != 1)
+    fail(loc, fmt::format("dataset {} is not one-dimensional", joinPath(loc, name)));
+  const size_t n = shape[0];
+  std::vector<std::string> out;
+  out.reserve(n);
+  if (n == 0) return out;
+  if (H5Tis_variable_str(ftype) > 0) {
+    std::vector<char*> ptrs(n, nullptr);
+    Id mtype = stringType();
+    if (H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
+      fail(loc, fmt::format("cannot read strings {}", joinPath(loc, name)));
+    for (char* p : ptrs)
+      out.emplace_back(p ? p : "");
+    Id space(H5Dget_space(d));
+    H5Dvlen_reclaim(mtype, space, H5P_DEFAULT, ptrs.data());
+  } else {
+    const size_t w = H5Tget_size(ftype);
+    std::vector<char> buf(n * w);
+    Id mtype(H5Tcopy(H5T_C_S1));
+    H5Tset_size(mtype, w);
+    if (H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
+      fail(loc, fmt::format("cannot read strings {}", joinPath(loc, name)));
+    for (size_t i = 0; i < n; ++i) {
+      const char* p = buf.data() + i * w;
+      out.emplace_back(p, strnlen(p, w));
+    }
+  }
+  return out;
+}
+
+Appender::Appender(hid_t loc, std::string_view name, hid_t memType, hid_t fileType,
+                   const Layout& layout)
+    : memType_(memType) {
+  const hsize_t dims[1] = {0};
+  const hsize_t maxDims[1] = {H5S_UNLIMITED};
+  Id space(H5Screate_simple(1, dims, maxDims));
+  const hsize_t chunk[1] = {layout.chunk};
+  Id dcpl = datasetCreateProps(layout.chunk, layout, 1, chunk);
+  ds_ = Id(
+      H5Dcreate2(loc, std::string(name).c_str(), fileType, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  if (!ds_.valid()) fail(loc, fmt::format("cannot create dataset {}", joinPath(loc, name)));
+}
+
+void Appender::append(const void* data, size_t n) {
+  if (n == 0) return;
+  const hsize_t newSize[1] = {size_ + n};
+  if (H5Dset_extent(ds_, newSize) < 0) fail(ds_, "cannot extend dataset " + pathOf(ds_));
+  Id fspace(H5Dget_space(ds_));
+  const hsize_t start[1] = {size_};
+  const hsize_t cnt[1] = {n};
+  H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr);
+  Id mspace(H5Screate_simple(1, cnt, nullptr));
+  if (H5Dwrite(ds_, memType_, mspace, fspace, H5P_DEFAULT, data) < 0)
+    fail(ds_, "cannot write dataset " + pathOf(ds_));
+  size_ += n;
+}
+
+Id create2D(hid_t loc, std::string_view name, hid_t fileType, size_t rows, size_t cols,
+            const Layout& layout, const void* fill, hid_t fillType) {
+  const hsize_t dims[2] = {rows, cols};
+  Id space(H5Screate_simple(2, dims, nullptr));
+  Id dcpl;
+  if (rows > 0 && cols > 0) {
+    // Chunks span a few rows so that a heatmap (all GPUs, a column range) and a single track (one
+    // row, a column range) both read few chunks.
+    const hsize_t chunkCols = std::min<hsize_t>(cols, 4096);
+    const hsize_t chunkRows =
+        std::min<hsize_t>(rows, std::max<hsize_t>(1, layout.chunk / chunkCols));
+    const hsize_t chunk[2] = {chunkRows, chunkCols};
+    dcpl = datasetCreateProps(layout.chunk, layout, 2, chunk);
+  } else {
+    dcpl = Id(H5Pcreate(H5P_DATASET_CREATE));
+  }
+  if (fill) H5Pset_fill_value(dcpl, fillType, fill);
+  Id d(H5Dcreate2(loc, std::string(name).c_str(), fileType, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  if (!d.valid()) fail(loc, fmt::format("cannot create dataset {}", joinPath(loc, name)));
+  return d;
+}
+
+void writeRow(hid_t dset, hid_t memType, size_t row, const void* data, size_t cols) {
+  if (cols == 0) return;
+  Id fspace(H5Dget_space(dset));
+  const hsize_t start[2] = {row, 0};
+  const hsize_t cnt[2] = {1, cols};
+  H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr);
+  Id mspace(H5Screate_simple(2, cnt, nullptr));
+  if (H5Dwrite(dset, memType, mspace, fspace, H5P_DEFAULT, data) < 0)
+    fail(dset, "cannot write dataset " + pathOf(dset));
+}
+
+void readBlock(hid_t dset, hid_t memType, void* out, size_t row0, size_t nrows, size_t col0,
+               size_t ncols) {
+  const auto shape = shapeOf(dset);
+  if (shape.size() != 2)
+    fail(dset, fmt::format("dataset {} has {} dimensions, expected 2", pathOf(dset), shape.size()));
+  if (row0 + nrows > shape[0] || col0 + ncols > shape[1])
+    fail(dset, fmt::format("dataset {} is {}x{}, expected at least {}x{}", pathOf(dset), shape[0],
+                           shape[1], row0 + nrows, col0 + ncols));
+  if (nrows == 0 || ncols == 0) return;
+  Id fspace(H5Dget_space(dset));
+  const hsize_t start[2] = {row0, col0};
+  const hsize_t cnt[2] = {nrows, ncols};
+  H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr);
+  Id mspace(H5Screate_simple(2, cnt, nullptr));
+  if (H5Dread(dset, memType, mspace, fspace, H5P_DEFAULT, out) < 0)
+    fail(dset, fmt::format("cannot read dataset {}, the file may be damaged", pathOf(dset)));
+}
+
+RowAppender::RowAppender(hid_t loc, std::string_view name, hid_t fileType, size_t cols,
+                         const Layout& layout)
+    : cols_(cols) {
+  const hsize_t dims[2] = {0, cols};
+  const hsize_t maxDims[2] = {H5S_UNLIMITED, cols};
+  Id space(H5Screate_simple(2, dims, maxDims));
+  const hsize_t chunkCols = std::max<hsize_t>(1, std::min<hsize_t>(cols, 4096));
+  const hsize_t chunkRows = std::max<hsize_t>(1, std::min<hsize_t>(64, layout.chunk / chunkCols));
+  const hsize_t chunk[2] = {chunkRows, chunkCols};
+  Id dcpl = datasetCreateProps(layout.chunk, layout, 2, chunk);
+  ds_ = Id(
+      H5Dcreate2(loc, std::string(name).c_str(), fileType, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  if (!ds_.valid()) fail(loc, fmt::format("cannot create dataset {}", joinPath(loc, name)));
+}
+
+void RowAppender::append(hid_t memType, const void* row) {
+  const hsize_t newSize[2] = {rows_ + 1, cols_};
+  if (H5Dset_extent(ds_, newSize) < 0) fail(ds_, "cannot extend dataset " + pathOf(ds_));
+  writeRow(ds_, memType, rows_, row, cols_);
+  ++rows_;
+}
+
+}  // namespace wl::h5

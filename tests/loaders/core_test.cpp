@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+
+#include "core/kernel_class.h"
+#include "core/metrics.h"
+#include "core/series_math.h"
+#include "core/throttle_reasons.h"
+#include "core/time_format.h"
+
+namespace wl {
+namespace {
+
+TEST(KernelClass, FollowsTheDocumentedOrder) {
+  EXPECT_EQ(classifyKernel("ncclDevKernel_Generic", GpuEventKind::Kernel, false),
+            KernelClass::Communication);
+  EXPECT_EQ(classifyKernel("ncclKernel_AllReduce_RING_LL_Sum_float", GpuEventKind::Kernel, false),
+            KernelClass::Communication);
+  EXPECT_EQ(classifyKernel("void rcclAllReduceKernel", GpuEventKind::Kernel, false),
+            KernelClass::Compute);  // rccl only counts as a prefix
+  EXPECT_EQ(classifyKernel("rccl_something", GpuEventKind::Kernel, false),
+            KernelClass::Communication);
+  EXPECT_EQ(classifyKernel("custom_allreduce", GpuEventKind::Kernel, true),
+            KernelClass::Communication);
+  EXPECT_EQ(classifyKernel("Memcpy DtoD (Device -> Device)", GpuEventKind::Memcpy, false),
+            KernelClass::Memory);
+  EXPECT_EQ(classifyKernel("anything", GpuEventKind::Memset, false), KernelClass::Memory);
+  EXPECT_EQ(classifyKernel("hipMemcpyWithStream", GpuEventKind::Kernel, false),
+            KernelClass::Memory);
+  // HTA's "every ^hip name is communication" rule is deliberately not copied.
+  EXPECT_EQ(classifyKernel("hipLaunchKernel_helper", GpuEventKind::Kernel, false),
+            KernelClass::Compute);
+  EXPECT_EQ(classifyKernel("sm90_xmma_gemm", GpuEventKind::Kernel, false), KernelClass::Compute);
+  EXPECT_EQ(classifyKernel("cudaDeviceSynchronize", GpuEventKind::Other, false),
+            KernelClass::Other);
+}
+
+TEST(Metrics, SanitizeIds) {
+  EXPECT_EQ(sanitizeMetricId("clocks.sm [MHz]"), "clocks_sm_mhz");
+  EXPECT_EQ(sanitizeMetricId(" utilization.gpu [%]"), "utilization_gpu_pct");
+  EXPECT_EQ(sanitizeMetricId("123abc"), "m_123abc");
+  EXPECT_EQ(sanitizeMetricId("///"), "metric");
+  EXPECT_EQ(metricUnit("power_w"), "W");
+  EXPECT_EQ(metricLabel("unknown_thing"), "unknown_thing");
+  EXPECT_EQ(findMetric("pcie_tx_bytes")->kind, MetricKind::Counter);
+}
+
+TEST(SeriesMath, MedianAndGap) {
+  const std::vector<int64_t> t = {0, 10, 20, 100, 110};
+  EXPECT_EQ(medianInterval(t), 10);  // diffs 10 10 80 10
+  const std::vector<int64_t> t2 = {0, 10, 30, 60};
+  EXPECT_EQ(medianInterval(t2), 20);  // diffs 10 20 30
+  const std::vector<int64_t> t3 = {0, 10, 30};
+  EXPECT_EQ(medianInterval(t3), 15);  // diffs 10 20: mean of the middle two
+  EXPECT_EQ(medianInterval(std::vector<int64_t>{5}), 0);
+  EXPECT_EQ(gapThreshold(50'000'000), 1'000'000'000);
+  EXPECT_EQ(gapThreshold(400'000'000), 2'000'000'000);
+}
+
+TEST(ThrottleReasons, Describe) {
+  EXPECT_EQ(throttle::describe(0), "none");
+  EXPECT_EQ(throttle::describe(0x4 | 0x40), "sw_power_cap+hw_thermal");
+  EXPECT_EQ(throttle::describe(throttle::kUnknown), "unknown");
+}
+
+struct DurationRow {
+  int64_t ns;
+  const char* text;
+};
+
+class FormatDurationRows : public ::testing::TestWithParam<DurationRow> {};
+
+TEST_P(FormatDurationRows, Formats) {
+  EXPECT_EQ(formatDuration(GetParam().ns), GetParam().text);
+}
+
+INSTANTIATE_TEST_SUITE_P(TimeFormat, FormatDurationRows,
+                         ::testing::Values(DurationRow{850, "850 ns"},
+                                           DurationRow{12'400, "12.4 us"},
+                                           DurationRow{3'200'000, "3.20 ms"},
+                                           DurationRow{1'500'000'000, "1.500 s"},
+                                           DurationRow{266'000'000'000, "266.0 s"},
+                                           DurationRow{3'723'000'000'000, "1 h 02 min"}));
+
+TEST(TimeFormat, UtcAndParse) {
+  EXPECT_EQ(formatUtc(1'700'000'000'123'456'789), "2023-11-14 22:13:20.123 UTC");
+  EXPECT_EQ(formatUtc(1'700'000'000'123'456'789, 9), "2023-11-14 22:13:20.123456789 UTC");
+  EXPECT_EQ(parseDuration("1.5s"), 1'500'000'000);
+  EXPECT_EQ(parseDuration("200ms"), 200'000'000);
+  EXPECT_EQ(parseDuration("30us"), 30'000);
+  EXPECT_EQ(parseDuration("2"), 2'000'000'000);
+  EXPECT_EQ(parseDuration("1h"), 3'600'000'000'000);
+  EXPECT_FALSE(parseDuration("abc").has_value());
+  EXPECT_FALSE(parseDuration("5 parsecs").has_value());
+}
+
+}  // namespace
+}  // namespace wl

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The main window opens a run given to it, fills the track tree and the summary, and shows a
+// clear error for a bad file.
+#include <QApplication>
+#include <QMessageBox>
+#include <QSignalSpy>
+#include <QTextBrowser>
+#include <QTimer>
+#include <QtTest>
+
+#include "gui/main_window.h"
+#include "gui/run_session.h"
+#include "run_summary_view.h"
+#include "support/synthetic_run.h"
+#include "support/temp_dir.h"
+#include "track_tree.h"
+
+using namespace wl;  // NOLINT: test file
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QApplication::setOrganizationName("WattlineTest");
+    QApplication::setApplicationName("WattlineTest");
+    test::writeSyntheticRun(test::makeSyntheticRun(), dir.path() / "run.h5");
+  }
+
+  void opensARunIntoTheTreeAndSummary() {
+    MainWindow w;
+    auto* session = w.findChild<RunSession*>();
+    QVERIFY(session);
+    QSignalSpy opened(session, &RunSession::runOpened);
+    w.openRun(QString::fromStdString((dir.path() / "run.h5").string()));
+    QVERIFY(opened.wait(10000));
+    auto* tree = w.findChild<TrackTree*>();
+    QVERIFY(tree);
+    QStandardItemModel* m = tree->trackModel();
+    QCOMPARE(m->rowCount(), 1);
+    QStandardItem* run = m->item(0);
+    QVERIFY(run->text().startsWith("synthetic"));
+    QVERIFY(run->text().contains("simulated"));
+    // GPU telemetry > 2 nodes > 2 GPUs each > 4 metrics.
+    QStandardItem* tel = run->child(0);
+    QCOMPARE(tel->text(), QString("GPU telemetry"));
+    QCOMPARE(tel->rowCount(), 2);
+    QCOMPARE(tel->child(1)->rowCount(), 2);
+    QCOMPARE(tel->child(1)->child(0)->text(), QString("GPU 2"));
+    QCOMPARE(tel->child(1)->child(0)->rowCount(), 4);
+    QCOMPARE(tel->child(1)->child(0)->child(0)->text(), QString("Power"));
+    // Kernels > 2 ranks > 2 streams.
+    QStandardItem* kern = run->child(1);
+    QCOMPARE(kern->text(), QString("Kernels"));
+    QCOMPARE(kern->rowCount(), 2);
+    QCOMPARE(kern->child(0)->rowCount(), 2);
+    QCOMPARE(kern->child(0)->child(1)->text(), QString("Stream 13"));
+    auto* summary = w.findChild<RunSummaryView*>();
+    QVERIFY(summary->toPlainText().contains("Simulated run"));
+    QVERIFY(summary->toPlainText().contains("TP=2"));
+  }
+
+  void badFileShowsOneMessage() {
+    MainWindow w;
+    auto* session = w.findChild<RunSession*>();
+    QSignalSpy failed(session, &RunSession::openFailed);
+    // Close the error dialog as soon as it shows.
+    QString shown;
+    QTimer::singleShot(0, this, [&] { closeBoxLater(&shown); });
+    w.openRun(QString::fromStdString((dir.path() / "missing.h5").string()));
+    QVERIFY(failed.wait(10000));
+    QVERIFY(failed.at(0).at(1).toString().contains("missing.h5: no such file"));
+  }
+
+ private:
+  void closeBoxLater(QString* text) {
+    for (QWidget* wdg : QApplication::topLevelWidgets()) {
+      if (auto* box = qobject_cast<QMessageBox*>(wdg); box && box->isVisible()) {
+        *text = box->text();
+        box->accept();
+        return;
+      }
+    }
+    QTimer::singleShot(20, this, [this, text] { closeBoxLater(text); });
+  }
+  test::TempDir dir;
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "main_window_test.moc"
