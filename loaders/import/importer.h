@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The importer interface: one small unit per input format (docs/formats.md), registered in one
+// table (registry.cpp). An importer reads one input (a file, or a folder for layouts such as
+// CharLLM-PPT results) into ImportedData; assemble.h merges the ImportedData of every input into
+// one run on one clock and writes it.
+//
+// Rules for every importer:
+// - detect() looks at content (the first bytes, decompressed if gzip; a folder's listing), never
+//   only at the file name;
+// - read() streams: a multi-GB trace is never parsed into a DOM;
+// - read() reports progress and stops with wl::Cancelled when asked;
+// - bad input throws wl::Error with one line: "FILE:LINE: ..." or "FILE: at JSON path ...:
+//   expected X, found Y"; recoverable oddities become QualityNotes instead.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/progress.h"
+#include "core/run_model.h"
+#include "core/string_table.h"
+
+namespace wl::import {
+
+// What detect() may look at.
+struct InputProbe {
+  std::filesystem::path path;
+  bool isDirectory = false;
+  std::string head;  // the first up to 64 KiB of the file, gunzipped if it was gzip
+  bool gzip = false;
+  // For folders: relative paths of the files below it (depth <= 6, at most 100,000 entries).
+  std::vector<std::filesystem::path> entries;
+};
+
+// Builds the probe of a path. Throws wl::Error if it cannot be read.
+InputProbe probeInput(const std::filesystem::path& path);
+
+struct ImportOptions {
+  // DCGM dmon text has no timestamps: rows arrive every `dcgm_interval_ms` (given by the user).
+  std::optional<double> dcgm_interval_ms;
+  // Absolute start time for inputs that have none (DCGM dmon text), ns since the epoch.
+  std::optional<int64_t> start_ns;
+  // Local time zone offset for sources that write local time without a zone (nvidia-smi's
+  // "YYYY/MM/DD HH:MM:SS.mmm", Zeus): seconds east of UTC. Unset: treat as UTC and add a note.
+  std::optional<int64_t> utc_offset_s;
+};
+
+// Telemetry of one GPU as a source sees it.
+struct ImportedGpu {
+  GpuInfo info;  // id is ignored (assigned when assembling); node / local_index / rank as known
+  bool nodeKnown = false;  // info.node came from the source
+  TelemetryTable table;
+};
+
+// Host-level telemetry of one node (CharLLM-PPT system files).
+struct ImportedNode {
+  int node = 0;
+  std::string hostname;
+  TelemetryTable table;
+};
+
+// The kernel trace of one rank.
+struct ImportedRank {
+  RankInfo info;    // rank -1 if the source does not say
+  int device = -1;  // device index the trace's GPU events ran on (for mapping to GPUs)
+  std::string deviceName;
+  std::vector<KernelTrack> tracks;  // names are ids into ImportedData::strings
+  std::vector<Iteration> iterations;
+  std::vector<Annotation> annotations;
+  int64_t world_size = -1;
+};
+
+// Everything an importer read from one input.
+struct ImportedData {
+  std::string format;  // the importer's name
+  std::filesystem::path path;
+  std::vector<ImportedGpu> gpus;
+  std::vector<ImportedNode> nodes;
+  std::vector<ImportedRank> ranks;
+  StringTable strings;
+  std::vector<QualityNote> notes;
+  // Hints for the run metadata, used when the user does not give them.
+  std::string name, platform, model;
+  ParallelConfig config;
+  double sample_interval_s = 0.0;
+  // True if timestamps are absolute (epoch); false if relative to an unknown start (then the
+  // assembler needs an offset or aligns by content).
+  bool absoluteTime = true;
+};
+
+class Importer {
+ public:
+  virtual ~Importer() = default;
+  virtual std::string_view name() const = 0;         // "kineto", "nvidia-smi-csv", ...
+  virtual std::string_view description() const = 0;  // one line for --help and the GUI
+  virtual bool telemetry() const = 0;                // true: telemetry; false: kernel traces
+  // Confidence 0..100 that this importer reads the input.
+  virtual int detect(const InputProbe& probe) const = 0;
+  virtual ImportedData read(const std::filesystem::path& input, const ImportOptions& options,
+                            const Progress& progress) const = 0;
+};
+
+// The registry: every importer, in the order --help lists them.
+const std::vector<std::unique_ptr<Importer>>& importers();
+const Importer* findImporter(std::string_view name);
+// The importer with the highest confidence (> 0), or nullptr.
+const Importer* detectImporter(const InputProbe& probe);
+
+}  // namespace wl::import
