@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/throttle_reasons.h"
+
 namespace wl {
 namespace {
 
@@ -119,6 +121,30 @@ std::vector<TelemetryLodLevel> buildTelemetryLod(const LodGrid& grid, std::span<
       hi.wsum[p] += lo.wsum[c];
       hi.tsum[p] += lo.tsum[c];
       hi.dt[p] += lo.dt[c];
+    }
+  }
+  return levels;
+}
+
+std::vector<ThrottleLodLevel> buildThrottleLod(const LodGrid& grid, std::span<const int64_t> t,
+                                               std::span<const uint32_t> masks) {
+  std::vector<ThrottleLodLevel> levels(grid.levels());
+  for (size_t k = 0; k < levels.size(); ++k) {
+    levels[k].any.assign(grid.buckets[k], 0);
+    levels[k].throttled.assign(grid.buckets[k], 0);
+  }
+  if (levels.empty()) return levels;
+  for (size_t i = 0; i < t.size() && i < masks.size(); ++i) {
+    if (masks[i] == throttle::kUnknown) continue;
+    const size_t b = grid.bucketOf(0, t[i]);
+    levels[0].any[b] |= masks[i];
+    if (masks[i] & throttle::kSlowdownMask) ++levels[0].throttled[b];
+  }
+  for (size_t k = 1; k < levels.size(); ++k) {
+    for (size_t c = 0; c < levels[k - 1].any.size(); ++c) {
+      const size_t p = std::min(c / static_cast<size_t>(grid.factor), levels[k].any.size() - 1);
+      levels[k].any[p] |= levels[k - 1].any[c];
+      levels[k].throttled[p] += levels[k - 1].throttled[c];
     }
   }
   return levels;

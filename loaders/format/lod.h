@@ -59,6 +59,16 @@ struct TelemetryLodLevel {
 std::vector<TelemetryLodLevel> buildTelemetryLod(const LodGrid& grid, std::span<const int64_t> t,
                                                  std::span<const double> v, int64_t gapThresholdNs);
 
+// Throttle-reason pyramid: per bucket, the OR of the recorded masks (samples with kUnknown left
+// out) and the number of samples with any slowdown reason (throttle::kSlowdownMask).
+struct ThrottleLodLevel {
+  std::vector<uint32_t> any;
+  std::vector<uint32_t> throttled;
+};
+
+std::vector<ThrottleLodLevel> buildThrottleLod(const LodGrid& grid, std::span<const int64_t> t,
+                                               std::span<const uint32_t> masks);
+
 struct KernelLodLevel {
   std::array<std::vector<float>, kKernelClassCount> busy;  // fraction of the bucket width
   std::vector<uint32_t> count;

@@ -129,6 +129,17 @@ SeriesGroupMeta RunFile::loadSeries(std::string_view group, size_t expectedEntit
                      lengthOf(g, "throttle_reasons"), total));
   h5::Id lod = h5::openGroup(g, "lod");
   m.grid = loadGrid(lod, path_, group);
+  if (m.hasThrottle) {
+    for (size_t k = 0; k < m.grid.levels(); ++k) {
+      for (const char* stat : {"any", "throttled"}) {
+        const std::string p = fmt::format("L{}/throttle_reasons/{}", k, stat);
+        h5::Id ds = h5::openDataset(lod, p);
+        const auto shape = h5::shapeOf(ds);
+        if (shape.size() != 2 || shape[0] != expectedEntities || shape[1] != m.grid.buckets[k])
+          fail(fmt::format("dataset /{}/lod/{} has the wrong shape", group, p));
+      }
+    }
+  }
   for (const MetricInfo& mi : m.metrics) {
     for (size_t k = 0; k < m.grid.levels(); ++k) {
       for (const char* stat : {"min", "max", "count", "wsum", "tsum", "dt"}) {
@@ -475,6 +486,29 @@ LodBlock RunFile::readLod(SeriesKind kind, std::string_view metric, size_t level
   rd("wsum", H5T_NATIVE_DOUBLE, b.wsum.data());
   rd("tsum", H5T_NATIVE_DOUBLE, b.tsum.data());
   rd("dt", H5T_NATIVE_DOUBLE, b.dt.data());
+  return b;
+}
+
+RunFile::ThrottleLodBlock RunFile::readThrottleLod(size_t level, size_t entity0, size_t entities,
+                                                   size_t bucket0, size_t buckets) const {
+  std::lock_guard lock(h5::lock());
+  const SeriesGroupMeta& m = gpu_;
+  ThrottleLodBlock b;
+  if (!m.hasThrottle || level >= m.grid.levels()) return b;
+  entity0 = std::min(entity0, m.entities);
+  entities = std::min(entities, m.entities - entity0);
+  bucket0 = std::min(bucket0, m.grid.buckets[level]);
+  buckets = std::min(buckets, m.grid.buckets[level] - bucket0);
+  b.level = level, b.entity0 = entity0, b.entities = entities, b.bucket0 = bucket0;
+  b.buckets = buckets;
+  b.any.assign(entities * buckets, 0);
+  b.throttled.assign(entities * buckets, 0);
+  if (b.any.empty()) return b;
+  const std::string base = fmt::format("lod/L{}/throttle_reasons/", level);
+  h5::readBlock(seriesDataset(SeriesKind::Gpu, base + "any"), H5T_NATIVE_UINT32, b.any.data(),
+                entity0, entities, bucket0, buckets);
+  h5::readBlock(seriesDataset(SeriesKind::Gpu, base + "throttled"), H5T_NATIVE_UINT32,
+                b.throttled.data(), entity0, entities, bucket0, buckets);
   return b;
 }
 

@@ -127,6 +127,14 @@ class RunFile {
   std::vector<uint32_t> readThrottle(size_t gpu, size_t first, size_t count) const;
   LodBlock readLod(SeriesKind kind, std::string_view metric, size_t level, size_t entity0,
                    size_t entities, size_t bucket0, size_t buckets) const;
+  // Throttle-reason pyramid block [entities][buckets]: OR of masks and slowdown sample counts.
+  // Empty vectors if the run has no throttle reasons.
+  struct ThrottleLodBlock {
+    size_t level = 0, entity0 = 0, entities = 0, bucket0 = 0, buckets = 0;
+    std::vector<uint32_t> any, throttled;
+  };
+  ThrottleLodBlock readThrottleLod(size_t level, size_t entity0, size_t entities, size_t bucket0,
+                                   size_t buckets) const;
   // Valid samples per entity of one metric (from the pyramid's top level).
   std::vector<uint64_t> validCounts(SeriesKind kind, std::string_view metric) const;
 

@@ -108,8 +108,17 @@ class SeriesGroupWriter {
       if (!throttle_.valid()) {
         throttle_ = h5::makeAppender<uint32_t>(group_, "throttle_reasons", layout_);
         appendFill(throttle_, throttle::kUnknown, total_);
+        createThrottleLod();
       }
       appendVec(throttle_, table.throttle_reasons);
+      const auto levels = buildThrottleLod(*grid_, table.t_ns, table.throttle_reasons);
+      for (size_t k = 0; k < levels.size(); ++k) {
+        const size_t cols = levels[k].any.size();
+        h5::writeRow(throttleLod_[k][0], H5T_NATIVE_UINT32, static_cast<size_t>(entity),
+                     levels[k].any.data(), cols);
+        h5::writeRow(throttleLod_[k][1], H5T_NATIVE_UINT32, static_cast<size_t>(entity),
+                     levels[k].throttled.data(), cols);
+      }
     } else if (throttle_.valid()) {
       appendFill(throttle_, throttle::kUnknown, n);
     }
@@ -294,6 +303,21 @@ class SeriesGroupWriter {
     return metrics_.back();
   }
 
+  void createThrottleLod() {
+    const uint32_t zero = 0;
+    for (size_t k = 0; k < grid_->levels(); ++k) {
+      h5::Id lg = h5::openGroup(lodGroup_, levelName(k));
+      h5::Id tg = h5::createGroup(lg, "throttle_reasons");
+      const size_t cols = grid_->buckets[k];
+      std::array<h5::Id, 2> ds;
+      ds[0] = h5::create2D(tg, "any", H5T_NATIVE_UINT32, entities_, cols, layout_, &zero,
+                           H5T_NATIVE_UINT32);
+      ds[1] = h5::create2D(tg, "throttled", H5T_NATIVE_UINT32, entities_, cols, layout_, &zero,
+                           H5T_NATIVE_UINT32);
+      throttleLod_.push_back(std::move(ds));
+    }
+  }
+
   void appendValues(MetricCols& m, const std::vector<double>& v) {
     if (m.isDouble) {
       m.values.append(v.data(), v.size());
@@ -342,6 +366,7 @@ class SeriesGroupWriter {
   std::optional<LodGrid> grid_;
   h5::Appender t_, tIndex_, throttle_;
   std::vector<MetricCols> metrics_;
+  std::vector<std::array<h5::Id, 2>> throttleLod_;  // per level: any, throttled
   std::vector<uint64_t> offsets_{0}, indexOffsets_{0};
   std::vector<int64_t> median_, threshold_;
   uint64_t total_ = 0;

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/series_math.h"
+#include "core/throttle_reasons.h"
 #include "format/lod.h"
 #include "format/run_file.h"
 #include "support/synthetic_run.h"
@@ -232,6 +233,49 @@ TEST(StoredPyramid, KernelRowsMatchBuiltPyramids) {
         ASSERT_EQ(b.busy[c], levels[k].busy[c]);
     }
   }
+}
+
+}  // namespace
+}  // namespace wl
+
+namespace wl {
+namespace {
+
+TEST(ThrottleLod, OrOfMasksAndSlowdownCounts) {
+  const std::vector<int64_t> t = {0, 100, 200, 300, 5000, 5100};
+  const std::vector<uint32_t> m = {0x0, 0x4, 0x1, throttle::kUnknown, 0x40 | 0x4, 0x1};
+  const LodGrid g = LodGrid::forTelemetry(0, 6000, 100);  // width_0 = 1024 ns
+  const auto levels = buildThrottleLod(g, t, m);
+  EXPECT_EQ(levels[0].any[0], 0x5u);  // unknown mask left out
+  EXPECT_EQ(levels[0].throttled[0], 1u);
+  EXPECT_EQ(levels[0].any[4], 0x44u | 0x1u);
+  EXPECT_EQ(levels[0].throttled[4], 1u);
+  uint32_t total = 0, any = 0;
+  for (size_t b = 0; b < levels.back().any.size(); ++b) {
+    total += levels.back().throttled[b];
+    any |= levels.back().any[b];
+  }
+  EXPECT_EQ(total, 2u);
+  EXPECT_EQ(any, 0x45u);
+}
+
+TEST(ThrottleLod, StoredBlocksMatchTheSyntheticRun) {
+  test::TempDir dir;
+  const auto src = test::makeSyntheticRun();
+  test::writeSyntheticRun(src, dir / "run.h5");
+  const auto run = RunFile::open(dir / "run.h5");
+  const auto& grid = run->series().grid;
+  const size_t top = grid.levels() - 1;
+  const auto b = run->readThrottleLod(top, 0, 4, 0, grid.buckets[top]);
+  ASSERT_EQ(b.throttled.size(), 4 * grid.buckets[top]);
+  uint64_t throttled0 = 0, throttledOthers = 0;
+  for (size_t i = 0; i < grid.buckets[top]; ++i) {
+    throttled0 += b.throttled[i];
+    for (size_t g = 1; g < 4; ++g)
+      throttledOthers += b.throttled[g * grid.buckets[top] + i];
+  }
+  EXPECT_EQ(throttled0, 20u);  // GPU 0 is power capped from 5 s to 6 s: 20 samples at 20 Hz
+  EXPECT_EQ(throttledOthers, 0u);
 }
 
 }  // namespace
