@@ -17,6 +17,10 @@ QStandardItem* makeItem(const QString& text, TrackTree::Kind kind, int run, int 
   item->setCheckable(true);
   item->setCheckState(Qt::Checked);
   item->setData(kind, TrackTree::KindRole);
+  // Parents follow their children (and checking a parent checks them all).
+  if (kind != TrackTree::MetricItem && kind != TrackTree::StreamItem &&
+      kind != TrackTree::StepsItem)
+    item->setAutoTristate(true);
   item->setData(run, TrackTree::RunRole);
   item->setData(entity, TrackTree::EntityRole);
   if (!metric.isEmpty()) item->setData(metric, TrackTree::MetricRole);
@@ -31,21 +35,59 @@ TrackTree::TrackTree(QWidget* parent) : QTreeView(parent), model_(new QStandardI
   setUniformRowHeights(true);
   setAlternatingRowColors(true);
   header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  // Reorder by dragging within a parent; the timeline follows the tree's order.
+  setDragDropMode(QAbstractItemView::InternalMove);
+  setDefaultDropAction(Qt::MoveAction);
+  setDragEnabled(true);
+  setAcceptDrops(true);
+  setDropIndicatorShown(true);
+  setContextMenuPolicy(Qt::CustomContextMenu);
+  setToolTip(tr("Check to show, uncheck to hide; drag to reorder; right-click to pin to the top"));
+  connect(this, &QWidget::customContextMenuRequested, this, &TrackTree::showContextMenu);
   connect(model_, &QStandardItemModel::itemChanged, this, [this] { emit visibilityChanged(); });
+  connect(model_, &QAbstractItemModel::rowsMoved, this, [this] { emit visibilityChanged(); });
+  connect(model_, &QAbstractItemModel::rowsInserted, this, [this] { emit visibilityChanged(); });
 }
 
 void TrackTree::clear() {
   model_->removeRows(0, model_->rowCount());
-  runs_ = 0;
 }
 
-void TrackTree::addRun(const std::shared_ptr<const RunFile>& run) {
-  const int r = runs_++;
+void TrackTree::showContextMenu(const QPoint& pos) {
+  const QModelIndex idx = indexAt(pos);
+  if (!idx.isValid()) return;
+  QStandardItem* item = model_->itemFromIndex(idx.siblingAtColumn(0));
+  const int kind = item->data(KindRole).toInt();
+  if (kind != MetricItem && kind != StreamItem && kind != StepsItem && kind != GpuItem &&
+      kind != RankItem)
+    return;
+  QMenu menu(this);
+  const bool pinned = item->data(PinnedRole).toBool();
+  menu.addAction(pinned ? tr("Unpin") : tr("Pin to top"), this, [this, item, pinned] {
+    item->setData(!pinned, PinnedRole);
+    QFont f = item->font();
+    f.setBold(!pinned);
+    item->setFont(f);
+    emit visibilityChanged();
+  });
+  menu.addAction(tr("Show only this"), this, [this, item] {
+    // Uncheck every sibling group's leaves except this item's branch.
+    QStandardItem* parent = item->parent();
+    if (!parent) return;
+    for (int i = 0; i < parent->rowCount(); ++i)
+      parent->child(i)->setCheckState(parent->child(i) == item ? Qt::Checked : Qt::Unchecked);
+  });
+  menu.exec(viewport()->mapToGlobal(pos));
+}
+
+void TrackTree::addRun(const std::shared_ptr<const RunFile>& run, int runIndex) {
+  const int r = runIndex;
   const RunInfo& info = run->info();
   QString title =
       QString::fromStdString(info.name.empty() ? run->path().filename().string() : info.name);
   if (info.simulated) title += tr(" [simulated]");
   auto* root = makeItem(title, RunItem, r);
+  root->setDropEnabled(false);
   root->setToolTip(QString::fromStdString(run->path().string()));
   auto* rootDetail = new QStandardItem(QString::fromStdString(info.platform));
   rootDetail->setEditable(false);
@@ -63,12 +105,14 @@ void TrackTree::addRun(const std::shared_ptr<const RunFile>& run) {
         group->appendRow(node);
       }
       auto* gpu = makeItem(tr("GPU %1").arg(g.id), GpuItem, r, g.id);
+      gpu->setDropEnabled(false);
       auto* detail = new QStandardItem(
           tr("local %1%2").arg(g.local_index).arg(g.rank >= 0 ? tr(", rank %1").arg(g.rank) : ""));
       detail->setEditable(false);
       for (const MetricInfo& m : tel.metrics) {
         auto* mi = makeItem(QString::fromStdString(m.label), MetricItem, r, g.id,
                             QString::fromStdString(m.id));
+        mi->setDropEnabled(false);
         auto* unit = new QStandardItem(QString::fromStdString(m.unit));
         unit->setEditable(false);
         gpu->appendRow({mi, unit});
@@ -81,14 +125,26 @@ void TrackTree::addRun(const std::shared_ptr<const RunFile>& run) {
   if (!run->tracks().empty()) {
     auto* group = makeItem(tr("Kernels"), GroupItem, r);
     std::map<int, QStandardItem*> ranks;
+    std::map<int, bool> hasSteps;
+    for (const Iteration& it : run->iterations())
+      hasSteps[it.rank] = true;
+    for (const Annotation& a : run->annotations())
+      hasSteps[a.rank] = true;
     for (size_t t = 0; t < run->tracks().size(); ++t) {
       const TrackInfo& tr_ = run->tracks()[t];
       QStandardItem*& rank = ranks[tr_.rank];
       if (!rank) {
         rank = makeItem(tr("Rank %1").arg(tr_.rank), RankItem, r, tr_.rank);
+        rank->setDropEnabled(false);
         group->appendRow(rank);
+        if (hasSteps[tr_.rank]) {
+          auto* steps = makeItem(tr("Steps & phases"), StepsItem, r, tr_.rank);
+          steps->setDropEnabled(false);
+          rank->appendRow(steps);
+        }
       }
       auto* stream = makeItem(tr("Stream %1").arg(tr_.stream), StreamItem, r, static_cast<int>(t));
+      stream->setDropEnabled(false);
       auto* detail = new QStandardItem(tr("%L1 events").arg(tr_.count));
       detail->setEditable(false);
       rank->appendRow({stream, detail});

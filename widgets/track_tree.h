@@ -4,6 +4,7 @@
 // run > kernels > rank > stream. Items are checkable (show / hide); the timeline follows the
 // check states through visibilityChanged().
 
+#include <QMenu>
 #include <QStandardItemModel>
 #include <QTreeView>
 
@@ -18,12 +19,13 @@ class TrackTree : public QTreeView {
   Q_OBJECT
  public:
   // Item data roles describing what an item stands for.
-  enum Role { KindRole = Qt::UserRole + 1, RunRole, EntityRole, MetricRole };
-  enum Kind { RunItem, GroupItem, NodeItem, GpuItem, MetricItem, RankItem, StreamItem };
+  enum Role { KindRole = Qt::UserRole + 1, RunRole, EntityRole, MetricRole, PinnedRole };
+  enum Kind { RunItem, GroupItem, NodeItem, GpuItem, MetricItem, RankItem, StreamItem, StepsItem };
 
   explicit TrackTree(QWidget* parent = nullptr);
 
-  void addRun(const std::shared_ptr<const RunFile>& run);
+  // Adds a run's tracks; `runIndex` is its index in the timeline's TileStore.
+  void addRun(const std::shared_ptr<const RunFile>& run, int runIndex);
   void clear();
   QStandardItemModel* trackModel() const { return model_; }
 
@@ -31,8 +33,8 @@ class TrackTree : public QTreeView {
   void visibilityChanged();
 
  private:
+  void showContextMenu(const QPoint& pos);
   QStandardItemModel* model_;
-  int runs_ = 0;
 };
 
 }  // namespace wl

@@ -1,72 +1,150 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "gui/main_window.h"
 
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QSettings>
 #include <QStatusBar>
+#include <QStyleFactory>
+#include <QToolBar>
 
 #include "gui/recent_files.h"
 #include "gui/run_session.h"
+#include "kernel_details_view.h"
 #include "run_summary_view.h"
+#include "timeline/timeline_page.h"
 #include "track_tree.h"
 
+// Resources live in a static library: register them explicitly (outside any namespace).
+static void initWattlineResources() {
+  Q_INIT_RESOURCE(wattline);
+}
+
 namespace wl {
+namespace {
+
+QDockWidget* makeDock(QMainWindow* w, const QString& title, const char* name, QWidget* content,
+                      Qt::DockWidgetArea area) {
+  auto* dock = new QDockWidget(title, w);
+  dock->setObjectName(QString::fromLatin1(name));
+  dock->setWidget(content);
+  w->addDockWidget(area, dock);
+  return dock;
+}
+
+QPalette darkPalette() {
+  QPalette p;
+  const QColor window(0x2b, 0x2d, 0x31), base(0x1e, 0x20, 0x24), text(0xe6, 0xe8, 0xeb);
+  p.setColor(QPalette::Window, window);
+  p.setColor(QPalette::WindowText, text);
+  p.setColor(QPalette::Base, base);
+  p.setColor(QPalette::AlternateBase, QColor(0x26, 0x29, 0x2e));
+  p.setColor(QPalette::ToolTipBase, QColor(0x33, 0x37, 0x3e));
+  p.setColor(QPalette::ToolTipText, text);
+  p.setColor(QPalette::Text, text);
+  p.setColor(QPalette::Button, window);
+  p.setColor(QPalette::ButtonText, text);
+  p.setColor(QPalette::Highlight, QColor(0x3d, 0x7e, 0xd6));
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  p.setColor(QPalette::PlaceholderText, QColor(0x8a, 0x90, 0x98));
+  p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x70, 0x74, 0x7a));
+  p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x70, 0x74, 0x7a));
+  return p;
+}
+
+}  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       session_(new RunSession(this)),
+      page_(new TimelinePage(this)),
       tree_(new TrackTree(this)),
-      summary_(new RunSummaryView(this)) {
+      summary_(new RunSummaryView(this)),
+      details_(new KernelDetailsView(this)) {
+  initWattlineResources();
   setWindowTitle(QStringLiteral("Wattline"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/wattline.svg")));
   setAcceptDrops(true);
-  setCentralWidget(summary_);
+  setCentralWidget(page_);
+  makeDock(this, tr("Tracks"), "tracksDock", tree_, Qt::LeftDockWidgetArea);
+  makeDock(this, tr("Run"), "runDock", summary_, Qt::LeftDockWidgetArea);
+  makeDock(this, tr("Kernel details"), "detailsDock", details_, Qt::RightDockWidgetArea);
 
-  auto* dock = new QDockWidget(tr("Tracks"), this);
-  dock->setObjectName(QStringLiteral("tracksDock"));
-  dock->setWidget(tree_);
-  addDockWidget(Qt::LeftDockWidgetArea, dock);
-
-  createMenus();
+  createActions();
   statusBar()->showMessage(tr("Open a run with File > Open or drop a .h5 file on the window."));
 
   connect(session_, &RunSession::openStarted, this,
-          [this](const QString& path) { statusBar()->showMessage(tr("Opening %1...").arg(path)); });
-  connect(session_, &RunSession::runOpened, this,
-          [this](const std::shared_ptr<const RunFile>& run) {
-            tree_->addRun(run);
-            recent_->add(QString::fromStdString(run->path().string()));
-            const RunInfo& i = run->info();
-            statusBar()->showMessage(tr("Opened %1: %2 GPUs, %3 ranks%4")
-                                         .arg(QString::fromStdString(i.name))
-                                         .arg(run->gpus().size())
-                                         .arg(run->ranks().size())
-                                         .arg(i.simulated ? tr(" (simulated)") : QString()));
-            setWindowTitle(QStringLiteral("%1 — Wattline").arg(QString::fromStdString(i.name)));
-          });
+          [this](const QString& path) { statusBar()->showMessage(tr("Opening %1…").arg(path)); });
+  connect(
+      session_, &RunSession::runOpened, this, [this](const std::shared_ptr<const RunFile>& run) {
+        const int index = page_->addRun(run);
+        // Runs of many GPUs start as a heatmap: one row per GPU.
+        if (run->gpus().size() >= 32 && heatmapAction_ && !heatmapAction_->isChecked())
+          heatmapAction_->setChecked(true);
+        tree_->addRun(run, index);
+        details_->setRuns(page_->store()->runs());
+        recent_->add(QString::fromStdString(run->path().string()));
+        const RunInfo& i = run->info();
+        statusBar()->showMessage(tr("Opened %1: %2 GPUs, %3 ranks%4")
+                                     .arg(QString::fromStdString(i.name))
+                                     .arg(run->gpus().size())
+                                     .arg(run->ranks().size())
+                                     .arg(i.simulated ? tr(" (simulated)") : QString()));
+        setWindowTitle(
+            QStringLiteral("%1%2 — Wattline")
+                .arg(QString::fromStdString(i.name), i.simulated ? tr(" [simulated]") : QString()));
+        rebuildRows();
+      });
   connect(session_, &RunSession::runsChanged, this,
           [this] { summary_->setRuns(session_->runs()); });
   connect(session_, &RunSession::openFailed, this, [this](const QString& path, const QString& msg) {
     statusBar()->showMessage(tr("Could not open %1").arg(path), 5000);
     QMessageBox::critical(this, tr("Cannot open run"), msg);
   });
+  connect(tree_, &TrackTree::visibilityChanged, this, &MainWindow::rebuildRows);
+  connect(page_->view(), &TimelineView::kernelSelected, details_, &KernelDetailsView::showKernel);
 
   QSettings s;
   restoreGeometry(s.value("mainWindow/geometry").toByteArray());
   restoreState(s.value("mainWindow/state").toByteArray());
-  if (!s.contains("mainWindow/geometry")) resize(1280, 800);
+  if (!s.contains("mainWindow/geometry")) resize(1400, 880);
 }
 
-void MainWindow::createMenus() {
+void MainWindow::rebuildRows() {
+  RowOptions o;
+  o.heatmap = heatmapAction_ && heatmapAction_->isChecked();
+  if (heatmapMetric_ && !heatmapMetric_->currentData().toString().isEmpty())
+    o.heatmapMetric = heatmapMetric_->currentData().toString().toStdString();
+  page_->setRows(buildRows(*tree_->trackModel(), page_->store()->runs(), o));
+  // The heatmap metric list follows the runs' metrics.
+  if (heatmapMetric_ && !page_->store()->runs().empty()) {
+    const QString current = heatmapMetric_->currentData().toString();
+    heatmapMetric_->blockSignals(true);
+    heatmapMetric_->clear();
+    for (const MetricInfo& m : page_->store()->run(0).series().metrics)
+      heatmapMetric_->addItem(QString::fromStdString(m.label), QString::fromStdString(m.id));
+    const int idx =
+        heatmapMetric_->findData(current.isEmpty() ? QStringLiteral("temp_c") : current);
+    heatmapMetric_->setCurrentIndex(std::max(0, idx));
+    heatmapMetric_->blockSignals(false);
+  }
+}
+
+void MainWindow::createActions() {
+  Viewport* vp = page_->viewport();
+  TimelineView* view = page_->view();
+
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  QAction* open = file->addAction(tr("&Open Run..."), this, &MainWindow::showOpenDialog);
+  QAction* open = file->addAction(tr("&Open Run…"), this, &MainWindow::showOpenDialog);
   open->setShortcut(QKeySequence::Open);
   QMenu* recentMenu = file->addMenu(tr("Open &Recent"));
   recent_ = new RecentFiles(recentMenu, this);
@@ -74,6 +152,8 @@ void MainWindow::createMenus() {
   QAction* closeAll = file->addAction(tr("&Close All Runs"), this, [this] {
     session_->closeAll();
     tree_->clear();
+    page_->clearRuns();
+    details_->setRuns({});
     setWindowTitle(QStringLiteral("Wattline"));
   });
   closeAll->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_W));
@@ -81,13 +161,130 @@ void MainWindow::createMenus() {
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
 
-  QMenu* view = menuBar()->addMenu(tr("&View"));
+  QMenu* nav = menuBar()->addMenu(tr("&Navigate"));
+  QAction* fit = nav->addAction(tr("Fit &All"), vp, &Viewport::fitAll);
+  fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+  fit->setToolTip(tr("Show the whole run (0 or Home in the timeline)"));
+  QAction* fitSel = nav->addAction(tr("Fit &Selection"), vp, &Viewport::fitSelection);
+  fitSel->setToolTip(tr("Zoom to the selected range (F in the timeline)"));
+  QAction* back = nav->addAction(tr("&Back"), vp, &Viewport::goBack);
+  back->setShortcuts({QKeySequence(Qt::ALT | Qt::Key_Left), QKeySequence::Back});
+  QAction* fwd = nav->addAction(tr("&Forward"), vp, &Viewport::goForward);
+  fwd->setShortcuts({QKeySequence(Qt::ALT | Qt::Key_Right), QKeySequence::Forward});
+  auto syncHistory = [vp, back, fwd] {
+    back->setEnabled(vp->canGoBack());
+    fwd->setEnabled(vp->canGoForward());
+  };
+  connect(vp, &Viewport::historyChanged, this, syncHistory);
+  syncHistory();
+  nav->addSeparator();
+  QAction* find = nav->addAction(tr("&Find Kernel…"), page_->findBar(), &FindBar::activate);
+  find->setShortcut(QKeySequence::Find);
+  QAction* findNext = nav->addAction(tr("Find &Next"), page_->findBar(), &FindBar::next);
+  findNext->setShortcut(QKeySequence::FindNext);
+  QAction* findPrev = nav->addAction(tr("Find &Previous"), page_->findBar(), &FindBar::previous);
+  findPrev->setShortcut(QKeySequence::FindPrevious);
+  nav->addSeparator();
+  auto* keys = nav->addAction(tr("Keyboard and mouse…"));
+  connect(keys, &QAction::triggered, this, [this] {
+    QMessageBox::information(
+        this, tr("Keyboard and mouse"),
+        tr("<table cellspacing=4>"
+           "<tr><td><b>W / S</b></td><td>zoom in / out at the cursor</td></tr>"
+           "<tr><td><b>A / D</b>, ← / →</td><td>pan left / right</td></tr>"
+           "<tr><td><b>Ctrl + wheel</b></td><td>zoom at the cursor</td></tr>"
+           "<tr><td><b>Wheel</b></td><td>scroll tracks; Shift + wheel pans</td></tr>"
+           "<tr><td><b>Drag</b></td><td>select a time range</td></tr>"
+           "<tr><td><b>Shift + drag</b>, middle drag</td><td>pan</td></tr>"
+           "<tr><td><b>F</b></td><td>fit the selection (or the selected kernel)</td></tr>"
+           "<tr><td><b>0</b>, Home</td><td>fit the whole run</td></tr>"
+           "<tr><td><b>Esc</b></td><td>clear the selection</td></tr>"
+           "<tr><td><b>Alt + ← / →</b></td><td>zoom history back / forward</td></tr>"
+           "<tr><td><b>Ctrl + F</b>, F3</td><td>find kernels by name, next match</td></tr>"
+           "<tr><td><b>Click</b> a kernel</td><td>details; double-click zooms to it</td></tr>"
+           "<tr><td><b>Click</b> a group label</td><td>fold or unfold it</td></tr>"
+           "</table>"));
+  });
+
+  QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
+  heatmapAction_ = viewMenu->addAction(tr("&Heatmap of GPUs"));
+  heatmapAction_->setCheckable(true);
+  heatmapAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_H));
+  heatmapAction_->setToolTip(tr("One thin row per GPU coloured by a metric (for many GPUs)"));
+  connect(heatmapAction_, &QAction::toggled, this, &MainWindow::rebuildRows);
+  QMenu* yMenu = viewMenu->addMenu(tr("Counter &Y Range"));
+  auto* yGroup = new QActionGroup(this);
+  const std::pair<QString, YMode> yModes[] = {
+      {tr("Shared per metric (hotter GPUs stand out)"), YMode::SharedPerMetric},
+      {tr("Per track (whole run)"), YMode::PerTrack},
+      {tr("Fit visible data"), YMode::FitVisible}};
+  for (const auto& [label, mode] : yModes) {
+    QAction* a = yMenu->addAction(label);
+    a->setCheckable(true);
+    a->setChecked(mode == YMode::SharedPerMetric);
+    yGroup->addAction(a);
+    const YMode m = mode;
+    connect(a, &QAction::triggered, view, [view, m] { view->setYMode(m); });
+  }
+  QMenu* themeMenu = viewMenu->addMenu(tr("&Theme"));
+  auto* themeGroup = new QActionGroup(this);
+  const QString savedTheme = QSettings().value("theme", "system").toString();
+  for (const auto& [label, id] : {std::pair{tr("System"), QStringLiteral("system")},
+                                  std::pair{tr("Light"), QStringLiteral("light")},
+                                  std::pair{tr("Dark"), QStringLiteral("dark")}}) {
+    QAction* a = themeMenu->addAction(label);
+    a->setCheckable(true);
+    a->setChecked(id == savedTheme);
+    themeGroup->addAction(a);
+    const QString themeId = id;
+    connect(a, &QAction::triggered, this, [this, themeId] { applyTheme(themeId); });
+  }
+  viewMenu->addSeparator();
   for (QDockWidget* d : findChildren<QDockWidget*>())
-    view->addAction(d->toggleViewAction());
+    viewMenu->addAction(d->toggleViewAction());
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(keys);
   help->addAction(tr("&About Wattline"), this, &MainWindow::showAbout);
   help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+
+  QToolBar* tb = addToolBar(tr("Main"));
+  tb->setObjectName(QStringLiteral("mainToolbar"));
+  tb->addAction(open);
+  tb->addSeparator();
+  tb->addAction(back);
+  tb->addAction(fwd);
+  tb->addAction(fit);
+  tb->addAction(fitSel);
+  tb->addSeparator();
+  tb->addAction(heatmapAction_);
+  heatmapMetric_ = new QComboBox(this);
+  heatmapMetric_->setToolTip(tr("Metric of the heatmap"));
+  heatmapMetric_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  tb->addWidget(heatmapMetric_);
+  connect(heatmapMetric_, &QComboBox::currentIndexChanged, this, [this] {
+    if (heatmapAction_->isChecked()) rebuildRows();
+  });
+  tb->addSeparator();
+  tb->addAction(find);
+  applyTheme(savedTheme);
+}
+
+void MainWindow::applyTheme(const QString& name) {
+  QSettings().setValue("theme", name);
+  static const QPalette systemPalette = QApplication::palette();
+  if (name == QLatin1String("dark")) {
+    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    QApplication::setPalette(darkPalette());
+    page_->setTheme(Theme::dark());
+  } else if (name == QLatin1String("light")) {
+    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    QApplication::setPalette(QApplication::style()->standardPalette());
+    page_->setTheme(Theme::light());
+  } else {
+    QApplication::setPalette(systemPalette);
+    page_->setTheme(Theme::fromPalette(systemPalette));
+  }
 }
 
 void MainWindow::openRun(const QString& path) {

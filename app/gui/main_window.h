@@ -1,22 +1,28 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The main window wires the parts together: menus, the run session, the track tree dock and the
-// central view. It does little itself.
+// The main window wires the parts together: menus and toolbar, the run session, the timeline page
+// in the centre, and docks for the track tree, run information and kernel details. It does little
+// itself.
 
 #include <QMainWindow>
 
+class QComboBox;
+
 namespace wl {
 
-class RunSession;
+class KernelDetailsView;
 class RecentFiles;
-class TrackTree;
+class RunSession;
 class RunSummaryView;
+class TimelinePage;
+class TrackTree;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
   explicit MainWindow(QWidget* parent = nullptr);
   void openRun(const QString& path);
+  TimelinePage* timeline() const { return page_; }
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -24,14 +30,20 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
 
  private:
-  void createMenus();
+  void createActions();
   void showOpenDialog();
   void showAbout();
+  void rebuildRows();
+  void applyTheme(const QString& name);
 
   RunSession* session_;
   RecentFiles* recent_ = nullptr;
+  TimelinePage* page_;
   TrackTree* tree_;
   RunSummaryView* summary_;
+  KernelDetailsView* details_;
+  QComboBox* heatmapMetric_ = nullptr;
+  QAction* heatmapAction_ = nullptr;
 };
 
 }  // namespace wl

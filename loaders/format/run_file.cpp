@@ -373,6 +373,12 @@ const std::string& RunFile::str(uint32_t id) const {
   return id < strings_->size() ? (*strings_)[id] : kEmpty;
 }
 
+size_t RunFile::stringCount() const {
+  std::lock_guard lock(h5::lock());
+  if (!strings_) strings_ = h5::readStrings(file_, "strings");
+  return strings_->size();
+}
+
 hid_t RunFile::dataset(const std::string& path) const {
   auto it = datasets_.find(path);
   if (it == datasets_.end()) it = datasets_.emplace(path, h5::openDataset(file_, path)).first;
@@ -593,6 +599,7 @@ KernelSlice RunFile::readKernels(size_t track, int64_t t0, int64_t t1) const {
     if (e.start_ns + e.dur_ns > t0 || e.start_ns >= t0) {
       if (slice.events.empty()) slice.first = i0 + i;
       slice.events.push_back(e);
+      slice.index.push_back(i0 + i);
     }
   }
   return slice;

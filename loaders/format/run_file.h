@@ -81,6 +81,7 @@ struct TrackInfo {
 struct KernelSlice {
   size_t first = 0;  // index of events[0] within the track
   std::vector<KernelEvent> events;
+  std::vector<size_t> index;  // each event's index within the track
 };
 
 struct KernelLodBlock {
@@ -117,6 +118,7 @@ class RunFile {
 
   // A string of the string table (kernel names, collective names...).
   const std::string& str(uint32_t id) const;
+  size_t stringCount() const;
 
   // Samples with t in [t0, t1], plus the nearest sample on each side when withNeighbours (so a
   // line can be drawn to the edges of a view). An empty metric id reads timestamps only.

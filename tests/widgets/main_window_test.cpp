@@ -48,12 +48,13 @@ class MainWindowTest : public QObject {
     QCOMPARE(tel->child(1)->child(0)->text(), QString("GPU 2"));
     QCOMPARE(tel->child(1)->child(0)->rowCount(), 4);
     QCOMPARE(tel->child(1)->child(0)->child(0)->text(), QString("Power"));
-    // Kernels > 2 ranks > 2 streams.
+    // Kernels > 2 ranks > steps + 2 streams.
     QStandardItem* kern = run->child(1);
     QCOMPARE(kern->text(), QString("Kernels"));
     QCOMPARE(kern->rowCount(), 2);
-    QCOMPARE(kern->child(0)->rowCount(), 2);
-    QCOMPARE(kern->child(0)->child(1)->text(), QString("Stream 13"));
+    QCOMPARE(kern->child(0)->rowCount(), 3);
+    QCOMPARE(kern->child(0)->child(0)->text(), QString("Steps & phases"));
+    QCOMPARE(kern->child(0)->child(2)->text(), QString("Stream 13"));
     auto* summary = w.findChild<RunSummaryView*>();
     QVERIFY(summary->toPlainText().contains("Simulated run"));
     QVERIFY(summary->toPlainText().contains("TP=2"));

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Geometry from known data, without pixels: spikes survive every zoom, gaps stay gaps, busy
+// fractions of known kernel patterns are exact.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "format/run_writer.h"
+#include "support/temp_dir.h"
+#include "timeline/geometry.h"
+#include "timeline/tile_store.h"
+
+namespace wl {
+namespace {
+
+constexpr int64_t kT0 = 1'700'000'000'000'000'000;
+constexpr int64_t kHour = 3600'000'000'000;
+constexpr int64_t kDt = 50'000'000;  // 20 Hz
+
+// One GPU-hour of power at 20 Hz: 300 W, a single 950 W sample at 1234.5 s, and no samples
+// between 2000 s and 2100 s. One kernel track: a 1 us kernel every 4 us during [10 s, 10.004 s)
+// and one 2 s kernel at 100 s.
+class GeometryTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir = new test::TempDir();
+    RunInfo info;
+    info.name = "geometry";
+    info.start_ns = kT0;
+    info.end_ns = kT0 + kHour;
+    info.sample_interval_s = 0.05;
+    TelemetryTable t;
+    TelemetryColumn p{"power_w", {}};
+    for (int64_t i = 0; i * kDt <= kHour; ++i) {
+      const int64_t ts = i * kDt;
+      if (ts > 2000'000'000'000 && ts < 2100'000'000'000) continue;
+      t.t_ns.push_back(kT0 + ts);
+      p.values.push_back(ts == 1234'500'000'000 ? 950.0 : 300.0);
+    }
+    t.columns = {p};
+    StringTable names;
+    KernelTrack tr{0, 7, 0, {}, {}, {}};
+    for (int i = 0; i < 1000; ++i)
+      tr.events.push_back({kT0 + 10'000'000'000 + int64_t{i} * 4000, 1000, names.intern("k"),
+                           KernelClass::Compute, GpuEventKind::Kernel, i});
+    tr.events.push_back({kT0 + 100'000'000'000, 2'000'000'000, names.intern("long"),
+                         KernelClass::Communication, GpuEventKind::Kernel, -1});
+    RunWriter w(dir->path() / "g.h5", info, std::vector<GpuInfo>(1), {});
+    w.addGpuTelemetry(0, t);
+    w.addKernelTrack(tr, names);
+    w.finish();
+    run = RunFile::open(dir->path() / "g.h5");
+  }
+  static void TearDownTestSuite() {
+    run.reset();
+    delete dir;
+  }
+  void SetUp() override { store.addRun(run); }
+
+  TileFetch loadAll() {
+    return [this](const TileKey& k) { return store.load(k); };
+  }
+  CounterGeometry counter(TimeMapping map) {
+    return buildCounterGeometry(*run,
+                                CounterSource{0, 0, 0, run->series().gapThresholdNs[0], false}, map,
+                                loadAll(), nullptr);
+  }
+
+  static test::TempDir* dir;
+  static std::shared_ptr<const RunFile> run;
+  TileStore store;
+};
+
+test::TempDir* GeometryTest::dir = nullptr;
+std::shared_ptr<const RunFile> GeometryTest::run;
+
+TEST_F(GeometryTest, OneSampleSpikeSurvivesFullZoomOut) {
+  for (double width : {1920.0, 800.0, 100.0}) {
+    const TimeMapping map{kT0, kT0 + kHour, width};
+    const CounterGeometry g = counter(map);
+    ASSERT_FALSE(g.raw()) << width;
+    const auto col = static_cast<size_t>(map.x(kT0 + 1234'500'000'000));
+    float peak = 0;
+    size_t at = 0;
+    for (size_t c = 0; c < g.hi.size(); ++c)
+      if (!std::isnan(g.hi[c]) && g.hi[c] > peak) peak = g.hi[c], at = c;
+    EXPECT_EQ(peak, 950.0f) << "width " << width;
+    EXPECT_LE(std::abs(static_cast<long>(at) - static_cast<long>(col)), 1) << "width " << width;
+    EXPECT_EQ(g.visibleMax, 950.0f);
+    EXPECT_EQ(g.visibleMin, 300.0f);
+  }
+}
+
+TEST_F(GeometryTest, SpikeSurvivesAtEveryZoomLevelAroundIt) {
+  const int64_t spike = kT0 + 1234'500'000'000;
+  for (int64_t span = kHour; span >= 1'000'000'000; span /= 3) {
+    const TimeMapping map{spike - span / 3, spike - span / 3 + span, 1920};
+    const CounterGeometry g = counter(map);
+    float peak = 0;
+    if (g.raw()) {
+      for (const auto& p : g.points)
+        peak = std::max(peak, p.v);
+    } else {
+      for (float h : g.hi)
+        if (!std::isnan(h)) peak = std::max(peak, h);
+    }
+    EXPECT_EQ(peak, 950.0f) << "span " << span << " level " << g.level;
+  }
+}
+
+TEST_F(GeometryTest, GapStaysAGapInEnvelopeAndRawModes) {
+  // Envelope: columns strictly inside the 100 s gap have no data.
+  {
+    const TimeMapping map{kT0, kT0 + kHour, 1920};
+    const CounterGeometry g = counter(map);
+    const double x0 = map.x(kT0 + 2001'000'000'000), x1 = map.x(kT0 + 2099'000'000'000);
+    size_t empty = 0, total = 0;
+    for (auto c = static_cast<size_t>(std::ceil(x0)) + 1; c + 1 < static_cast<size_t>(x1);
+         ++c, ++total)
+      empty += std::isnan(g.lo[c]) ? 1 : 0;
+    EXPECT_GT(total, 40u);
+    EXPECT_EQ(empty, total);
+    EXPECT_FALSE(std::isnan(g.lo[static_cast<size_t>(map.x(kT0 + 1900'000'000'000))]));
+  }
+  // Raw: the line breaks at the gap (a new segment starts at the first sample after it).
+  {
+    const TimeMapping map{kT0 + 1999'000'000'000, kT0 + 2101'000'000'000, 20000};
+    const CounterGeometry g = counter(map);
+    ASSERT_TRUE(g.raw());
+    ASSERT_EQ(g.segmentStarts.size(), 2u);
+    const auto& after = g.points[g.segmentStarts[1]];
+    EXPECT_NEAR(after.x, map.x(kT0 + 2100'000'000'000), 1e-6);
+  }
+}
+
+TEST_F(GeometryTest, LevelChoiceFollowsPixelWidth) {
+  const LodGrid& grid = run->series().grid;
+  EXPECT_EQ(chooseLevel(grid, static_cast<double>(grid.widths_ns[0]) - 1), -1);
+  EXPECT_EQ(chooseLevel(grid, static_cast<double>(grid.widths_ns[0])), 0);
+  EXPECT_EQ(chooseLevel(grid, static_cast<double>(grid.widths_ns[1]) * 1.5), 1);
+  EXPECT_EQ(chooseLevel(grid, 1e30), static_cast<int>(grid.levels()) - 1);
+}
+
+TEST_F(GeometryTest, BusyFractionOfAKnownKernelPatternFromPyramid) {
+  // 10.000 s to 10.004 s holds 1000 kernels of 1 us every 4 us: 25% busy. A view 40 ms wide at
+  // 400 px puts 100 us in a pixel; the 40 pixels over the pattern are 25% busy compute.
+  const TimeMapping map{kT0 + 9'980'000'000, kT0 + 10'020'000'000, 400};
+  const KernelGeometry g = buildKernelGeometry(*run, KernelSource{0, 0}, map, loadAll(), nullptr);
+  const auto c0 = static_cast<size_t>(std::ceil(map.x(kT0 + 10'000'000'000)));
+  const auto c1 = static_cast<size_t>(std::floor(map.x(kT0 + 10'004'000'000)));
+  ASSERT_GT(c1, c0 + 30);
+  for (size_t c = c0 + 1; c + 1 < c1; ++c)
+    EXPECT_NEAR(g.busy[0][c], 0.25, 0.03) << "column " << c << " level " << g.level;
+  EXPECT_NEAR(g.busy[0][c0 - 5], 0.0, 1e-6);
+  EXPECT_TRUE(g.boxes.empty());
+}
+
+TEST_F(GeometryTest, BusyFractionFromRawEventsWhenZoomedIn) {
+  // 8 us over 800 px: 10 ns per pixel; kernels are 100 px wide boxes.
+  const TimeMapping map{kT0 + 10'000'000'000, kT0 + 10'000'008'000, 800};
+  const KernelGeometry g = buildKernelGeometry(*run, KernelSource{0, 0}, map, loadAll(), nullptr);
+  ASSERT_TRUE(g.raw());
+  ASSERT_EQ(g.boxes.size(), 2u);
+  EXPECT_NEAR(g.boxes[0].x0, 0.0, 1e-9);
+  EXPECT_NEAR(g.boxes[0].x1, 100.0, 1e-9);
+  EXPECT_NEAR(g.boxes[1].x0, 400.0, 1e-9);
+  // Sub-pixel events become busy fractions: 40 ns over 4 ms per pixel... zoom out to 1 us/px.
+  const TimeMapping wide{kT0 + 10'000'000'000, kT0 + 10'000'400'000, 400};
+  const KernelGeometry w = buildKernelGeometry(*run, KernelSource{0, 0}, wide, loadAll(), nullptr);
+  ASSERT_TRUE(w.raw());
+  double busy = 0;
+  for (float f : w.busy[0])
+    busy += f;
+  // 100 kernels of 1 us in 400 us: exactly their boxes' width in pixels (1 px each) or busy.
+  EXPECT_NEAR(busy + static_cast<double>(w.boxes.size()), 100.0, 1e-3);
+}
+
+TEST_F(GeometryTest, LongKernelIsOneBoxAcrossRawTiles) {
+  const TimeMapping map{kT0 + 99'000'000'000, kT0 + 103'000'000'000, 4000};  // 1 ms per pixel
+  const KernelGeometry g = buildKernelGeometry(*run, KernelSource{0, 0}, map, loadAll(), nullptr);
+  if (g.raw()) {
+    ASSERT_EQ(g.boxes.size(), 1u);
+    EXPECT_NEAR(g.boxes[0].x1 - g.boxes[0].x0, 2000.0, 1e-6);
+  } else {
+    double comm = 0;
+    for (float f : g.busy[1])
+      comm += f;
+    EXPECT_NEAR(comm, 2000.0, 2.0);  // 2 s of 1 ms pixels
+  }
+}
+
+TEST_F(GeometryTest, MissingTilesAreReportedAndCoarserLevelsStandIn) {
+  // Only the top level is in memory: the geometry uses it and lists the wanted tiles.
+  const LodGrid& grid = run->series().grid;
+  const int top = static_cast<int>(grid.levels()) - 1;
+  store.load(TileKey{0, TileKind::CounterLod, 0, 0, top, 0});
+  const TileFetch memoryOnly = [this](const TileKey& k) { return store.find(k); };
+  const TimeMapping map{kT0, kT0 + kHour / 10, 1920};
+  std::vector<TileKey> missing;
+  const CounterGeometry g = buildCounterGeometry(*run, CounterSource{0, 0, 0, 1'000'000'000, false},
+                                                 map, memoryOnly, &missing);
+  EXPECT_FALSE(g.complete);
+  EXPECT_EQ(g.level, top);
+  ASSERT_FALSE(missing.empty());
+  EXPECT_LT(missing.front().level, top);
+}
+
+}  // namespace
+}  // namespace wl

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Keyboard and mouse on the timeline through QTest (offscreen), and a screenshot comparison of
+// the bundled sample against a reference image with a tolerance.
+#include <QApplication>
+#include <QDir>
+#include <QScrollBar>
+#include <QSignalSpy>
+#include <QWheelEvent>
+#include <QtTest>
+
+#include <cmath>
+
+#include "gui/main_window.h"
+#include "kernel_details_view.h"
+#include "support/synthetic_run.h"
+#include "support/temp_dir.h"
+#include "timeline/timeline_page.h"
+
+using namespace wl;  // NOLINT: test file
+
+namespace {
+
+// Processes events until the tile store is idle and the view has repainted with every tile.
+void settle(TimelinePage* page) {
+  for (int i = 0; i < 200; ++i) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    page->view()->viewport()->repaint();
+    if (page->store()->pending() == 0) {
+      QCoreApplication::processEvents();
+      page->view()->viewport()->repaint();
+      if (page->store()->pending() == 0) return;
+    }
+    QTest::qWait(10);
+  }
+}
+
+}  // namespace
+
+class TimelineInteractionTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QApplication::setOrganizationName("WattlineTest");
+    QApplication::setApplicationName("WattlineTimelineTest");
+    QSettings().clear();
+    QSettings().setValue("theme", "light");
+    src = test::makeSyntheticRun();
+    test::writeSyntheticRun(src, dir.path() / "run.h5");
+  }
+
+  void init() {
+    window = std::make_unique<MainWindow>();
+    window->resize(1400, 900);
+    window->show();
+    page = window->timeline();
+    QSignalSpy boundsSet(page->viewport(), &Viewport::boundsChanged);
+    window->openRun(QString::fromStdString((dir.path() / "run.h5").string()));
+    QVERIFY(boundsSet.wait(10000));
+    settle(page);
+    view = page->view();
+    vp = page->viewport();
+  }
+
+  void cleanup() { window.reset(); }
+
+  void keysZoomAndPan() {
+    const TimeRange all = vp->range();
+    QCOMPARE(all, (TimeRange{src.info.start_ns, src.info.end_ns}));
+    QTest::keyClick(view, Qt::Key_W);  // zoom in by 0.8 around the centre, twice
+    QCOMPARE(vp->range().span(),
+             static_cast<int64_t>(std::llround(0.8 * static_cast<double>(all.span()))));
+    QTest::keyClick(view, Qt::Key_W);
+    const TimeRange in = vp->range();
+    QCOMPARE(in.span(), static_cast<int64_t>(std::llround(0.64 * static_cast<double>(all.span()))));
+    QCOMPARE(in.start + in.span() / 2, all.start + all.span() / 2);
+    QTest::keyClick(view, Qt::Key_D);  // pan right by 15% of the span (room is left)
+    const TimeRange right = vp->range();
+    QCOMPARE(right.start - in.start, static_cast<int64_t>(0.15 * static_cast<double>(in.span())));
+    QTest::keyClick(view, Qt::Key_A);
+    QCOMPARE(vp->range(), in);
+    QTest::keyClick(view, Qt::Key_S);
+    QTest::keyClick(view, Qt::Key_S);
+    QCOMPARE(vp->range().span(), all.span());
+    QTest::keyClick(view, Qt::Key_W);
+    QTest::keyClick(view, Qt::Key_0);
+    QCOMPARE(vp->range(), all);
+    // History: back returns to the zoomed view.
+    vp->goBack();
+    QVERIFY(vp->range().span() < all.span());
+  }
+
+  void ctrlWheelZoomsAtTheCursor() {
+    const TimeMapping before = view->mapping();
+    const QPoint at(TimelineView::kLabelWidth + 300, 200);
+    const int64_t anchor = before.t(300);
+    QWheelEvent wheel(at, view->viewport()->mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton,
+                      Qt::ControlModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(view->viewport(), &wheel);
+    const TimeMapping after = view->mapping();
+    QVERIFY(after.span() < before.span());
+    QVERIFY(std::abs(after.t(300) - anchor) <= static_cast<int64_t>(after.nsPerPx()) + 1);
+  }
+
+  void dragSelectsAndFFits() {
+    QWidget* vw = view->viewport();
+    const TimeMapping map = view->mapping();
+    const int y = 120;
+    QTest::mousePress(vw, Qt::LeftButton, Qt::NoModifier,
+                      QPoint(TimelineView::kLabelWidth + 100, y));
+    QTest::mouseMove(vw, QPoint(TimelineView::kLabelWidth + 200, y));
+    QTest::mouseMove(vw, QPoint(TimelineView::kLabelWidth + 300, y));
+    QTest::mouseRelease(vw, Qt::LeftButton, Qt::NoModifier,
+                        QPoint(TimelineView::kLabelWidth + 300, y));
+    QVERIFY(vp->selection().has_value());
+    QCOMPARE(vp->selection()->start, map.t(100));
+    QCOMPARE(vp->selection()->end, map.t(300));
+    QTest::keyClick(view, Qt::Key_F);
+    const int64_t margin = vp->selection()->span() / 20;
+    QCOMPARE(vp->range(), (TimeRange{map.t(100) - margin, map.t(300) + margin}));
+    QTest::keyClick(view, Qt::Key_Escape);
+    QVERIFY(!vp->selection().has_value());
+  }
+
+  void shiftDragPans() {
+    QTest::keyClick(view, Qt::Key_W);
+    QTest::keyClick(view, Qt::Key_W);
+    const TimeRange before = vp->range();
+    const double nsPerPx = view->mapping().nsPerPx();
+    QWidget* vw = view->viewport();
+    const int y = 120;
+    QTest::mousePress(vw, Qt::LeftButton, Qt::ShiftModifier,
+                      QPoint(TimelineView::kLabelWidth + 400, y));
+    QTest::mouseMove(vw, QPoint(TimelineView::kLabelWidth + 300, y));
+    QTest::mouseRelease(vw, Qt::LeftButton, Qt::ShiftModifier,
+                        QPoint(TimelineView::kLabelWidth + 300, y));
+    const int64_t moved = vp->range().start - before.start;
+    QVERIFY(std::abs(static_cast<double>(moved) - 100 * nsPerPx) <= nsPerPx);
+    QVERIFY(!vp->selection().has_value());
+  }
+
+  void clickingAKernelShowsItsDetails() {
+    // Zoom into the first tenth of the run so kernels are wide boxes, then click one.
+    vp->setRange({src.info.start_ns, src.info.start_ns + 200'000'000});
+    settle(page);
+    // Find the kernel row of rank 0, stream 13 (communication) and its first box.
+    QRectF rowRect;
+    int y = -1;
+    for (int py = 0; py < view->viewport()->height(); ++py) {
+      const TrackRow* r = view->rowAt(QPoint(TimelineView::kLabelWidth + 10, py), &rowRect);
+      if (r && r->kind == RowKind::Kernels && r->label == "Stream 13") {
+        y = static_cast<int>(rowRect.center().y());
+        break;
+      }
+    }
+    if (y < 0) {
+      view->verticalScrollBar()->setValue(view->verticalScrollBar()->maximum());
+      settle(page);
+      for (int py = 0; py < view->viewport()->height(); ++py) {
+        const TrackRow* r = view->rowAt(QPoint(TimelineView::kLabelWidth + 10, py), &rowRect);
+        if (r && r->kind == RowKind::Kernels && r->label == "Stream 13") {
+          y = static_cast<int>(rowRect.center().y());
+          break;
+        }
+      }
+    }
+    QVERIFY(y >= 0);
+    // Comm kernel k starts at t0 + k*step + step/4 and lasts step/2; click inside the first one.
+    const int64_t step = (src.info.end_ns - src.info.start_ns) / 201;
+    const TimeMapping map = view->mapping();
+    const int x = TimelineView::kLabelWidth + static_cast<int>(map.x(src.info.start_ns + step / 2));
+    QSignalSpy selected(view, &TimelineView::kernelSelected);
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(x, y));
+    QVERIFY2(selected.count() == 1, qPrintable(view->tooltipAt(QPoint(x, y))));
+    const KernelRef k = view->selectedKernel();
+    QVERIFY(k.valid());
+    QCOMPARE(k.event, 0L);
+    QCOMPARE(k.data.start_ns, src.info.start_ns + step / 4);
+    auto* details = window->findChild<KernelDetailsView*>();
+    QVERIFY(details->toPlainText().contains("ncclDevKernel_AllReduce_Sum_bf16_RING_LL"));
+    QVERIFY(details->toPlainText().contains("allreduce"));
+    QVERIFY(details->toPlainText().contains("[0, 1]"));
+    // The tooltip over the same kernel names it with its duration.
+    const QString tip = view->tooltipAt(QPoint(x, y));
+    QVERIFY2(tip.contains("ncclDevKernel_AllReduce_Sum_bf16_RING_LL"), qPrintable(tip));
+  }
+
+  void findNextRevealsMatches() {
+    FindBar* find = page->findBar();
+    find->searchNow("memcpy");
+    QCOMPARE(find->matchCount(), static_cast<size_t>(2 * 20));  // every 10th of 200, two ranks
+    QSignalSpy selected(view, &TimelineView::kernelSelected);
+    find->next();
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(view->selectedKernel().data.start_ns, src.info.start_ns);  // the first memcpy
+    find->next();
+    find->previous();
+    QCOMPARE(find->current(), 0);
+  }
+
+  void foldingAGroupHidesItsTracks() {
+    const size_t before = view->rows().size();
+    QString key;
+    for (const TrackRow& r : view->rows())
+      if (r.kind == RowKind::GroupHeader && r.gpu == 0) key = r.key;
+    QVERIFY(!key.isEmpty());
+    view->setCollapsed(key, true);
+    QVERIFY(view->isCollapsed(key));
+    QCOMPARE(view->rows().size(), before);  // rows stay; the layout skips them
+    QRectF rr;
+    const TrackRow* second = view->rowAt(QPoint(10, 24 + 20 + 5), &rr);  // below run + GPU 0 header
+    QVERIFY(second);
+    QCOMPARE(second->kind, RowKind::GroupHeader);
+    QCOMPARE(second->gpu, 1);
+  }
+
+  void heatmapModeShowsOneRowPerGpu() {
+    auto* action = window->findChild<QAction*>();
+    (void)action;
+    for (QAction* a : window->findChildren<QAction*>())
+      if (a->text().contains("Heatmap")) a->setChecked(true);
+    int heatmaps = 0;
+    for (const TrackRow& r : view->rows())
+      if (r.kind == RowKind::Heatmap) {
+        ++heatmaps;
+        QCOMPARE(r.height, 14 * 4);
+      }
+    QCOMPARE(heatmaps, 1);
+    settle(page);
+    // Hovering a heatmap cell names its GPU.
+    for (int py = 0; py < view->viewport()->height(); ++py) {
+      QRectF rr;
+      const TrackRow* r = view->rowAt(QPoint(TimelineView::kLabelWidth + 50, py), &rr);
+      if (r && r->kind == RowKind::Heatmap) {
+        const QString tip = view->tooltipAt(
+            QPoint(TimelineView::kLabelWidth + 50, static_cast<int>(rr.top() + 14 * 2 + 5)));
+        QVERIFY2(tip.contains("GPU 2"), qPrintable(tip));
+        return;
+      }
+    }
+    QFAIL("no heatmap row on screen");
+  }
+
+  void screenshotMatchesReference() {
+    window->resize(1400, 900);
+    QTest::keyClick(view, Qt::Key_0);
+    settle(page);
+    const QImage shot = page->grab().toImage().convertToFormat(QImage::Format_RGB32);
+    const QString ref = QStringLiteral(WATTLINE_TEST_DATA "/screenshots/timeline-synthetic.png");
+    if (qEnvironmentVariableIsSet("WATTLINE_UPDATE_SCREENSHOTS") || !QFile::exists(ref)) {
+      QDir().mkpath(QFileInfo(ref).absolutePath());
+      QVERIFY(shot.save(ref));
+      QSKIP("reference screenshot written; run again to compare");
+    }
+    const QImage want = QImage(ref).convertToFormat(QImage::Format_RGB32);
+    QCOMPARE(shot.size(), want.size());
+    qint64 differ = 0;
+    for (int y = 0; y < shot.height(); ++y) {
+      const auto* a = reinterpret_cast<const QRgb*>(shot.constScanLine(y));
+      const auto* b = reinterpret_cast<const QRgb*>(want.constScanLine(y));
+      for (int x = 0; x < shot.width(); ++x) {
+        const int d =
+            std::max({std::abs(qRed(a[x]) - qRed(b[x])), std::abs(qGreen(a[x]) - qGreen(b[x])),
+                      std::abs(qBlue(a[x]) - qBlue(b[x]))});
+        if (d > 40) ++differ;
+      }
+    }
+    const double frac = static_cast<double>(differ) / (shot.width() * shot.height());
+    if (frac > 0.03) shot.save(QDir::temp().filePath("timeline-synthetic-actual.png"));
+    QVERIFY2(frac <= 0.03,
+             qPrintable(QString("%1% of pixels differ (actual saved to %2)")
+                            .arg(frac * 100)
+                            .arg(QDir::temp().filePath("timeline-synthetic-actual.png"))));
+  }
+
+ private:
+  test::TempDir dir;
+  test::SyntheticRun src;
+  std::unique_ptr<MainWindow> window;
+  TimelinePage* page = nullptr;
+  TimelineView* view = nullptr;
+  Viewport* vp = nullptr;
+};
+
+QTEST_MAIN(TimelineInteractionTest)
+#include "timeline_interaction_test.moc"

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "timeline/geometry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "core/throttle_reasons.h"
+#include "timeline/tile_store.h"
+
+namespace wl {
+namespace {
+
+size_t columnsOf(const TimeMapping& map) {
+  return static_cast<size_t>(std::max(0.0, std::ceil(map.width)));
+}
+
+// Tile indices [first, last] of a level covering the mapping's range.
+std::pair<int64_t, int64_t> lodTiles(const LodGrid& g, size_t level, const TimeMapping& map) {
+  const auto b0 = static_cast<int64_t>(g.bucketOf(level, map.t0));
+  const auto b1 = static_cast<int64_t>(g.bucketOf(level, map.t1));
+  return {b0 / static_cast<int64_t>(kTileBuckets), b1 / static_cast<int64_t>(kTileBuckets)};
+}
+
+std::pair<int64_t, int64_t> rawTiles(const LodGrid& g, const TimeMapping& map) {
+  const int64_t w = g.widths_ns[0] * static_cast<int64_t>(kTileBuckets);
+  const int64_t last = static_cast<int64_t>((g.buckets[0] - 1) / kTileBuckets);
+  auto idx = [&](int64_t t) { return std::clamp<int64_t>((t - g.origin_ns) / w, 0, last); };
+  return {idx(map.t0), idx(map.t1)};
+}
+
+// Fetches every tile of [first, last]; returns them if all are there, else records the missing
+// ones (when `missing` is given) and returns nullopt.
+std::optional<std::vector<TilePtr>> fetchAll(TileKey key, std::pair<int64_t, int64_t> range,
+                                             const TileFetch& fetch,
+                                             std::vector<TileKey>* missing) {
+  std::vector<TilePtr> tiles;
+  bool all = true;
+  for (int64_t i = range.first; i <= range.second; ++i) {
+    key.index = i;
+    TilePtr t = fetch(key);
+    if (!t) {
+      all = false;
+      if (missing)
+        missing->push_back(key);
+      else
+        return std::nullopt;
+    }
+    tiles.push_back(std::move(t));
+  }
+  if (!all) return std::nullopt;
+  return tiles;
+}
+
+// Columns [c0, c1] covered by the time span [a, b) (at least the column of a).
+std::pair<long, long> columnsCovered(const TimeMapping& map, int64_t a, int64_t b) {
+  const double x0 = map.x(a), x1 = map.x(b);
+  const long c0 = static_cast<long>(std::floor(x0));
+  long c1 = static_cast<long>(std::ceil(x1)) - 1;
+  if (x1 - x0 <= 1.0 || c1 < c0) c1 = c0;
+  return {c0, c1};
+}
+
+void mergeBand(std::vector<ThrottleBand>& bands, double x0, double x1, uint32_t reasons) {
+  if (!bands.empty() && x0 <= bands.back().x1 + 0.5 && bands.back().reasons == reasons) {
+    bands.back().x1 = std::max(bands.back().x1, x1);
+    return;
+  }
+  bands.push_back({x0, x1, reasons});
+}
+
+void envelopeFromLod(CounterGeometry& g, const LodGrid& grid, size_t level,
+                     const std::vector<TilePtr>& tiles, const TimeMapping& map) {
+  const size_t cols = columnsOf(map);
+  g.lo.assign(cols, kNaNf);
+  g.hi.assign(cols, kNaNf);
+  const int64_t w = grid.widths_ns[level];
+  for (const TilePtr& tp : tiles) {
+    const auto& t = std::get<CounterLodTile>(*tp);
+    for (size_t i = 0; i < t.count.size(); ++i) {
+      if (t.count[i] == 0) continue;
+      const int64_t bs = grid.bucketStart(level, t.bucket0 + i);
+      auto [c0, c1] = columnsCovered(map, bs, bs + w);
+      if (c1 < 0 || c0 >= static_cast<long>(cols)) continue;
+      c0 = std::max(c0, 0L);
+      c1 = std::min(c1, static_cast<long>(cols) - 1);
+      for (long c = c0; c <= c1; ++c) {
+        float& lo = g.lo[static_cast<size_t>(c)];
+        float& hi = g.hi[static_cast<size_t>(c)];
+        lo = std::isnan(lo) ? t.min[i] : std::min(lo, t.min[i]);
+        hi = std::isnan(hi) ? t.max[i] : std::max(hi, t.max[i]);
+      }
+    }
+  }
+  for (size_t c = 0; c < cols; ++c) {
+    if (std::isnan(g.lo[c])) continue;
+    g.visibleMin = std::isnan(g.visibleMin) ? g.lo[c] : std::min(g.visibleMin, g.lo[c]);
+    g.visibleMax = std::isnan(g.visibleMax) ? g.hi[c] : std::max(g.visibleMax, g.hi[c]);
+  }
+}
+
+// Concatenates raw tiles: each tile's own samples, plus the sample before the first tile and the
+// sample after the last (the tiles carry one neighbour on each side).
+template <typename Tile, typename F>
+void forEachRawSample(const std::vector<TilePtr>& tiles, F f) {
+  for (size_t j = 0; j < tiles.size(); ++j) {
+    const auto& t = std::get<Tile>(*tiles[j]);
+    for (size_t k = 0; k < t.t.size(); ++k) {
+      const bool own = t.t[k] >= t.t0 && t.t[k] < t.t1;
+      const bool lead = j == 0 && t.t[k] < t.t0;
+      const bool trail = j + 1 == tiles.size() && t.t[k] >= t.t1;
+      if (own || lead || trail) f(t, k);
+    }
+  }
+}
+
+void polylineFromRaw(CounterGeometry& g, const std::vector<TilePtr>& tiles, const TimeMapping& map,
+                     int64_t gapNs) {
+  int64_t prevT = 0;
+  bool open = false;
+  forEachRawSample<CounterRawTile>(tiles, [&](const CounterRawTile& t, size_t k) {
+    const float v = t.v[k];
+    if (!std::isfinite(v)) {
+      open = false;
+      return;
+    }
+    if (!open || t.t[k] - prevT > gapNs) g.segmentStarts.push_back(g.points.size());
+    g.points.push_back({map.x(t.t[k]), v});
+    prevT = t.t[k];
+    open = true;
+    const double x = g.points.back().x;
+    if (x >= 0 && x <= map.width) {
+      g.visibleMin = std::isnan(g.visibleMin) ? v : std::min(g.visibleMin, v);
+      g.visibleMax = std::isnan(g.visibleMax) ? v : std::max(g.visibleMax, v);
+    }
+  });
+}
+
+void bandsFromRaw(CounterGeometry& g, const std::vector<TilePtr>& tiles, const TimeMapping& map,
+                  int64_t gapNs) {
+  struct S {
+    int64_t t;
+    uint32_t m;
+  };
+  std::vector<S> s;
+  forEachRawSample<ThrottleRawTile>(tiles, [&](const ThrottleRawTile& t, size_t k) {
+    s.push_back({t.t[k], t.masks[k]});
+  });
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i].m == throttle::kUnknown) continue;
+    const uint32_t r = s[i].m & throttle::kSlowdownMask;
+    if (!r) continue;
+    const int64_t end = i + 1 < s.size() && s[i + 1].t - s[i].t <= gapNs ? s[i + 1].t : s[i].t + 1;
+    const double x0 = map.x(s[i].t), x1 = std::max(map.x(end), x0 + 1.0);
+    if (x1 < 0 || x0 > map.width) continue;
+    mergeBand(g.bands, x0, x1, r);
+  }
+}
+
+void bandsFromLod(CounterGeometry& g, const LodGrid& grid, size_t level,
+                  const std::vector<TilePtr>& tiles, const TimeMapping& map) {
+  const int64_t w = grid.widths_ns[level];
+  for (const TilePtr& tp : tiles) {
+    const auto& t = std::get<ThrottleLodTile>(*tp);
+    for (size_t i = 0; i < t.any.size(); ++i) {
+      if (t.throttled[i] == 0) continue;
+      const int64_t bs = grid.bucketStart(level, t.bucket0 + i);
+      const double x0 = map.x(bs), x1 = std::max(map.x(bs + w), x0 + 1.0);
+      if (x1 < 0 || x0 > map.width) continue;
+      mergeBand(g.bands, x0, x1, t.any[i] & throttle::kSlowdownMask);
+    }
+  }
+}
+
+}  // namespace
+
+int chooseLevel(const LodGrid& grid, double nsPerPx) {
+  int best = -1;
+  for (size_t k = 0; k < grid.levels(); ++k)
+    if (static_cast<double>(grid.widths_ns[k]) <= nsPerPx) best = static_cast<int>(k);
+  return best;
+}
+
+CounterGeometry buildCounterGeometry(const RunFile& run, const CounterSource& src,
+                                     const TimeMapping& map, const TileFetch& fetch,
+                                     std::vector<TileKey>* missing) {
+  CounterGeometry g;
+  const SeriesGroupMeta& tel = run.series(SeriesKind::Gpu);
+  const LodGrid& grid = tel.grid;
+  if (grid.levels() == 0 || map.span() <= 0) return g;
+  const int want = chooseLevel(grid, map.nsPerPx());
+  const bool bands = src.throttleBands && tel.hasThrottle;
+
+  TileKey base{src.run, TileKind::CounterLod, src.gpu, src.metric, 0, 0};
+  TileKey bandBase{src.run, TileKind::ThrottleLod, src.gpu, -1, 0, 0};
+
+  // The wanted level first (recording what is missing), then coarser complete levels.
+  for (int level = want; level < static_cast<int>(grid.levels()); ++level) {
+    const bool first = level == want;
+    std::vector<TileKey>* miss = first ? missing : nullptr;
+    if (level < 0) {
+      TileKey raw = base;
+      raw.kind = TileKind::CounterRaw;
+      raw.level = -1;
+      auto tiles = fetchAll(raw, rawTiles(grid, map), fetch, miss);
+      std::optional<std::vector<TilePtr>> bandTiles;
+      if (bands) {
+        TileKey rb = bandBase;
+        rb.kind = TileKind::ThrottleRaw;
+        rb.level = -1;
+        bandTiles = fetchAll(rb, rawTiles(grid, map), fetch, miss);
+      }
+      if (!tiles || (bands && !bandTiles)) continue;
+      g.level = -1;
+      g.complete = first;
+      polylineFromRaw(g, *tiles, map, src.gapThresholdNs);
+      if (bands) bandsFromRaw(g, *bandTiles, map, src.gapThresholdNs);
+      return g;
+    }
+    TileKey k = base;
+    k.level = level;
+    auto tiles = fetchAll(k, lodTiles(grid, static_cast<size_t>(level), map), fetch, miss);
+    std::optional<std::vector<TilePtr>> bandTiles;
+    if (bands) {
+      TileKey bk = bandBase;
+      bk.level = level;
+      bandTiles = fetchAll(bk, lodTiles(grid, static_cast<size_t>(level), map), fetch, miss);
+    }
+    if (!tiles || (bands && !bandTiles)) continue;
+    g.level = level;
+    g.complete = first;
+    envelopeFromLod(g, grid, static_cast<size_t>(level), *tiles, map);
+    if (bands) bandsFromLod(g, grid, static_cast<size_t>(level), *bandTiles, map);
+    return g;
+  }
+  g.complete = false;
+  return g;
+}
+
+namespace {
+
+// Draws raw events: boxes for those at least a pixel wide, busy fractions for the others.
+void kernelsFromRaw(KernelGeometry& g, const std::vector<TilePtr>& tiles, const TimeMapping& map) {
+  const size_t cols = g.busy[0].size();
+  for (size_t j = 0; j < tiles.size(); ++j) {
+    const auto& t = std::get<KernelRawTile>(*tiles[j]);
+    for (size_t i = 0; i < t.events.size(); ++i) {
+      const KernelEvent& e = t.events[i];
+      // An event that began in an earlier tile was taken from that tile.
+      if (j > 0 && e.start_ns < t.t0) continue;
+      const int64_t end = e.start_ns + e.dur_ns;
+      if (end < map.t0 || e.start_ns >= map.t1) continue;
+      const double x0 = map.x(e.start_ns), x1 = map.x(end);
+      if (x1 - x0 >= 1.0) {
+        g.boxes.push_back({x0, x1, e.cls, e.name, t.index[i], e.start_ns, e.dur_ns});
+        continue;
+      }
+      auto& busy = g.busy[static_cast<size_t>(e.cls) % kKernelClassCount];
+      const long c0 = static_cast<long>(std::floor(x0));
+      const long c1 = static_cast<long>(std::floor(x1));
+      for (long c = std::max(c0, 0L); c <= std::min(c1, static_cast<long>(cols) - 1); ++c) {
+        const double lo = std::max(x0, static_cast<double>(c));
+        const double hi = std::min(x1, static_cast<double>(c + 1));
+        if (hi > lo) busy[static_cast<size_t>(c)] += static_cast<float>(hi - lo);
+      }
+    }
+  }
+}
+
+void kernelsFromLod(KernelGeometry& g, const LodGrid& grid, size_t level,
+                    const std::vector<TilePtr>& tiles, const TimeMapping& map) {
+  const size_t cols = g.busy[0].size();
+  const double nsPerPx = map.nsPerPx();
+  const int64_t w = grid.widths_ns[level];
+  // A bucket narrower than a pixel adds its share of the pixel's time; a wider one (a coarser
+  // fallback level) paints its fraction over every column it covers.
+  const double share = static_cast<double>(w) < nsPerPx ? static_cast<double>(w) / nsPerPx : 1.0;
+  for (const TilePtr& tp : tiles) {
+    const auto& t = std::get<KernelLodTile>(*tp);
+    for (size_t i = 0; i < t.count.size(); ++i) {
+      const int64_t bs = grid.bucketStart(level, t.bucket0 + i);
+      auto [c0, c1] = columnsCovered(map, bs, bs + w);
+      if (c1 < 0 || c0 >= static_cast<long>(cols)) continue;
+      for (long c = std::max(c0, 0L); c <= std::min(c1, static_cast<long>(cols) - 1); ++c)
+        for (size_t cl = 0; cl < kKernelClassCount; ++cl)
+          g.busy[cl][static_cast<size_t>(c)] += static_cast<float>(t.busy[cl][i] * share);
+    }
+  }
+}
+
+// Events the pyramid level counts inside the mapping's range.
+uint64_t eventsInView(const LodGrid& grid, size_t level, const std::vector<TilePtr>& tiles,
+                      const TimeMapping& map) {
+  uint64_t n = 0;
+  const size_t b0 = grid.bucketOf(level, map.t0), b1 = grid.bucketOf(level, map.t1);
+  for (const TilePtr& tp : tiles) {
+    const auto& t = std::get<KernelLodTile>(*tp);
+    for (size_t i = 0; i < t.count.size(); ++i)
+      if (t.bucket0 + i >= b0 && t.bucket0 + i <= b1) n += t.count[i];
+  }
+  return n;
+}
+
+}  // namespace
+
+KernelGeometry buildKernelGeometry(const RunFile& run, const KernelSource& src,
+                                   const TimeMapping& map, const TileFetch& fetch,
+                                   std::vector<TileKey>* missing) {
+  KernelGeometry g;
+  const LodGrid& grid = run.kernelGrid();
+  const size_t cols = columnsOf(map);
+  for (auto& b : g.busy)
+    b.assign(cols, 0.0f);
+  if (grid.levels() == 0 || map.span() <= 0) return g;
+  // Raw events are drawn when the view holds few enough of them (so wide kernels are boxes with
+  // names, whatever the zoom); otherwise the coarsest pyramid level no wider than a pixel.
+  const uint64_t rawBudget = std::max<uint64_t>(4000, 2 * cols);
+  const int want = chooseLevel(grid, map.nsPerPx());
+  bool tryRaw = want < 0;
+  if (!tryRaw) {
+    TileKey k{src.run, TileKind::KernelLod, src.track, -1, want, 0};
+    auto tiles = fetchAll(k, lodTiles(grid, static_cast<size_t>(want), map), fetch, nullptr);
+    if (tiles && eventsInView(grid, static_cast<size_t>(want), *tiles, map) <= rawBudget)
+      tryRaw = true;
+  }
+  if (tryRaw) {
+    TileKey k{src.run, TileKind::KernelRaw, src.track, -1, -1, 0};
+    if (auto tiles = fetchAll(k, rawTiles(grid, map), fetch, missing)) {
+      g.level = -1;
+      kernelsFromRaw(g, *tiles, map);
+      return g;
+    }
+  }
+  const int first = std::max(want, 0);
+  for (int level = first; level < static_cast<int>(grid.levels()); ++level) {
+    const bool wanted = level == first && !tryRaw;
+    TileKey k{src.run, TileKind::KernelLod, src.track, -1, level, 0};
+    auto tiles = fetchAll(k, lodTiles(grid, static_cast<size_t>(level), map), fetch,
+                          wanted ? missing : nullptr);
+    if (!tiles) continue;
+    g.level = level;
+    g.complete = wanted;
+    kernelsFromLod(g, grid, static_cast<size_t>(level), *tiles, map);
+    return g;
+  }
+  g.complete = false;
+  return g;
+}
+
+HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metric, bool useMax,
+                                     const TimeMapping& map, const TileFetch& fetch,
+                                     std::vector<TileKey>* missing) {
+  HeatmapGeometry g;
+  const SeriesGroupMeta& tel = run.series(SeriesKind::Gpu);
+  const LodGrid& grid = tel.grid;
+  g.rows = tel.entities;
+  g.columns = columnsOf(map);
+  g.values.assign(g.rows * g.columns, kNaNf);
+  if (grid.levels() == 0 || g.rows == 0 || map.span() <= 0) return g;
+  const int want = std::max(0, chooseLevel(grid, map.nsPerPx()));
+  std::vector<float> sum(g.values.size(), 0.0f);
+  std::vector<uint16_t> n(g.values.size(), 0);
+  for (int level = want; level < static_cast<int>(grid.levels()); ++level) {
+    const bool first = level == want;
+    TileKey k{runIndex, TileKind::Heatmap, -1, metric, level, 0};
+    auto tiles = fetchAll(k, lodTiles(grid, static_cast<size_t>(level), map), fetch,
+                          first ? missing : nullptr);
+    if (!tiles) continue;
+    g.level = level;
+    g.complete = first;
+    const int64_t w = grid.widths_ns[static_cast<size_t>(level)];
+    for (const TilePtr& tp : *tiles) {
+      const auto& t = std::get<HeatmapTile>(*tp);
+      for (size_t b = 0; b < t.buckets; ++b) {
+        const int64_t bs = grid.bucketStart(static_cast<size_t>(level), t.bucket0 + b);
+        auto [c0, c1] = columnsCovered(map, bs, bs + w);
+        if (c1 < 0 || c0 >= static_cast<long>(g.columns)) continue;
+        c0 = std::max(c0, 0L);
+        c1 = std::min(c1, static_cast<long>(g.columns) - 1);
+        for (size_t e = 0; e < t.entities; ++e) {
+          const float v = useMax ? t.max[e * t.buckets + b] : t.mean[e * t.buckets + b];
+          if (std::isnan(v)) continue;
+          for (long c = c0; c <= c1; ++c) {
+            const size_t at = e * g.columns + static_cast<size_t>(c);
+            if (useMax) {
+              g.values[at] = std::isnan(g.values[at]) ? v : std::max(g.values[at], v);
+            } else {
+              sum[at] += v;
+              ++n[at];
+            }
+          }
+        }
+      }
+    }
+    if (!useMax)
+      for (size_t i = 0; i < g.values.size(); ++i)
+        if (n[i]) g.values[i] = sum[i] / static_cast<float>(n[i]);
+    return g;
+  }
+  g.complete = false;
+  return g;
+}
+
+}  // namespace wl

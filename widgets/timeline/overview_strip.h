@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The overview strip: the whole run at a glance (mean and max power over all GPUs, and where any
+// GPU throttled) with the current view and selection marked. Click to centre the view there, drag
+// the view box to move it, drag elsewhere to show that range.
+
+#include <QWidget>
+
+#include <optional>
+
+#include "timeline/theme.h"
+#include "timeline/tile_store.h"
+#include "timeline/viewport.h"
+
+namespace wl {
+
+class OverviewStrip : public QWidget {
+  Q_OBJECT
+ public:
+  OverviewStrip(Viewport* viewport, TileStore* store, int labelWidth, QWidget* parent = nullptr);
+  void setTheme(const Theme& t) {
+    theme_ = t;
+    update();
+  }
+  // Recomputes the summary curve after runs were added.
+  void refresh();
+  QSize sizeHint() const override { return {400, 46}; }
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+
+ private:
+  double xOf(int64_t t) const;
+  int64_t timeAt(double x) const;
+  Viewport* vp_;
+  TileStore* store_;
+  int labelWidth_;
+  Theme theme_ = Theme::light();
+  QString metricLabel_;
+  // Summary per top-level bucket of run 0: time, mean over GPUs, max over GPUs, throttled.
+  struct Point {
+    int64_t t0, t1;
+    float mean, max;
+    bool throttled;
+  };
+  std::vector<Point> points_;
+  float maxValue_ = 1;
+  enum class Drag { None, Move, Range } drag_ = Drag::None;
+  int64_t grabOffset_ = 0;
+  int64_t dragStart_ = 0;
+};
+
+}  // namespace wl

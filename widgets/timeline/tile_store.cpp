@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "timeline/tile_store.h"
+
+#include <QMetaObject>
+
+#include <cmath>
+
+namespace wl {
+
+size_t tileBytes(const TileData& d) {
+  return std::visit(
+      [](const auto& t) -> size_t {
+        using T = std::decay_t<decltype(t)>;
+        if constexpr (std::is_same_v<T, CounterLodTile>)
+          return t.min.size() * 16 + 64;
+        else if constexpr (std::is_same_v<T, CounterRawTile>)
+          return t.t.size() * 12 + 64;
+        else if constexpr (std::is_same_v<T, ThrottleLodTile>)
+          return t.any.size() * 8 + 64;
+        else if constexpr (std::is_same_v<T, ThrottleRawTile>)
+          return t.t.size() * 12 + 64;
+        else if constexpr (std::is_same_v<T, KernelLodTile>)
+          return t.count.size() * 20 + 64;
+        else if constexpr (std::is_same_v<T, KernelRawTile>)
+          return t.events.size() * (sizeof(KernelEvent) + 4) + 64;
+        else
+          return t.mean.size() * 12 + 64;
+      },
+      d);
+}
+
+TileStore::TileStore(QObject* parent, size_t budgetBytes)
+    : QObject(parent), budget_(budgetBytes), worker_([this] { workerLoop(); }) {}
+
+TileStore::~TileStore() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  worker_.join();
+}
+
+int TileStore::addRun(std::shared_ptr<const RunFile> run) {
+  std::lock_guard lock(mutex_);
+  runs_.push_back(std::move(run));
+  return static_cast<int>(runs_.size()) - 1;
+}
+
+void TileStore::clear() {
+  std::lock_guard lock(mutex_);
+  runs_.clear();
+  cache_.clear();
+  lru_.clear();
+  bytes_ = 0;
+  queue_.clear();
+  queued_.clear();
+  failed_.clear();
+  ++generation_;
+}
+
+TilePtr TileStore::find(const TileKey& key) {
+  std::lock_guard lock(mutex_);
+  auto it = cache_.find(key);
+  if (it == cache_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second.second);
+  return it->second.first;
+}
+
+void TileStore::request(const std::vector<TileKey>& keys) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.clear();
+    queued_.clear();
+    for (const TileKey& k : keys) {
+      if (cache_.count(k) || queued_.count(k) || failed_.count(k)) continue;
+      queue_.push_back(k);
+      queued_.insert(k);
+    }
+  }
+  wake_.notify_one();
+}
+
+size_t TileStore::pending() const {
+  std::lock_guard lock(mutex_);
+  return queue_.size() + (loading_ ? 1 : 0);
+}
+
+size_t TileStore::bytesInUse() const {
+  std::lock_guard lock(mutex_);
+  return bytes_;
+}
+
+TilePtr TileStore::load(const TileKey& key) {
+  if (TilePtr t = find(key)) return t;
+  TilePtr t = readTile(key);
+  if (t) insert(key, t);
+  return t;
+}
+
+std::pair<int64_t, int64_t> TileStore::rawTileSpan(const LodGrid& grid, int64_t index) {
+  const int64_t w =
+      grid.widths_ns.empty() ? 1 : grid.widths_ns[0] * static_cast<int64_t>(kTileBuckets);
+  const int64_t t0 = grid.origin_ns + index * w;
+  return {t0, t0 + w};
+}
+
+void TileStore::insert(const TileKey& key, TilePtr tile) {
+  std::lock_guard lock(mutex_);
+  if (cache_.count(key)) return;
+  lru_.push_front(key);
+  cache_.emplace(key, std::make_pair(tile, lru_.begin()));
+  bytes_ += tileBytes(*tile);
+  while (bytes_ > budget_ && lru_.size() > 1) {
+    const TileKey old = lru_.back();
+    auto it = cache_.find(old);
+    bytes_ -= tileBytes(*it->second.first);
+    cache_.erase(it);
+    lru_.pop_back();
+  }
+}
+
+TilePtr TileStore::readTile(const TileKey& key) const {
+  std::shared_ptr<const RunFile> runPtr;
+  {
+    std::lock_guard lock(mutex_);
+    if (key.run < 0 || static_cast<size_t>(key.run) >= runs_.size()) return nullptr;
+    runPtr = runs_[static_cast<size_t>(key.run)];
+  }
+  const RunFile& run = *runPtr;
+  const SeriesGroupMeta& tel = run.series(SeriesKind::Gpu);
+  const auto T = kTileBuckets;
+  auto metricId = [&]() -> std::string {
+    if (key.metric < 0 || static_cast<size_t>(key.metric) >= tel.metrics.size()) return {};
+    return tel.metrics[static_cast<size_t>(key.metric)].id;
+  };
+  const auto entity = static_cast<size_t>(std::max(key.entity, 0));
+  const size_t b0 = static_cast<size_t>(key.index) * T;
+
+  switch (key.kind) {
+    case TileKind::CounterLod: {
+      const LodBlock b = run.readLod(SeriesKind::Gpu, metricId(), static_cast<size_t>(key.level),
+                                     entity, 1, b0, T);
+      CounterLodTile t;
+      t.bucket0 = b.bucket0;
+      t.min = b.min;
+      t.max = b.max;
+      t.count = b.count;
+      t.mean.resize(b.count.size());
+      for (size_t i = 0; i < b.count.size(); ++i)
+        t.mean[i] = b.count[i] == 0 ? kNaNf
+                    : b.dt[i] > 0   ? static_cast<float>(b.wsum[i] / b.dt[i])
+                                    : 0.5f * (b.min[i] + b.max[i]);
+      return std::make_shared<const TileData>(std::move(t));
+    }
+    case TileKind::CounterRaw:
+    case TileKind::ThrottleRaw: {
+      const auto [t0, t1] = rawTileSpan(tel.grid, key.index);
+      const std::string id = key.kind == TileKind::CounterRaw ? metricId() : std::string();
+      Samples s = run.readSamples(SeriesKind::Gpu, entity, id, t0, t1 - 1, true);
+      if (key.kind == TileKind::CounterRaw) {
+        CounterRawTile t;
+        t.t0 = t0, t.t1 = t1;
+        t.t = std::move(s.t_ns);
+        t.v.assign(s.v.begin(), s.v.end());
+        return std::make_shared<const TileData>(std::move(t));
+      }
+      ThrottleRawTile t;
+      t.t0 = t0, t.t1 = t1;
+      t.masks = run.readThrottle(entity, s.first, s.t_ns.size());
+      t.t = std::move(s.t_ns);
+      t.masks.resize(t.t.size(), 0xFFFFFFFFu);
+      return std::make_shared<const TileData>(std::move(t));
+    }
+    case TileKind::ThrottleLod: {
+      const auto b = run.readThrottleLod(static_cast<size_t>(key.level), entity, 1, b0, T);
+      ThrottleLodTile t;
+      t.bucket0 = b.bucket0;
+      t.any = b.any;
+      t.throttled = b.throttled;
+      return std::make_shared<const TileData>(std::move(t));
+    }
+    case TileKind::KernelLod: {
+      const KernelLodBlock b = run.readKernelLod(entity, static_cast<size_t>(key.level), b0, T);
+      KernelLodTile t;
+      t.bucket0 = b.bucket0;
+      t.busy = b.busy;
+      t.count = b.count;
+      return std::make_shared<const TileData>(std::move(t));
+    }
+    case TileKind::KernelRaw: {
+      const auto [t0, t1] = rawTileSpan(run.kernelGrid(), key.index);
+      KernelSlice s = run.readKernels(entity, t0, t1);
+      KernelRawTile t;
+      t.t0 = t0, t.t1 = t1;
+      t.events = std::move(s.events);
+      t.index.assign(s.index.begin(), s.index.end());
+      return std::make_shared<const TileData>(std::move(t));
+    }
+    case TileKind::Heatmap: {
+      const LodBlock b = run.readLod(SeriesKind::Gpu, metricId(), static_cast<size_t>(key.level), 0,
+                                     tel.entities, b0, T);
+      HeatmapTile t;
+      t.bucket0 = b.bucket0;
+      t.buckets = b.buckets;
+      t.entities = b.entities;
+      t.mean.resize(b.count.size());
+      t.min = b.min;
+      t.max = b.max;
+      for (size_t i = 0; i < b.count.size(); ++i)
+        t.mean[i] = b.count[i] == 0 ? kNaNf
+                    : b.dt[i] > 0   ? static_cast<float>(b.wsum[i] / b.dt[i])
+                                    : 0.5f * (b.min[i] + b.max[i]);
+      return std::make_shared<const TileData>(std::move(t));
+    }
+  }
+  return nullptr;
+}
+
+void TileStore::workerLoop() {
+  for (;;) {
+    TileKey key;
+    uint64_t gen = 0;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      key = queue_.front();
+      queue_.pop_front();
+      queued_.erase(key);
+      loading_ = true;
+      gen = generation_;
+    }
+    TilePtr tile;
+    try {
+      tile = readTile(key);
+    } catch (const std::exception&) {
+      // A damaged region: leave the tile out; the view shows no data there.
+    }
+    bool notify = false;
+    {
+      std::lock_guard lock(mutex_);
+      loading_ = false;
+      if (gen != generation_) continue;
+      if (!tile) failed_.insert(key);
+    }
+    if (tile) insert(key, tile);
+    {
+      std::lock_guard lock(mutex_);
+      // One notification per burst: the UI repaints once for many tiles.
+      if (!notifyPending_) {
+        notifyPending_ = true;
+        notify = true;
+      }
+    }
+    if (notify) {
+      QMetaObject::invokeMethod(
+          this,
+          [this] {
+            {
+              std::lock_guard lock(mutex_);
+              notifyPending_ = false;
+            }
+            emit tilesArrived();
+          },
+          Qt::QueuedConnection);
+    }
+  }
+}
+
+}  // namespace wl

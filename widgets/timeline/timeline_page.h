@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The timeline page: overview strip, time ruler, the tracks and the find bar, all following one
+// Viewport and drawing from one TileStore.
+
+#include <QWidget>
+
+#include <memory>
+
+#include "timeline/find_bar.h"
+#include "timeline/overview_strip.h"
+#include "timeline/time_ruler.h"
+#include "timeline/timeline_view.h"
+
+namespace wl {
+
+class TimelinePage : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TimelinePage(QWidget* parent = nullptr);
+
+  Viewport* viewport() const { return viewport_; }
+  TileStore* store() const { return store_; }
+  TimelineView* view() const { return view_; }
+  FindBar* findBar() const { return find_; }
+  TimeRuler* ruler() const { return ruler_; }
+  OverviewStrip* overview() const { return overview_; }
+
+  // Adds a run; returns its index in the store. The view's bounds become the union of all runs.
+  int addRun(const std::shared_ptr<const RunFile>& run);
+  void clearRuns();
+  void setRows(std::vector<TrackRow> rows) { view_->setRows(std::move(rows)); }
+  void setTheme(const Theme& theme);
+
+ private:
+  Viewport* viewport_;
+  TileStore* store_;
+  OverviewStrip* overview_;
+  TimeRuler* ruler_;
+  TimelineView* view_;
+  FindBar* find_;
+};
+
+}  // namespace wl

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "timeline/timeline_renderer.h"
+
+#include <QFontMetricsF>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/metrics.h"
+#include "core/time_format.h"
+
+namespace wl {
+namespace {
+
+template <class... Ts>
+struct Overload : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overload(Ts...) -> Overload<Ts...>;
+
+QString numberText(double v) {
+  const double a = std::fabs(v);
+  if (a >= 1e6) return QString::number(v, 'g', 3);
+  if (a >= 100 || v == std::floor(v)) return QString::number(v, 'f', 0);
+  if (a >= 10) return QString::number(v, 'f', 1);
+  return QString::number(v, 'f', 2);
+}
+
+}  // namespace
+
+TimelineRenderer::TimelineRenderer(TileStore& store) : store_(store) {}
+
+void TimelineRenderer::clearCaches() {
+  cache_.clear();
+  extents_.clear();
+  nodeSeparators_.clear();
+  lastRange_.clear();
+}
+
+template <typename G, typename Build>
+const G* TimelineRenderer::cached(const TrackRow& row, const TimeMapping& map, Build build) {
+  const std::string key = row.key.toStdString();
+  auto it = cache_.find(key);
+  if (it != cache_.end() && it->second.map == map && it->second.epoch == epoch_ &&
+      std::holds_alternative<G>(it->second.geom))
+    return &std::get<G>(it->second.geom);
+  Cached c{map, epoch_, build()};
+  auto& slot = cache_[key];
+  slot = std::move(c);
+  return &std::get<G>(slot.geom);
+}
+
+const CounterGeometry* TimelineRenderer::counterGeometry(const TrackRow& row,
+                                                         const TimeMapping& map,
+                                                         const TileFetch& fetch,
+                                                         std::vector<TileKey>* missing) {
+  const RunFile& run = store_.run(row.run);
+  return cached<CounterGeometry>(row, map, [&] {
+    CounterSource src;
+    src.run = row.run;
+    src.gpu = row.gpu;
+    src.metric = row.metric;
+    src.gapThresholdNs = run.series().gapThresholdNs[static_cast<size_t>(row.gpu)];
+    return buildCounterGeometry(run, src, map, fetch, missing);
+  });
+}
+
+const KernelGeometry* TimelineRenderer::kernelGeometry(const TrackRow& row, const TimeMapping& map,
+                                                       const TileFetch& fetch,
+                                                       std::vector<TileKey>* missing) {
+  const RunFile& run = store_.run(row.run);
+  return cached<KernelGeometry>(row, map, [&] {
+    return buildKernelGeometry(run, KernelSource{row.run, row.track}, map, fetch, missing);
+  });
+}
+
+const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const TrackRow& row,
+                                                         const TimeMapping& map,
+                                                         const TileFetch& fetch,
+                                                         std::vector<TileKey>* missing) {
+  const RunFile& run = store_.run(row.run);
+  return cached<HeatmapGeometry>(row, map, [&] {
+    return buildHeatmapGeometry(run, row.run, row.metric, heatmapMax_, map, fetch, missing);
+  });
+}
+
+const std::vector<std::pair<float, float>>& TimelineRenderer::extents(int run, int metric) {
+  const auto key = std::make_pair(run, metric);
+  auto it = extents_.find(key);
+  if (it != extents_.end()) return it->second;
+  const RunFile& rf = store_.run(run);
+  const SeriesGroupMeta& tel = rf.series();
+  std::vector<std::pair<float, float>> out(tel.entities, {kNaNf, kNaNf});
+  if (tel.grid.levels() > 0) {
+    const int top = static_cast<int>(tel.grid.levels()) - 1;
+    const int64_t tiles =
+        static_cast<int64_t>((tel.grid.buckets.back() + kTileBuckets - 1) / kTileBuckets);
+    for (int64_t i = 0; i < tiles; ++i) {
+      TilePtr tp;
+      try {
+        tp = store_.load(TileKey{run, TileKind::Heatmap, -1, metric, top, i});
+      } catch (const std::exception&) {
+      }
+      if (!tp) continue;
+      const auto& t = std::get<HeatmapTile>(*tp);
+      for (size_t e = 0; e < t.entities; ++e)
+        for (size_t b = 0; b < t.buckets; ++b) {
+          const float lo = t.min[e * t.buckets + b], hi = t.max[e * t.buckets + b];
+          if (std::isnan(lo)) continue;
+          auto& [mn, mx] = out[e];
+          mn = std::isnan(mn) ? lo : std::min(mn, lo);
+          mx = std::isnan(mx) ? hi : std::max(mx, hi);
+        }
+    }
+  }
+  return extents_.emplace(key, std::move(out)).first->second;
+}
+
+namespace {
+
+ValueRange niceRange(std::string_view metric, std::string_view unit, float lo, float hi) {
+  if (unit == "%") return {0, 100};
+  if (std::isnan(lo) || std::isnan(hi)) return {0, 1};
+  double mn = lo, mx = hi;
+  const bool temperature = unit == "C";
+  if (!temperature && mn >= 0 &&
+      (metric == metric::kPower || metric == metric::kSmClock || metric == metric::kMemClock ||
+       mn < 0.3 * mx))
+    mn = 0;
+  if (temperature) mn = std::floor(mn - 2);
+  if (mx <= mn) mx = mn + 1;
+  mx += 0.05 * (mx - mn);
+  return {mn, mx};
+}
+
+}  // namespace
+
+ValueRange TimelineRenderer::valueRange(const TrackRow& row, const CounterGeometry* g) {
+  const RunFile& run = store_.run(row.run);
+  const MetricInfo& m = run.series().metrics[static_cast<size_t>(row.metric)];
+  float lo = kNaNf, hi = kNaNf;
+  switch (yMode_) {
+    case YMode::SharedPerMetric:
+      for (const auto& [a, b] : extents(row.run, row.metric)) {
+        if (std::isnan(a)) continue;
+        lo = std::isnan(lo) ? a : std::min(lo, a);
+        hi = std::isnan(hi) ? b : std::max(hi, b);
+      }
+      break;
+    case YMode::PerTrack: {
+      const auto& e = extents(row.run, row.metric)[static_cast<size_t>(row.gpu)];
+      lo = e.first;
+      hi = e.second;
+      break;
+    }
+    case YMode::FitVisible:
+      if (g) {
+        lo = g->visibleMin;
+        hi = g->visibleMax;
+      }
+      break;
+  }
+  return niceRange(m.id, m.unit, lo, hi);
+}
+
+ValueRange TimelineRenderer::heatmapRange(int run, int metric) {
+  float lo = kNaNf, hi = kNaNf;
+  for (const auto& [a, b] : extents(run, metric)) {
+    if (std::isnan(a)) continue;
+    lo = std::isnan(lo) ? a : std::min(lo, a);
+    hi = std::isnan(hi) ? b : std::max(hi, b);
+  }
+  if (std::isnan(lo)) return {0, 1};
+  if (hi <= lo) hi = lo + 1;
+  return {lo, hi};
+}
+
+void TimelineRenderer::paintRow(QPainter& p, const TrackRow& row, const QRectF& rect,
+                                double labelWidth, const TimeMapping& map, const TileFetch& fetch,
+                                std::vector<TileKey>* missing, bool collapsed,
+                                const Highlight& highlight) {
+  const QRectF label(rect.left(), rect.top(), labelWidth, rect.height());
+  const QRectF content(rect.left() + labelWidth, rect.top(), rect.width() - labelWidth,
+                       rect.height());
+  paintContent(p, row, content, map, fetch, missing, highlight);
+  paintLabel(p, row, label, collapsed);
+  p.setPen(QPen(theme_.separator, 1.0));
+  p.drawLine(QPointF(rect.left(), rect.bottom() - 0.5), QPointF(rect.right(), rect.bottom() - 0.5));
+}
+
+void TimelineRenderer::paintLabel(QPainter& p, const TrackRow& row, const QRectF& r,
+                                  bool collapsed) {
+  const bool header = row.kind == RowKind::RunHeader || row.kind == RowKind::GroupHeader;
+  p.fillRect(r, header ? theme_.headerBackground : theme_.labelBackground);
+  p.setPen(QPen(theme_.separator, 1.0));
+  p.drawLine(QPointF(r.right() - 0.5, r.top()), QPointF(r.right() - 0.5, r.bottom()));
+  QFont f = p.font();
+  const double base = f.pointSizeF() > 0 ? f.pointSizeF() : 9.0;
+  const QRectF text = r.adjusted(6, 0, -6, 0);
+  switch (row.kind) {
+    case RowKind::RunHeader: {
+      f.setBold(true);
+      p.setFont(f);
+      p.setPen(theme_.text);
+      p.drawText(text, Qt::AlignVCenter | Qt::AlignLeft,
+                 QFontMetricsF(f).elidedText(row.label, Qt::ElideRight, text.width()));
+      break;
+    }
+    case RowKind::GroupHeader: {
+      const QString arrow = collapsed ? QStringLiteral("▸ ") : QStringLiteral("▾ ");
+      f.setBold(true);
+      p.setFont(f);
+      p.setPen(theme_.text);
+      const QString s = arrow + row.label;
+      p.drawText(text, Qt::AlignVCenter | Qt::AlignLeft, s);
+      const double w = QFontMetricsF(f).horizontalAdvance(s) + 8;
+      f.setBold(false);
+      f.setPointSizeF(base * 0.85);
+      p.setFont(f);
+      p.setPen(theme_.mutedText);
+      p.drawText(text.adjusted(w, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                 QFontMetricsF(f).elidedText(row.detail, Qt::ElideRight, text.width() - w));
+      break;
+    }
+    case RowKind::Counter: {
+      p.setFont(f);
+      p.setPen(theme_.text);
+      const QString unit =
+          row.detail.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(row.detail);
+      p.drawText(text.adjusted(8, 0, -34, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                 QFontMetricsF(f).elidedText(row.label + unit, Qt::ElideRight, text.width() - 42));
+      const auto it = lastRange_.find({row.run, row.metric * 100000 + row.gpu});
+      if (it != lastRange_.end()) {
+        f.setPointSizeF(base * 0.8);
+        p.setFont(f);
+        p.setPen(theme_.mutedText);
+        p.drawText(text, Qt::AlignTop | Qt::AlignRight, numberText(it->second.max));
+        p.drawText(text, Qt::AlignBottom | Qt::AlignRight, numberText(it->second.min));
+      }
+      break;
+    }
+    case RowKind::Heatmap: {
+      p.setFont(f);
+      p.setPen(theme_.text);
+      p.drawText(text.adjusted(0, 2, 0, 0), Qt::AlignTop | Qt::AlignLeft, row.label);
+      const ValueRange vr = heatmapRange(row.run, row.metric);
+      const QRectF bar(text.left(), text.top() + 22, std::min(120.0, text.width()), 8);
+      for (int i = 0; i < static_cast<int>(bar.width()); ++i)
+        p.fillRect(QRectF(bar.left() + i, bar.top(), 1, bar.height()),
+                   theme_.heat(i / bar.width()));
+      f.setPointSizeF(base * 0.8);
+      p.setFont(f);
+      p.setPen(theme_.mutedText);
+      p.drawText(QRectF(bar.left(), bar.bottom() + 1, bar.width(), 14),
+                 Qt::AlignLeft | Qt::AlignTop, numberText(vr.min));
+      p.drawText(QRectF(bar.left(), bar.bottom() + 1, bar.width(), 14),
+                 Qt::AlignRight | Qt::AlignTop, numberText(vr.max));
+      p.drawText(text.adjusted(0, 48, 0, 0), Qt::AlignTop | Qt::AlignLeft, row.detail);
+      break;
+    }
+    case RowKind::Kernels:
+    case RowKind::Steps: {
+      p.setFont(f);
+      p.setPen(theme_.text);
+      p.drawText(text.adjusted(8, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, row.label);
+      if (!row.detail.isEmpty() && r.height() >= 20) {
+        f.setPointSizeF(base * 0.8);
+        p.setFont(f);
+        p.setPen(theme_.mutedText);
+        p.drawText(text, Qt::AlignVCenter | Qt::AlignRight, row.detail);
+      }
+      break;
+    }
+  }
+  p.setFont(QFont(f.family(), static_cast<int>(base)));
+}
+
+void TimelineRenderer::paintContent(QPainter& p, const TrackRow& row, const QRectF& c,
+                                    const TimeMapping& map, const TileFetch& fetch,
+                                    std::vector<TileKey>* missing, const Highlight& highlight) {
+  switch (row.kind) {
+    case RowKind::RunHeader:
+    case RowKind::GroupHeader:
+      p.fillRect(c, theme_.headerBackground);
+      return;
+    case RowKind::Counter: {
+      p.fillRect(c, theme_.trackBackground);
+      const CounterGeometry* g = counterGeometry(row, map, fetch, missing);
+      const ValueRange vr = valueRange(row, g);
+      lastRange_[{row.run, row.metric * 100000 + row.gpu}] = vr;
+      paintThrottleBands(p, c, g->bands, theme_);
+      p.setPen(QPen(theme_.gridLine, 1.0, Qt::DotLine));
+      for (double v : niceTicks(vr.min, vr.max, 2)) {
+        const double y = vr.y(v, c);
+        if (y > c.top() + 2 && y < c.bottom() - 2)
+          p.drawLine(QPointF(c.left(), y), QPointF(c.right(), y));
+      }
+      const RunFile& run = store_.run(row.run);
+      const std::string& id = run.series().metrics[static_cast<size_t>(row.metric)].id;
+      paintCounter(p, c.adjusted(0, 3, 0, -2), *g, vr, theme_.metricColor(id), theme_);
+      return;
+    }
+    case RowKind::Kernels: {
+      p.fillRect(c, theme_.trackAltBackground);
+      const KernelGeometry* g = kernelGeometry(row, map, fetch, missing);
+      const RunFile& run = store_.run(row.run);
+      const long hl =
+          highlight.run == row.run && highlight.track == row.track ? highlight.event : -1;
+      paintKernels(
+          p, c, *g, theme_, [&run](uint32_t id) { return QString::fromStdString(run.str(id)); },
+          hl);
+      return;
+    }
+    case RowKind::Steps:
+      p.fillRect(c, theme_.trackBackground);
+      paintSteps(p, row, c, map);
+      return;
+    case RowKind::Heatmap: {
+      p.fillRect(c, theme_.trackAltBackground);
+      const RunFile& run = store_.run(row.run);
+      const HeatmapGeometry* g = heatmapGeometry(row, map, fetch, missing);
+      auto& seps = nodeSeparators_[row.run];
+      if (seps.empty())
+        for (size_t i = 1; i < run.gpus().size(); ++i)
+          if (run.gpus()[i].node != run.gpus()[i - 1].node) seps.push_back(i);
+      paintHeatmap(p, c, *g, heatmapRange(row.run, row.metric), theme_, seps);
+      return;
+    }
+  }
+}
+
+void TimelineRenderer::paintSteps(QPainter& p, const TrackRow& row, const QRectF& c,
+                                  const TimeMapping& map) {
+  const RunFile& run = store_.run(row.run);
+  p.save();
+  p.setClipRect(c);
+  QFont f = p.font();
+  f.setPointSizeF(std::max(6.0, (f.pointSizeF() > 0 ? f.pointSizeF() : 9.0) * 0.8));
+  p.setFont(f);
+  const QFontMetricsF fm(f);
+  // Iterations and annotations are stored sorted by rank, then start.
+  const auto& its = run.iterations();
+  const auto itRange =
+      std::equal_range(its.begin(), its.end(), row.rank,
+                       Overload{[](const Iteration& a, int r) { return a.rank < r; },
+                                [](int r, const Iteration& a) { return r < a.rank; }});
+  const auto& ans = run.annotations();
+  const auto anRange =
+      std::equal_range(ans.begin(), ans.end(), row.rank,
+                       Overload{[](const Annotation& a, int r) { return a.rank < r; },
+                                [](int r, const Annotation& a) { return r < a.rank; }});
+  const bool hasAnnotations = anRange.first != anRange.second;
+  const QRectF lane = hasAnnotations ? QRectF(c.left(), c.top(), c.width(), c.height() / 2) : c;
+  for (auto it = itRange.first; it != itRange.second; ++it) {
+    if (it->start_ns > map.t1) break;
+    if (it->end_ns < map.t0) continue;
+    const double x0 = std::max(-2.0, map.x(it->start_ns));
+    const double x1 = std::min(c.width() + 2, map.x(it->end_ns));
+    const QRectF r(c.left() + x0, lane.top() + 1, std::max(1.0, x1 - x0), lane.height() - 2);
+    QColor col = theme_.isDark ? QColor(0x55, 0x5f, 0x70) : QColor(0xc9, 0xd3, 0xe3);
+    if ((it - itRange.first) % 2) col = col.darker(112);
+    p.fillRect(r, col);
+    if (r.width() > 40) {
+      p.setPen(theme_.text);
+      p.drawText(
+          r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
+          fm.elidedText(QObject::tr("step %1").arg(it->step), Qt::ElideRight, r.width() - 6));
+    }
+  }
+  if (hasAnnotations) {
+    const QRectF low(c.left(), c.top() + c.height() / 2, c.width(), c.height() / 2);
+    for (auto a = anRange.first; a != anRange.second; ++a) {
+      if (a->start_ns > map.t1) break;
+      if (a->start_ns + a->dur_ns < map.t0) continue;
+      const double x0 = std::max(-2.0, map.x(a->start_ns));
+      const double x1 = std::min(c.width() + 2, map.x(a->start_ns + a->dur_ns));
+      const QRectF r(c.left() + x0, low.top() + 1, std::max(1.0, x1 - x0), low.height() - 2);
+      const QString name = QString::fromStdString(run.str(a->name));
+      const QColor col =
+          QColor::fromHsv(static_cast<int>(qHash(name) % 360), 70, theme_.isDark ? 150 : 220);
+      p.fillRect(r, col);
+      if (r.width() > 30) {
+        p.setPen(QColor(0x10, 0x10, 0x10));
+        p.drawText(r.adjusted(2, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                   fm.elidedText(name, Qt::ElideRight, r.width() - 4));
+      }
+    }
+  }
+  p.restore();
+}
+
+}  // namespace wl

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Paints timeline rows (label column + content) into any QPainter. The TimelineView uses it for
+// the screen; exporters use it with a loading TileFetch to draw the same thing into PNG, SVG or
+// PDF. It caches each row's geometry per (mapping, tile epoch), so hover and selection repaints
+// replay geometry without touching data.
+
+#include <QPainter>
+
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <variant>
+
+#include "timeline/geometry.h"
+#include "timeline/theme.h"
+#include "timeline/tile_store.h"
+#include "timeline/track_painter.h"
+#include "timeline/track_rows.h"
+
+namespace wl {
+
+enum class YMode { SharedPerMetric, PerTrack, FitVisible };
+
+class TimelineRenderer {
+ public:
+  explicit TimelineRenderer(TileStore& store);
+
+  void setTheme(const Theme& t) { theme_ = t; }
+  const Theme& theme() const { return theme_; }
+  void setYMode(YMode m) { yMode_ = m; }
+  YMode yMode() const { return yMode_; }
+  void setHeatmapUsesMax(bool v) { heatmapMax_ = v; }
+  // Called when new tiles arrived: cached geometry may now be more complete.
+  void bumpEpoch() { ++epoch_; }
+  void clearCaches();
+
+  struct Highlight {
+    int run = -1, track = -1;
+    long event = -1;
+  };
+
+  // Paints one row: label in [rect.left, rect.left + labelWidth), content to the right.
+  void paintRow(QPainter& p, const TrackRow& row, const QRectF& rect, double labelWidth,
+                const TimeMapping& map, const TileFetch& fetch, std::vector<TileKey>* missing,
+                bool collapsed, const Highlight& highlight);
+  // Paints the content part only (no label) of a row.
+  void paintContent(QPainter& p, const TrackRow& row, const QRectF& content, const TimeMapping& map,
+                    const TileFetch& fetch, std::vector<TileKey>* missing,
+                    const Highlight& highlight);
+
+  // Geometry of a row (cached), for hit tests and tooltips.
+  const CounterGeometry* counterGeometry(const TrackRow& row, const TimeMapping& map,
+                                         const TileFetch& fetch, std::vector<TileKey>* missing);
+  const KernelGeometry* kernelGeometry(const TrackRow& row, const TimeMapping& map,
+                                       const TileFetch& fetch, std::vector<TileKey>* missing);
+  const HeatmapGeometry* heatmapGeometry(const TrackRow& row, const TimeMapping& map,
+                                         const TileFetch& fetch, std::vector<TileKey>* missing);
+  // The value range a counter row is drawn with.
+  ValueRange valueRange(const TrackRow& row, const CounterGeometry* g);
+  // The value range of a heatmap.
+  ValueRange heatmapRange(int run, int metric);
+
+ private:
+  struct Cached {
+    TimeMapping map;
+    uint64_t epoch = 0;
+    std::variant<CounterGeometry, KernelGeometry, HeatmapGeometry> geom;
+  };
+  template <typename G, typename Build>
+  const G* cached(const TrackRow& row, const TimeMapping& map, Build build);
+  // Whole-run min/max per GPU of a metric (from the top pyramid level).
+  const std::vector<std::pair<float, float>>& extents(int run, int metric);
+  void paintLabel(QPainter& p, const TrackRow& row, const QRectF& r, bool collapsed);
+  void paintSteps(QPainter& p, const TrackRow& row, const QRectF& r, const TimeMapping& map);
+
+  TileStore& store_;
+  Theme theme_ = Theme::light();
+  YMode yMode_ = YMode::SharedPerMetric;
+  bool heatmapMax_ = false;
+  uint64_t epoch_ = 0;
+  std::unordered_map<std::string, Cached> cache_;
+  std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> extents_;
+  std::map<int, std::vector<size_t>> nodeSeparators_;
+  std::map<std::pair<int, int>, ValueRange> lastRange_;
+};
+
+}  // namespace wl

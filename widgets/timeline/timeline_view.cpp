@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "timeline/timeline_view.h"
+
+#include <QHelpEvent>
+#include <QKeyEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/metrics.h"
+#include "core/throttle_reasons.h"
+#include "core/time_format.h"
+
+namespace wl {
+namespace {
+
+constexpr double kZoomStep = 0.8;  // W / S and one wheel notch
+constexpr double kPanStep = 0.15;  // A / D: this fraction of the visible span
+constexpr int kDragThreshold = 4;  // pixels before a press becomes a drag
+
+QString esc(const std::string& s) {
+  return QString::fromStdString(s).toHtmlEscaped();
+}
+
+QString timeText(const RunFile& run, int64_t t) {
+  return QStringLiteral("+%1 &nbsp;<span style='color:gray'>%2</span>")
+      .arg(QString::fromStdString(formatDuration(t - run.info().start_ns)),
+           QString::fromStdString(formatUtc(t, 3)));
+}
+
+QString valueText(double v, const std::string& unit) {
+  const double a = std::fabs(v);
+  const int digits = a >= 100 ? 0 : (a >= 10 ? 1 : 2);
+  return QStringLiteral("%1 %2").arg(QString::number(v, 'f', digits), QString::fromStdString(unit));
+}
+
+QString reasonsText(uint32_t mask) {
+  QStringList parts;
+  for (const auto& r : throttle::reasons())
+    if (mask & r.bit) parts << QString::fromUtf8(r.label.data(), static_cast<int>(r.label.size()));
+  return parts.join(QStringLiteral(", "));
+}
+
+}  // namespace
+
+TimelineView::TimelineView(Viewport* viewport, TileStore* store, QWidget* parent)
+    : QAbstractScrollArea(parent), vp_(viewport), store_(store), renderer_(*store) {
+  setFocusPolicy(Qt::StrongFocus);
+  setMouseTracking(true);
+  this->viewport()->setMouseTracking(true);
+  setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  verticalScrollBar()->setSingleStep(20);
+  renderer_.setTheme(Theme::fromPalette(palette()));
+  connect(vp_, &Viewport::rangeChanged, this, [this] { this->viewport()->update(); });
+  connect(vp_, &Viewport::selectionChanged, this, [this] { this->viewport()->update(); });
+  connect(store_, &TileStore::tilesArrived, this, [this] {
+    renderer_.bumpEpoch();
+    this->viewport()->update();
+  });
+  connect(verticalScrollBar(), &QScrollBar::valueChanged, this,
+          [this] { this->viewport()->update(); });
+}
+
+void TimelineView::setRows(std::vector<TrackRow> rows) {
+  rows_ = std::move(rows);
+  relayout();
+  viewport()->update();
+}
+
+void TimelineView::setTheme(const Theme& theme) {
+  renderer_.setTheme(theme);
+  viewport()->update();
+}
+
+void TimelineView::setYMode(YMode mode) {
+  renderer_.setYMode(mode);
+  viewport()->update();
+}
+
+TimeMapping TimelineView::mapping() const {
+  const TimeRange r = vp_->range();
+  return TimeMapping{r.start, r.end,
+                     std::max(1.0, static_cast<double>(viewport()->width() - kLabelWidth))};
+}
+
+TileFetch TimelineView::uiFetch() const {
+  TileStore* store = store_;
+  return [store](const TileKey& k) { return store->find(k); };
+}
+
+void TimelineView::setCollapsed(const QString& groupKey, bool collapsed) {
+  if (collapsed)
+    collapsed_.insert(groupKey);
+  else
+    collapsed_.erase(groupKey);
+  relayout();
+  viewport()->update();
+}
+
+void TimelineView::relayout() {
+  visibleRows_.clear();
+  totalHeight_ = 0;
+  pinnedHeight_ = 0;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const TrackRow& r = rows_[i];
+    if (!r.group.isEmpty() && collapsed_.count(r.group)) continue;
+    visibleRows_.push_back(i);
+    if (r.pinned)
+      pinnedHeight_ += r.height;
+    else
+      totalHeight_ += r.height;
+  }
+  // Pinned rows never take more than 40% of the height.
+  pinnedHeight_ = std::min(pinnedHeight_, 0.4 * viewport()->height());
+  const double avail = viewport()->height() - pinnedHeight_;
+  verticalScrollBar()->setRange(0, std::max(0, static_cast<int>(std::ceil(totalHeight_ - avail))));
+  verticalScrollBar()->setPageStep(static_cast<int>(std::max(20.0, avail)));
+}
+
+double TimelineView::pinnedHeight() const {
+  return pinnedHeight_;
+}
+
+std::vector<TimelineView::Placed> TimelineView::placedRows() const {
+  std::vector<Placed> out;
+  double pinnedY = 0, y = pinnedHeight_ - verticalScrollBar()->value();
+  const double h = viewport()->height();
+  for (size_t i : visibleRows_) {
+    const TrackRow& r = rows_[i];
+    if (r.pinned) {
+      if (pinnedY < pinnedHeight_) out.push_back({i, pinnedY, static_cast<double>(r.height)});
+      pinnedY += r.height;
+      continue;
+    }
+    if (y + r.height > pinnedHeight_ && y < h) out.push_back({i, y, static_cast<double>(r.height)});
+    y += r.height;
+  }
+  return out;
+}
+
+const TrackRow* TimelineView::rowAt(QPoint pos, QRectF* rowRect) const {
+  for (const Placed& pl : placedRows()) {
+    if (pos.y() >= pl.y && pos.y() < pl.y + pl.h) {
+      const TrackRow& r = rows_[pl.row];
+      if (!r.pinned && pos.y() < pinnedHeight_) continue;
+      if (rowRect) *rowRect = QRectF(0, pl.y, viewport()->width(), pl.h);
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+void TimelineView::paintEvent(QPaintEvent*) {
+  QPainter p(viewport());
+  const Theme& th = renderer_.theme();
+  p.fillRect(viewport()->rect(), th.background);
+  if (rows_.empty() || store_->runs().empty()) {
+    p.setPen(th.mutedText);
+    p.drawText(viewport()->rect(), Qt::AlignCenter,
+               tr("Open a run (File > Open) or drop a .h5 file here."));
+    return;
+  }
+  const TimeMapping map = mapping();
+  const TileFetch fetch = uiFetch();
+  std::vector<TileKey> missing;
+  const double w = viewport()->width();
+  const TimelineRenderer::Highlight hl{selected_.run, selected_.track, selected_.event};
+  const auto placed = placedRows();
+  // Scrolled rows first, clipped below the pinned area; then the pinned rows on top.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const Placed& pl : placed) {
+      const TrackRow& row = rows_[pl.row];
+      if (row.pinned != (pass == 1)) continue;
+      p.save();
+      if (!row.pinned)
+        p.setClipRect(QRectF(0, pinnedHeight_, w, viewport()->height() - pinnedHeight_));
+      renderer_.paintRow(p, row, QRectF(0, pl.y, w, pl.h), kLabelWidth, map, fetch, &missing,
+                         collapsed_.count(row.key) > 0, hl);
+      p.restore();
+    }
+  }
+  if (pinnedHeight_ > 0) {
+    p.setPen(QPen(th.separator, 2.0));
+    p.drawLine(QPointF(0, pinnedHeight_), QPointF(w, pinnedHeight_));
+  }
+
+  // Selection and cursor over the content area.
+  const QRectF content(kLabelWidth, 0, w - kLabelWidth, viewport()->height());
+  p.setClipRect(content);
+  if (const auto sel = vp_->selection()) {
+    const double x0 = kLabelWidth + map.x(sel->start), x1 = kLabelWidth + map.x(sel->end);
+    p.fillRect(QRectF(QPointF(x0, 0), QPointF(x1, content.bottom())), th.selectionFill);
+    p.setPen(QPen(th.selectionEdge, 1.0));
+    p.drawLine(QPointF(x0, 0), QPointF(x0, content.bottom()));
+    p.drawLine(QPointF(x1, 0), QPointF(x1, content.bottom()));
+    const QString label = QString::fromStdString(formatDuration(sel->span()));
+    const QFontMetricsF fm(p.font());
+    const double tw = fm.horizontalAdvance(label) + 10;
+    const QRectF box((x0 + x1) / 2 - tw / 2, 2, tw, fm.height() + 4);
+    p.fillRect(box, th.selectionEdge);
+    p.setPen(Qt::white);
+    p.drawText(box, Qt::AlignCenter, label);
+  }
+  if (hoverX_ && drag_ != Drag::Pan) {
+    p.setPen(QPen(th.cursor, 1.0, Qt::DashLine));
+    p.drawLine(QPointF(kLabelWidth + *hoverX_, 0),
+               QPointF(kLabelWidth + *hoverX_, content.bottom()));
+  }
+  if (!missing.empty()) store_->request(missing);
+}
+
+void TimelineView::resizeEvent(QResizeEvent* event) {
+  QAbstractScrollArea::resizeEvent(event);
+  relayout();
+}
+
+std::optional<KernelRef> TimelineView::kernelAt(QPoint pos) {
+  QRectF rr;
+  const TrackRow* row = rowAt(pos, &rr);
+  if (!row || row->kind != RowKind::Kernels || pos.x() < kLabelWidth) return std::nullopt;
+  const KernelGeometry* g = renderer_.kernelGeometry(*row, mapping(), uiFetch(), nullptr);
+  const double cx = contentX(pos);
+  const KernelBox* best = nullptr;
+  for (const KernelBox& b : g->boxes)
+    if (cx >= b.x0 - 1 && cx < b.x1 + 1 && (!best || b.x1 - b.x0 < best->x1 - best->x0)) best = &b;
+  if (!best) return std::nullopt;
+  KernelRef k;
+  k.run = row->run;
+  k.track = row->track;
+  k.event = static_cast<long>(best->event);
+  k.data.start_ns = best->start_ns;
+  k.data.dur_ns = best->dur_ns;
+  k.data.name = best->name;
+  k.data.cls = best->cls;
+  return k;
+}
+
+void TimelineView::selectKernel(const KernelRef& k) {
+  selected_ = k;
+  viewport()->update();
+  emit kernelSelected(k);
+}
+
+void TimelineView::revealKernel(const KernelRef& k) {
+  double y = 0;
+  for (size_t i : visibleRows_) {
+    const TrackRow& r = rows_[i];
+    if (r.pinned) continue;
+    if (r.kind == RowKind::Kernels && r.run == k.run && r.track == k.track) {
+      const double top = verticalScrollBar()->value();
+      const double avail = viewport()->height() - pinnedHeight_;
+      if (y < top || y + r.height > top + avail)
+        verticalScrollBar()->setValue(static_cast<int>(y - avail / 3));
+      break;
+    }
+    y += r.height;
+  }
+  const TimeRange cur = vp_->range();
+  int64_t span = cur.span();
+  if (k.data.dur_ns * 3 > span) span = std::max<int64_t>(k.data.dur_ns * 3, Viewport::kMinSpanNs);
+  const int64_t mid = k.data.start_ns + k.data.dur_ns / 2;
+  vp_->setRange({mid - span / 2, mid - span / 2 + span});
+  selectKernel(k);
+}
+
+void TimelineView::scrollToGpu(int run, int gpu) {
+  double y = 0;
+  for (size_t i : visibleRows_) {
+    const TrackRow& r = rows_[i];
+    if (r.pinned) continue;
+    if (r.run == run && r.gpu == gpu && r.kind == RowKind::GroupHeader) {
+      verticalScrollBar()->setValue(static_cast<int>(y));
+      return;
+    }
+    y += r.height;
+  }
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* e) {
+  setFocus();
+  pressPos_ = e->pos();
+  pressTime_ = mapping().t(contentX(e->pos()));
+  if (e->pos().x() < kLabelWidth) {
+    if (e->button() == Qt::LeftButton) {
+      const TrackRow* row = rowAt(e->pos());
+      if (row && row->kind == RowKind::GroupHeader) setCollapsed(row->key, !isCollapsed(row->key));
+    }
+    return;
+  }
+  if (e->button() == Qt::MiddleButton ||
+      (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier))) {
+    drag_ = Drag::Pan;
+    viewport()->setCursor(Qt::ClosedHandCursor);
+  } else if (e->button() == Qt::LeftButton) {
+    drag_ = Drag::Maybe;
+  }
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* e) {
+  const TimeMapping map = mapping();
+  if (e->pos().x() >= kLabelWidth) {
+    hoverX_ = contentX(e->pos());
+    emit hoverTimeChanged(map.t(*hoverX_));
+  } else {
+    hoverX_.reset();
+    emit hoverTimeChanged(std::nullopt);
+  }
+  if (drag_ == Drag::Maybe && (e->pos() - pressPos_).manhattanLength() > kDragThreshold)
+    drag_ = Drag::Select;
+  if (drag_ == Drag::Select) {
+    const int64_t t = map.t(std::clamp(contentX(e->pos()), 0.0, map.width));
+    vp_->setSelection(TimeRange{std::min(pressTime_, t), std::max(pressTime_, t)});
+  } else if (drag_ == Drag::Pan) {
+    const double dx = e->pos().x() - pressPos_.x();
+    pressPos_ = e->pos();
+    vp_->pan(static_cast<int64_t>(std::llround(-dx * map.nsPerPx())));
+  } else if (!(e->buttons() & Qt::LeftButton)) {
+    const QString tip = tooltipAt(e->pos());
+    if (tip.isEmpty())
+      QToolTip::hideText();
+    else
+      QToolTip::showText(e->globalPosition().toPoint() + QPoint(14, 14), tip, this);
+  }
+  viewport()->update();
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
+  if (drag_ == Drag::Maybe && e->button() == Qt::LeftButton) {
+    if (auto k = kernelAt(e->pos())) {
+      selectKernel(*k);
+    } else {
+      vp_->setSelection(std::nullopt);
+      if (selected_.valid()) selectKernel(KernelRef{});
+    }
+  }
+  drag_ = Drag::None;
+  viewport()->unsetCursor();
+  viewport()->update();
+}
+
+void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
+  if (auto k = kernelAt(e->pos())) {
+    const int64_t pad = std::max<int64_t>(k->data.dur_ns / 4, Viewport::kMinSpanNs);
+    vp_->setRange({k->data.start_ns - pad, k->data.start_ns + k->data.dur_ns + pad});
+    selectKernel(*k);
+  }
+}
+
+void TimelineView::wheelEvent(QWheelEvent* e) {
+  const TimeMapping map = mapping();
+  const QPoint d = e->angleDelta();
+  if (e->modifiers() & Qt::ControlModifier) {
+    const double notches = d.y() / 120.0;
+    const double x = std::clamp(e->position().x() - kLabelWidth, 0.0, map.width);
+    vp_->zoom(std::pow(kZoomStep, notches), map.t(x));
+    e->accept();
+    return;
+  }
+  if ((e->modifiers() & Qt::ShiftModifier) || std::abs(d.x()) > std::abs(d.y())) {
+    const double notches = (d.x() != 0 ? d.x() : d.y()) / 120.0;
+    vp_->pan(static_cast<int64_t>(-notches * 0.1 * static_cast<double>(map.span())));
+    e->accept();
+    return;
+  }
+  QAbstractScrollArea::wheelEvent(e);
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* e) {
+  const TimeMapping map = mapping();
+  const int64_t anchor = hoverX_ ? map.t(*hoverX_) : map.t0 + map.span() / 2;
+  const auto step = static_cast<int64_t>(kPanStep * static_cast<double>(map.span()));
+  switch (e->key()) {
+    case Qt::Key_W:
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+      vp_->zoom(kZoomStep, anchor);
+      break;
+    case Qt::Key_S:
+    case Qt::Key_Minus:
+      vp_->zoom(1.0 / kZoomStep, anchor);
+      break;
+    case Qt::Key_A:
+    case Qt::Key_Left:
+      vp_->pan(-step);
+      break;
+    case Qt::Key_D:
+    case Qt::Key_Right:
+      vp_->pan(step);
+      break;
+    case Qt::Key_F:
+      if (vp_->selection())
+        vp_->fitSelection();
+      else if (selected_.valid())
+        revealKernel(selected_);
+      else
+        vp_->fitAll();
+      break;
+    case Qt::Key_0:
+    case Qt::Key_Home:
+      vp_->fitAll();
+      break;
+    case Qt::Key_Escape:
+      vp_->setSelection(std::nullopt);
+      if (selected_.valid()) selectKernel(KernelRef{});
+      break;
+    default:
+      QAbstractScrollArea::keyPressEvent(e);
+      return;
+  }
+  e->accept();
+}
+
+void TimelineView::leaveEvent(QEvent* e) {
+  hoverX_.reset();
+  emit hoverTimeChanged(std::nullopt);
+  viewport()->update();
+  QAbstractScrollArea::leaveEvent(e);
+}
+
+void TimelineView::contextMenuEvent(QContextMenuEvent* e) {
+  const QPoint vpos = viewport()->mapFrom(this, e->pos());
+  if (const TrackRow* row = rowAt(vpos)) emit rowsContextMenu(*row, e->globalPos());
+}
+
+bool TimelineView::viewportEvent(QEvent* event) {
+  if (event->type() == QEvent::ToolTip) return true;  // tooltips follow the mouse (mouseMoveEvent)
+  return QAbstractScrollArea::viewportEvent(event);
+}
+
+QString TimelineView::tooltipAt(QPoint pos) {
+  QRectF rr;
+  const TrackRow* row = rowAt(pos, &rr);
+  if (!row || store_->runs().empty()) return {};
+  if (pos.x() < kLabelWidth) {
+    if (row->detail.isEmpty()) return row->label.toHtmlEscaped();
+    return QStringLiteral("<b>%1</b><br>%2")
+        .arg(row->label.toHtmlEscaped(), row->detail.toHtmlEscaped());
+  }
+  const RunFile& run = store_->run(row->run);
+  const TimeMapping map = mapping();
+  const double cx = contentX(pos);
+  const int64_t t = map.t(cx);
+  QString tip;
+  switch (row->kind) {
+    case RowKind::Counter: {
+      const MetricInfo& m = run.series().metrics[static_cast<size_t>(row->metric)];
+      const CounterGeometry* g = renderer_.counterGeometry(*row, map, uiFetch(), nullptr);
+      tip = QStringLiteral("<b>GPU %1 · %2</b><br>").arg(row->gpu).arg(esc(m.label));
+      if (g->raw()) {
+        // Sample-and-hold: the last sample at or before the cursor, within its segment.
+        auto it =
+            std::upper_bound(g->points.begin(), g->points.end(), cx,
+                             [](double x, const CounterGeometry::Point& p) { return x < p.x; });
+        if (it != g->points.begin()) {
+          const size_t i = static_cast<size_t>(it - g->points.begin()) - 1;
+          const bool segmentEnd = std::find(g->segmentStarts.begin(), g->segmentStarts.end(),
+                                            i + 1) != g->segmentStarts.end() ||
+                                  i + 1 == g->points.size();
+          if (!segmentEnd || cx - g->points[i].x < 3)
+            tip += valueText(g->points[i].v, m.unit);
+          else
+            tip += tr("no sample (gap)");
+        } else {
+          tip += tr("no sample");
+        }
+      } else {
+        const auto c = static_cast<size_t>(std::max(0.0, cx));
+        if (c < g->lo.size() && !std::isnan(g->lo[c])) {
+          tip += g->lo[c] == g->hi[c]
+                     ? valueText(g->lo[c], m.unit)
+                     : QStringLiteral("%1 – %2 <span style='color:gray'>(min–max over %3)</span>")
+                           .arg(valueText(g->lo[c], m.unit), valueText(g->hi[c], m.unit),
+                                QString::fromStdString(
+                                    formatDuration(static_cast<int64_t>(map.nsPerPx()))));
+        } else {
+          tip += tr("no samples (gap)");
+        }
+      }
+      for (const ThrottleBand& b : g->bands)
+        if (cx >= b.x0 && cx < b.x1)
+          tip += QStringLiteral("<br><span style='color:#c04000'>throttled: %1</span>")
+                     .arg(reasonsText(b.reasons));
+      break;
+    }
+    case RowKind::Kernels: {
+      const TrackInfo& ti = run.tracks()[static_cast<size_t>(row->track)];
+      if (auto k = kernelAt(pos)) {
+        tip = QStringLiteral("<b>%1</b><br>%2 · %3<br>start %4<br>rank %5 · stream %6")
+                  .arg(esc(run.str(k->data.name)),
+                       QString::fromStdString(formatDuration(k->data.dur_ns)),
+                       QString::fromUtf8(kernelClassName(k->data.cls).data()),
+                       timeText(run, k->data.start_ns))
+                  .arg(ti.rank)
+                  .arg(ti.stream);
+      } else {
+        const KernelGeometry* g = renderer_.kernelGeometry(*row, map, uiFetch(), nullptr);
+        const auto c = static_cast<size_t>(std::max(0.0, cx));
+        if (c < g->busy[0].size()) {
+          double total = 0;
+          QStringList parts;
+          for (size_t cl = 0; cl < kKernelClassCount; ++cl) {
+            const double f = g->busy[cl][c];
+            total += f;
+            if (f > 0.005)
+              parts << QStringLiteral("%1 %2%")
+                           .arg(QString::fromUtf8(
+                               kernelClassName(static_cast<KernelClass>(cl)).data()))
+                           .arg(std::min(100.0, f * 100), 0, 'f', 0);
+          }
+          tip = QStringLiteral("<b>rank %1 · stream %2</b><br>").arg(ti.rank).arg(ti.stream);
+          tip += total > 0.005 ? tr("busy %1% (%2) over %3")
+                                     .arg(std::min(100.0, total * 100), 0, 'f', 0)
+                                     .arg(parts.join(QStringLiteral(", ")),
+                                          QString::fromStdString(
+                                              formatDuration(static_cast<int64_t>(map.nsPerPx()))))
+                               : tr("idle");
+        }
+      }
+      break;
+    }
+    case RowKind::Steps: {
+      for (const Iteration& it : run.iterations())
+        if (it.rank == row->rank && t >= it.start_ns && t < it.end_ns)
+          tip = tr("<b>step %1</b> on rank %2<br>%3")
+                    .arg(it.step)
+                    .arg(it.rank)
+                    .arg(QString::fromStdString(formatDuration(it.end_ns - it.start_ns)));
+      for (const Annotation& a : run.annotations())
+        if (a.rank == row->rank && t >= a.start_ns && t < a.start_ns + a.dur_ns)
+          tip += QStringLiteral("%1<b>%2</b> %3")
+                     .arg(tip.isEmpty() ? "" : "<br>", esc(run.str(a.name)),
+                          QString::fromStdString(formatDuration(a.dur_ns)));
+      break;
+    }
+    case RowKind::Heatmap: {
+      const HeatmapGeometry* g = renderer_.heatmapGeometry(*row, map, uiFetch(), nullptr);
+      if (g->rows == 0) break;
+      const auto r =
+          static_cast<size_t>((pos.y() - rr.top()) / rr.height() * static_cast<double>(g->rows));
+      const auto c = static_cast<size_t>(std::max(0.0, cx));
+      if (r < g->rows && c < g->columns) {
+        const MetricInfo& m = run.series().metrics[static_cast<size_t>(row->metric)];
+        const float v = g->values[r * g->columns + c];
+        const GpuInfo& gi = run.gpus()[r];
+        tip = QStringLiteral("<b>GPU %1</b> (node %2, local %3)<br>%4: %5")
+                  .arg(r)
+                  .arg(gi.node)
+                  .arg(gi.local_index)
+                  .arg(esc(m.label), std::isnan(v) ? tr("no data") : valueText(v, m.unit));
+      }
+      break;
+    }
+    default:
+      return row->label.toHtmlEscaped();
+  }
+  if (!tip.isEmpty())
+    tip += QStringLiteral("<br><span style='color:gray'>at %1</span>").arg(timeText(run, t));
+  return tip;
+}
+
+}  // namespace wl
