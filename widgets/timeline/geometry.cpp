@@ -75,20 +75,32 @@ void envelopeFromLod(CounterGeometry& g, const LodGrid& grid, size_t level,
   g.lo.assign(cols, kNaNf);
   g.hi.assign(cols, kNaNf);
   const int64_t w = grid.widths_ns[level];
+  const double pxPerNs = 1.0 / map.nsPerPx();
+  const auto last = static_cast<long>(cols) - 1;
   for (const TilePtr& tp : tiles) {
     const auto& t = std::get<CounterLodTile>(*tp);
+    // Bucket i of the tile starts at x0 + i * dx; computed incrementally, exactly as map.x().
+    const double x0 = static_cast<double>(grid.bucketStart(level, t.bucket0) - map.t0) * pxPerNs;
+    const double dx = static_cast<double>(w) * pxPerNs;
     for (size_t i = 0; i < t.count.size(); ++i) {
       if (t.count[i] == 0) continue;
-      const int64_t bs = grid.bucketStart(level, t.bucket0 + i);
-      auto [c0, c1] = columnsCovered(map, bs, bs + w);
-      if (c1 < 0 || c0 >= static_cast<long>(cols)) continue;
+      const double xa = x0 + static_cast<double>(i) * dx;
+      long c0 = static_cast<long>(std::floor(xa));
+      long c1 = dx <= 1.0 ? c0 : static_cast<long>(std::ceil(xa + dx)) - 1;
+      if (c1 < 0 || c0 > last) continue;
       c0 = std::max(c0, 0L);
-      c1 = std::min(c1, static_cast<long>(cols) - 1);
+      c1 = std::min(c1, last);
+      const float mn = t.min[i], mx = t.max[i];
       for (long c = c0; c <= c1; ++c) {
         float& lo = g.lo[static_cast<size_t>(c)];
         float& hi = g.hi[static_cast<size_t>(c)];
-        lo = std::isnan(lo) ? t.min[i] : std::min(lo, t.min[i]);
-        hi = std::isnan(hi) ? t.max[i] : std::max(hi, t.max[i]);
+        if (std::isnan(lo)) {
+          lo = mn;
+          hi = mx;
+        } else {
+          lo = std::min(lo, mn);
+          hi = std::max(hi, mx);
+        }
       }
     }
   }
@@ -99,41 +111,113 @@ void envelopeFromLod(CounterGeometry& g, const LodGrid& grid, size_t level,
   }
 }
 
-// Concatenates raw tiles: each tile's own samples, plus the sample before the first tile and the
-// sample after the last (the tiles carry one neighbour on each side).
+// Concatenates the raw tiles' samples that matter for the view: each tile's own samples inside
+// [t0, t1], plus the last sample before t0 and the first after t1 (the tiles carry one neighbour
+// on each side), so lines reach the edges and held values are known. Binary searches skip the
+// rest of each tile.
 template <typename Tile, typename F>
-void forEachRawSample(const std::vector<TilePtr>& tiles, F f) {
+void forEachRawSample(const std::vector<TilePtr>& tiles, const TimeMapping& map, F f) {
+  struct Ref {
+    const Tile* tile = nullptr;
+    size_t k = 0;
+  };
+  Ref before, after;
   for (size_t j = 0; j < tiles.size(); ++j) {
     const auto& t = std::get<Tile>(*tiles[j]);
-    for (size_t k = 0; k < t.t.size(); ++k) {
-      const bool own = t.t[k] >= t.t0 && t.t[k] < t.t1;
-      const bool lead = j == 0 && t.t[k] < t.t0;
-      const bool trail = j + 1 == tiles.size() && t.t[k] >= t.t1;
-      if (own || lead || trail) f(t, k);
-    }
+    const auto lo = std::max(t.t0, map.t0);
+    const auto hi = std::min(t.t1 - 1, map.t1);
+    const size_t a =
+        static_cast<size_t>(std::lower_bound(t.t.begin(), t.t.end(), lo) - t.t.begin());
+    const size_t b =
+        static_cast<size_t>(std::upper_bound(t.t.begin(), t.t.end(), hi) - t.t.begin());
+    if (a > 0 && t.t[a - 1] < map.t0 && (!before.tile || t.t[a - 1] > before.tile->t[before.k]))
+      before = {&t, a - 1};
+    if (b < t.t.size() && t.t[b] > map.t1 && (!after.tile || t.t[b] < after.tile->t[after.k]))
+      after = {&t, b};
+    if (j == 0 && before.tile) f(*before.tile, before.k);
+    for (size_t k = a; k < b; ++k)
+      f(t, k);
   }
+  if (after.tile) f(*after.tile, after.k);
 }
 
 void polylineFromRaw(CounterGeometry& g, const std::vector<TilePtr>& tiles, const TimeMapping& map,
                      int64_t gapNs) {
+  struct S {
+    int64_t t;
+    float v;
+  };
+  std::vector<S> s;
+  size_t total = 0;
+  for (const TilePtr& tp : tiles)
+    total += std::get<CounterRawTile>(*tp).t.size();
+  s.reserve(total);
+  forEachRawSample<CounterRawTile>(tiles, map, [&](const CounterRawTile& t, size_t k) {
+    s.push_back({t.t[k], t.v[k]});
+  });
+  size_t visible = 0;
+  for (const S& x : s)
+    visible += x.t >= map.t0 && x.t <= map.t1;
+  const size_t cols = columnsOf(map);
+  auto noteVisible = [&](float v) {
+    g.visibleMin = std::isnan(g.visibleMin) ? v : std::min(g.visibleMin, v);
+    g.visibleMax = std::isnan(g.visibleMax) ? v : std::max(g.visibleMax, v);
+  };
+  if (visible > cols) {
+    // Dense: the exact per-column envelope of the sample-and-hold signal. A column holds the
+    // samples inside it and the value held from the previous sample, unless a gap separates them.
+    g.mode = CounterGeometry::Mode::Envelope;
+    g.lo.assign(cols, kNaNf);
+    g.hi.assign(cols, kNaNf);
+    const double pxPerNs = 1.0 / map.nsPerPx();
+    auto add = [&](size_t c, float v) {
+      float& lo = g.lo[c];
+      float& hi = g.hi[c];
+      if (std::isnan(lo))
+        lo = hi = v;
+      else
+        lo = std::min(lo, v), hi = std::max(hi, v);
+    };
+    const long lastCol = static_cast<long>(cols) - 1;
+    size_t next = 0;  // index of the next valid sample after i
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (!std::isfinite(s[i].v)) continue;
+      if (next <= i) {
+        next = i + 1;
+        while (next < s.size() && !std::isfinite(s[next].v))
+          ++next;
+      }
+      const double xa = static_cast<double>(s[i].t - map.t0) * pxPerNs;
+      // The sample holds until the next valid sample (if no gap), covering those columns.
+      const bool held = next < s.size() && s[next].t - s[i].t <= gapNs;
+      const double xb = held ? static_cast<double>(s[next].t - map.t0) * pxPerNs : xa;
+      long c0 = static_cast<long>(xa >= 0 ? xa : std::floor(xa));
+      long c1 = held ? static_cast<long>(std::ceil(xb)) - 1 : c0;
+      if (c1 < c0) c1 = c0;
+      if (c1 < 0 || c0 > lastCol) continue;
+      c0 = std::max(c0, 0L);
+      c1 = std::min(c1, lastCol);
+      for (long c = c0; c <= c1; ++c)
+        add(static_cast<size_t>(c), s[i].v);
+    }
+    for (size_t c = 0; c < cols; ++c)
+      if (!std::isnan(g.lo[c])) noteVisible(g.lo[c]), noteVisible(g.hi[c]);
+    return;
+  }
+  g.mode = CounterGeometry::Mode::Samples;
   int64_t prevT = 0;
   bool open = false;
-  forEachRawSample<CounterRawTile>(tiles, [&](const CounterRawTile& t, size_t k) {
-    const float v = t.v[k];
-    if (!std::isfinite(v)) {
+  for (const S& x : s) {
+    if (!std::isfinite(x.v)) {
       open = false;
-      return;
+      continue;
     }
-    if (!open || t.t[k] - prevT > gapNs) g.segmentStarts.push_back(g.points.size());
-    g.points.push_back({map.x(t.t[k]), v});
-    prevT = t.t[k];
+    if (!open || x.t - prevT > gapNs) g.segmentStarts.push_back(g.points.size());
+    g.points.push_back({map.x(x.t), x.v});
+    prevT = x.t;
     open = true;
-    const double x = g.points.back().x;
-    if (x >= 0 && x <= map.width) {
-      g.visibleMin = std::isnan(g.visibleMin) ? v : std::min(g.visibleMin, v);
-      g.visibleMax = std::isnan(g.visibleMax) ? v : std::max(g.visibleMax, v);
-    }
-  });
+    if (x.t >= map.t0 && x.t <= map.t1) noteVisible(x.v);
+  }
 }
 
 void bandsFromRaw(CounterGeometry& g, const std::vector<TilePtr>& tiles, const TimeMapping& map,
@@ -143,7 +227,11 @@ void bandsFromRaw(CounterGeometry& g, const std::vector<TilePtr>& tiles, const T
     uint32_t m;
   };
   std::vector<S> s;
-  forEachRawSample<ThrottleRawTile>(tiles, [&](const ThrottleRawTile& t, size_t k) {
+  size_t total = 0;
+  for (const TilePtr& tp : tiles)
+    total += std::get<ThrottleRawTile>(*tp).t.size();
+  s.reserve(total);
+  forEachRawSample<ThrottleRawTile>(tiles, map, [&](const ThrottleRawTile& t, size_t k) {
     s.push_back({t.t[k], t.masks[k]});
   });
   for (size_t i = 0; i < s.size(); ++i) {

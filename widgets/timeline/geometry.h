@@ -36,8 +36,11 @@ struct ThrottleBand {
 };
 
 struct CounterGeometry {
-  int level = -1;  // the level drawn (-1 raw)
+  int level = -1;  // the level drawn (-1 raw samples)
   bool complete = true;
+  // Envelope (lo/hi per column) or Samples (points): dense data is always an envelope, also when
+  // computed from raw samples; sparse samples (under one per pixel) are drawn as points.
+  enum class Mode { Envelope, Samples } mode = Mode::Envelope;
   // Envelope mode: per pixel column, the min and max of the samples under it (NaN: no sample).
   std::vector<float> lo, hi;
   // Raw mode: sample-and-hold polyline points (x px, value); a segment ends where a gap starts.
@@ -49,7 +52,7 @@ struct CounterGeometry {
   std::vector<size_t> segmentStarts;  // indices into points
   std::vector<ThrottleBand> bands;
   float visibleMin = kNaNf, visibleMax = kNaNf;
-  bool raw() const { return level < 0; }
+  bool raw() const { return mode == Mode::Samples; }
 };
 
 struct CounterSource {

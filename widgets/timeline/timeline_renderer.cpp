@@ -2,12 +2,14 @@
 #include "timeline/timeline_renderer.h"
 
 #include <QFontMetricsF>
+#include <QPaintEngine>
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/metrics.h"
 #include "core/time_format.h"
+#include "timeline/raster_track.h"
 
 namespace wl {
 namespace {
@@ -33,6 +35,7 @@ TimelineRenderer::TimelineRenderer(TileStore& store) : store_(store) {}
 
 void TimelineRenderer::clearCaches() {
   cache_.clear();
+  images_.clear();
   extents_.clear();
   nodeSeparators_.clear();
   lastRange_.clear();
@@ -185,16 +188,15 @@ void TimelineRenderer::paintRow(QPainter& p, const TrackRow& row, const QRectF& 
                        rect.height());
   paintContent(p, row, content, map, fetch, missing, highlight);
   paintLabel(p, row, label, collapsed);
-  p.setPen(QPen(theme_.separator, 1.0));
-  p.drawLine(QPointF(rect.left(), rect.bottom() - 0.5), QPointF(rect.right(), rect.bottom() - 0.5));
+  // Integer rectangles: the raster engine fills them as plain spans.
+  p.fillRect(QRectF(rect.left(), std::floor(rect.bottom()) - 1, rect.width(), 1), theme_.separator);
 }
 
 void TimelineRenderer::paintLabel(QPainter& p, const TrackRow& row, const QRectF& r,
                                   bool collapsed) {
   const bool header = row.kind == RowKind::RunHeader || row.kind == RowKind::GroupHeader;
   p.fillRect(r, header ? theme_.headerBackground : theme_.labelBackground);
-  p.setPen(QPen(theme_.separator, 1.0));
-  p.drawLine(QPointF(r.right() - 0.5, r.top()), QPointF(r.right() - 0.5, r.bottom()));
+  p.fillRect(QRectF(std::floor(r.right()) - 1, r.top(), 1, r.height()), theme_.separator);
   QFont f = p.font();
   const double base = f.pointSizeF() > 0 ? f.pointSizeF() : 9.0;
   const QRectF text = r.adjusted(6, 0, -6, 0);
@@ -284,27 +286,130 @@ void TimelineRenderer::paintContent(QPainter& p, const TrackRow& row, const QRec
     case RowKind::GroupHeader:
       p.fillRect(c, theme_.headerBackground);
       return;
+    case RowKind::Steps:
+      p.fillRect(c, theme_.trackBackground);
+      paintSteps(p, row, c, map);
+      return;
+    default:
+      break;
+  }
+  const bool raster = p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster;
+  if (raster)
+    paintContentRaster(p, row, c, map, fetch, missing, highlight);
+  else
+    paintContentVector(p, row, c, map, fetch, missing, highlight);
+}
+
+void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, const QRectF& c,
+                                          const TimeMapping& map, const TileFetch& fetch,
+                                          std::vector<TileKey>* missing,
+                                          const Highlight& highlight) {
+  const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
+                   std::max(1, static_cast<int>(std::ceil(c.height()))));
+  const RunFile& run = store_.run(row.run);
+  CachedImage& ci = images_[row.key.toStdString()];
+  auto stale = [&](double vmin, double vmax) {
+    return ci.image.size() != size || !(ci.map == map) || ci.epoch != epoch_ ||
+           ci.style != style_ || ci.vmin != vmin || ci.vmax != vmax;
+  };
+  auto stamp = [&](double vmin, double vmax) {
+    ci.map = map;
+    ci.epoch = epoch_;
+    ci.style = style_;
+    ci.vmin = vmin;
+    ci.vmax = vmax;
+  };
+  const QRectF local(0, 0, size.width(), size.height());
+  switch (row.kind) {
+    case RowKind::Counter: {
+      const CounterGeometry* g = counterGeometry(row, map, fetch, missing);
+      const ValueRange vr = valueRange(row, g);
+      lastRange_[{row.run, row.metric * 100000 + row.gpu}] = vr;
+      if (stale(vr.min, vr.max)) {
+        if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
+        const std::string& id = run.series().metrics[static_cast<size_t>(row.metric)].id;
+        const QColor colour = theme_.metricColor(id);
+        const QRectF data = local.adjusted(0, 3, 0, -2);
+        if (!g->raw()) {
+          rasterCounter(ci.image, *g, vr, static_cast<int>(data.top()),
+                        static_cast<int>(data.bottom()), colour, theme_);
+        } else {
+          rasterBackground(ci.image, g->bands, theme_.trackBackground, theme_);
+          QPainter ip(&ci.image);
+          ip.setPen(QPen(theme_.gridLine, 1.0, Qt::DotLine));
+          for (double v : niceTicks(vr.min, vr.max, 2)) {
+            const double y = vr.y(v, data);
+            if (y > data.top() + 2 && y < data.bottom() - 2)
+              ip.drawLine(QPointF(0, y), QPointF(data.right(), y));
+          }
+          paintCounterSamples(ip, data, *g, vr, colour);
+        }
+        stamp(vr.min, vr.max);
+      }
+      p.drawImage(c.topLeft(), ci.image);
+      return;
+    }
+    case RowKind::Kernels: {
+      const KernelGeometry* g = kernelGeometry(row, map, fetch, missing);
+      if (stale(0, 0)) {
+        if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
+        rasterKernelBusy(ci.image, *g, theme_);
+        QPainter ip(&ci.image);
+        ip.setFont(p.font());
+        paintKernelBoxes(ip, local, *g, theme_,
+                         [&run](uint32_t id) { return QString::fromStdString(run.str(id)); });
+        stamp(0, 0);
+      }
+      p.drawImage(c.topLeft(), ci.image);
+      const long hl =
+          highlight.run == row.run && highlight.track == row.track ? highlight.event : -1;
+      paintKernelHighlight(p, c, *g, theme_, hl);
+      return;
+    }
+    case RowKind::Heatmap: {
+      const HeatmapGeometry* g = heatmapGeometry(row, map, fetch, missing);
+      const ValueRange vr = heatmapRange(row.run, row.metric);
+      if (stale(vr.min, vr.max)) {
+        if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
+        ci.image.fill(theme_.trackAltBackground);
+        QPainter ip(&ci.image);
+        paintHeatmap(ip, local, *g, vr, theme_, nodeSeparators(row.run));
+        stamp(vr.min, vr.max);
+      }
+      p.drawImage(c.topLeft(), ci.image);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, const QRectF& c,
+                                          const TimeMapping& map, const TileFetch& fetch,
+                                          std::vector<TileKey>* missing,
+                                          const Highlight& highlight) {
+  const RunFile& run = store_.run(row.run);
+  switch (row.kind) {
     case RowKind::Counter: {
       p.fillRect(c, theme_.trackBackground);
       const CounterGeometry* g = counterGeometry(row, map, fetch, missing);
       const ValueRange vr = valueRange(row, g);
       lastRange_[{row.run, row.metric * 100000 + row.gpu}] = vr;
       paintThrottleBands(p, c, g->bands, theme_);
+      const QRectF data = c.adjusted(0, 3, 0, -2);
       p.setPen(QPen(theme_.gridLine, 1.0, Qt::DotLine));
       for (double v : niceTicks(vr.min, vr.max, 2)) {
-        const double y = vr.y(v, c);
-        if (y > c.top() + 2 && y < c.bottom() - 2)
+        const double y = vr.y(v, data);
+        if (y > data.top() + 2 && y < data.bottom() - 2)
           p.drawLine(QPointF(c.left(), y), QPointF(c.right(), y));
       }
-      const RunFile& run = store_.run(row.run);
       const std::string& id = run.series().metrics[static_cast<size_t>(row.metric)].id;
-      paintCounter(p, c.adjusted(0, 3, 0, -2), *g, vr, theme_.metricColor(id), theme_);
+      paintCounter(p, data, *g, vr, theme_.metricColor(id), theme_);
       return;
     }
     case RowKind::Kernels: {
       p.fillRect(c, theme_.trackAltBackground);
       const KernelGeometry* g = kernelGeometry(row, map, fetch, missing);
-      const RunFile& run = store_.run(row.run);
       const long hl =
           highlight.run == row.run && highlight.track == row.track ? highlight.event : -1;
       paintKernels(
@@ -312,22 +417,25 @@ void TimelineRenderer::paintContent(QPainter& p, const TrackRow& row, const QRec
           hl);
       return;
     }
-    case RowKind::Steps:
-      p.fillRect(c, theme_.trackBackground);
-      paintSteps(p, row, c, map);
-      return;
     case RowKind::Heatmap: {
       p.fillRect(c, theme_.trackAltBackground);
-      const RunFile& run = store_.run(row.run);
       const HeatmapGeometry* g = heatmapGeometry(row, map, fetch, missing);
-      auto& seps = nodeSeparators_[row.run];
-      if (seps.empty())
-        for (size_t i = 1; i < run.gpus().size(); ++i)
-          if (run.gpus()[i].node != run.gpus()[i - 1].node) seps.push_back(i);
-      paintHeatmap(p, c, *g, heatmapRange(row.run, row.metric), theme_, seps);
+      paintHeatmap(p, c, *g, heatmapRange(row.run, row.metric), theme_, nodeSeparators(row.run));
       return;
     }
+    default:
+      return;
   }
+}
+
+const std::vector<size_t>& TimelineRenderer::nodeSeparators(int runIndex) {
+  auto it = nodeSeparators_.find(runIndex);
+  if (it != nodeSeparators_.end()) return it->second;
+  const RunFile& run = store_.run(runIndex);
+  std::vector<size_t> seps;
+  for (size_t i = 1; i < run.gpus().size(); ++i)
+    if (run.gpus()[i].node != run.gpus()[i - 1].node) seps.push_back(i);
+  return nodeSeparators_.emplace(runIndex, std::move(seps)).first->second;
 }
 
 void TimelineRenderer::paintSteps(QPainter& p, const TrackRow& row, const QRectF& c,

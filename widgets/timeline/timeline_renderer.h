@@ -5,6 +5,7 @@
 // PDF. It caches each row's geometry per (mapping, tile epoch), so hover and selection repaints
 // replay geometry without touching data.
 
+#include <QImage>
 #include <QPainter>
 
 #include <map>
@@ -26,11 +27,20 @@ class TimelineRenderer {
  public:
   explicit TimelineRenderer(TileStore& store);
 
-  void setTheme(const Theme& t) { theme_ = t; }
+  void setTheme(const Theme& t) {
+    theme_ = t;
+    ++style_;
+  }
   const Theme& theme() const { return theme_; }
-  void setYMode(YMode m) { yMode_ = m; }
+  void setYMode(YMode m) {
+    yMode_ = m;
+    ++style_;
+  }
   YMode yMode() const { return yMode_; }
-  void setHeatmapUsesMax(bool v) { heatmapMax_ = v; }
+  void setHeatmapUsesMax(bool v) {
+    heatmapMax_ = v;
+    ++style_;
+  }
   // Called when new tiles arrived: cached geometry may now be more complete.
   void bumpEpoch() { ++epoch_; }
   void clearCaches();
@@ -71,7 +81,17 @@ class TimelineRenderer {
   const G* cached(const TrackRow& row, const TimeMapping& map, Build build);
   // Whole-run min/max per GPU of a metric (from the top pyramid level).
   const std::vector<std::pair<float, float>>& extents(int run, int metric);
+  // Screens and PNGs: the row's content as a cached image, re-rendered only when its mapping,
+  // tiles, style or size changed; blitting it is all a hover repaint costs.
+  void paintContentRaster(QPainter& p, const TrackRow& row, const QRectF& content,
+                          const TimeMapping& map, const TileFetch& fetch,
+                          std::vector<TileKey>* missing, const Highlight& highlight);
+  // SVG and PDF: vector primitives from the same geometry.
+  void paintContentVector(QPainter& p, const TrackRow& row, const QRectF& content,
+                          const TimeMapping& map, const TileFetch& fetch,
+                          std::vector<TileKey>* missing, const Highlight& highlight);
   void paintLabel(QPainter& p, const TrackRow& row, const QRectF& r, bool collapsed);
+  const std::vector<size_t>& nodeSeparators(int run);
   void paintSteps(QPainter& p, const TrackRow& row, const QRectF& r, const TimeMapping& map);
 
   TileStore& store_;
@@ -79,7 +99,15 @@ class TimelineRenderer {
   YMode yMode_ = YMode::SharedPerMetric;
   bool heatmapMax_ = false;
   uint64_t epoch_ = 0;
+  uint64_t style_ = 0;
   std::unordered_map<std::string, Cached> cache_;
+  struct CachedImage {
+    QImage image;
+    TimeMapping map;
+    uint64_t epoch = 0, style = 0;
+    double vmin = 0, vmax = 0;
+  };
+  std::unordered_map<std::string, CachedImage> images_;
   std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> extents_;
   std::map<int, std::vector<size_t>> nodeSeparators_;
   std::map<std::pair<int, int>, ValueRange> lastRange_;

@@ -2,11 +2,41 @@
 #include "timeline/track_painter.h"
 
 #include <QFontMetricsF>
+#include <QPaintEngine>
 #include <QPainterPath>
 
 #include <cmath>
+#include <unordered_map>
 
 namespace wl {
+
+namespace {
+
+// Eliding shapes the whole text; kernel names are long and repeat, so remember the results per
+// name, font size and width (rounded down to 4 px, which only ever shortens the text).
+QString elided(const QFontMetricsF& fm, const QFont& font, const QString& text, double width) {
+  struct Key {
+    QString text;
+    int size, width;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return qHash(k.text) ^ (static_cast<size_t>(k.width) << 20) ^ static_cast<size_t>(k.size);
+    }
+  };
+  static thread_local std::unordered_map<Key, QString, KeyHash> cache;
+  const int w = static_cast<int>(width) / 4 * 4;
+  Key key{text, static_cast<int>(font.pointSizeF() * 10), w};
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() > 20000) cache.clear();
+  QString e = fm.elidedText(text, Qt::ElideRight, w);
+  cache.emplace(std::move(key), e);
+  return e;
+}
+
+}  // namespace
 
 void paintThrottleBands(QPainter& p, const QRectF& area, const std::vector<ThrottleBand>& bands,
                         const Theme& theme) {
@@ -21,93 +51,111 @@ void paintThrottleBands(QPainter& p, const QRectF& area, const std::vector<Throt
 void paintCounter(QPainter& p, const QRectF& area, const CounterGeometry& g, ValueRange range,
                   const QColor& colour, const Theme& theme) {
   (void)theme;
+  if (g.raw()) {
+    paintCounterSamples(p, area, g, range, colour);
+    return;
+  }
+  // Envelope: per column, a line from min to max (stretched to meet the previous column so the
+  // line stays continuous) over a lightly filled area under the max: one filled polygon per
+  // gap-free stretch and one batch of lines. (Screens and PNGs use raster_track.h instead.)
   p.save();
   p.setClipRect(area);
   QColor fill = colour;
   fill.setAlpha(45);
-  const double left = area.left();
-  if (!g.raw()) {
-    // Envelope: one vertical line per column from min to max, stretched to meet the previous
-    // column so the line stays continuous; a filled area under the max.
-    QVector<QLineF> lines;
-    lines.reserve(static_cast<int>(g.lo.size()));
-    QPolygonF poly;
-    auto flush = [&](double lastX) {
-      if (poly.size() > 1) {
-        poly << QPointF(lastX, area.bottom()) << QPointF(poly.front().x(), area.bottom());
-        p.setPen(Qt::NoPen);
-        p.setBrush(fill);
-        p.drawPolygon(poly);
-      }
-      poly.clear();
-    };
-    double prevLo = kNaN, prevHi = kNaN, lastX = 0;
-    for (size_t c = 0; c < g.lo.size(); ++c) {
-      if (std::isnan(g.lo[c])) {
-        flush(lastX);
-        prevLo = prevHi = kNaN;
-        continue;
-      }
-      double lo = g.lo[c], hi = g.hi[c];
-      if (!std::isnan(prevLo)) {
-        lo = std::min(lo, prevHi);
-        hi = std::max(hi, prevLo);
-      }
-      const double x = left + static_cast<double>(c) + 0.5;
-      const double y0 = range.y(lo, area), y1 = range.y(hi, area);
-      lines.append(QLineF(x, y0, x, std::min(y1, y0 - 1.0)));
-      if (poly.isEmpty()) poly << QPointF(x, area.bottom());
-      poly << QPointF(x, range.y(g.hi[c], area));
-      lastX = x;
-      prevLo = g.lo[c];
-      prevHi = g.hi[c];
-    }
-    flush(lastX);
-    p.setPen(QPen(colour, 1.0));
-    p.drawLines(lines);
-  } else {
-    QPainterPath line;
-    size_t dots = 0;
-    for (size_t s = 0; s < g.segmentStarts.size(); ++s) {
-      const size_t a = g.segmentStarts[s];
-      const size_t b = s + 1 < g.segmentStarts.size() ? g.segmentStarts[s + 1] : g.points.size();
-      if (b <= a) continue;
-      QPainterPath area_;
-      line.moveTo(left + g.points[a].x, range.y(g.points[a].v, area));
-      area_.moveTo(left + g.points[a].x, area.bottom());
-      area_.lineTo(left + g.points[a].x, range.y(g.points[a].v, area));
-      for (size_t i = a + 1; i < b; ++i) {
-        const double x = left + g.points[i].x;
-        const double yPrev = range.y(g.points[i - 1].v, area), y = range.y(g.points[i].v, area);
-        line.lineTo(x, yPrev);
-        line.lineTo(x, y);
-        area_.lineTo(x, yPrev);
-        area_.lineTo(x, y);
-      }
-      area_.lineTo(left + g.points[b - 1].x, area.bottom());
-      area_.closeSubpath();
-      p.fillPath(area_, fill);
-      dots += b - a;
-    }
-    p.setPen(QPen(colour, 1.3));
-    p.setBrush(Qt::NoBrush);
-    p.drawPath(line);
-    // Dots on the samples when they are far enough apart to tell one from another.
-    if (g.points.size() >= 2 && area.width() / static_cast<double>(dots) > 6.0) {
+  const double left = area.left(), bottom = area.bottom();
+  QVector<QLineF> lines;
+  lines.reserve(static_cast<int>(g.lo.size()));
+  QPolygonF poly;
+  auto flush = [&](double lastX) {
+    if (poly.size() > 1) {
+      poly << QPointF(lastX, bottom) << QPointF(poly.front().x(), bottom);
       p.setPen(Qt::NoPen);
-      p.setBrush(colour);
-      for (const auto& pt : g.points)
-        p.drawEllipse(QPointF(left + pt.x, range.y(pt.v, area)), 2.0, 2.0);
+      p.setBrush(fill);
+      p.drawPolygon(poly);
     }
+    poly.clear();
+  };
+  double prevLo = kNaN, prevHi = kNaN, lastX = 0;
+  for (size_t c = 0; c < g.lo.size(); ++c) {
+    if (std::isnan(g.lo[c])) {
+      flush(lastX);
+      prevLo = prevHi = kNaN;
+      continue;
+    }
+    double lo = g.lo[c], hi = g.hi[c];
+    if (!std::isnan(prevLo)) {
+      lo = std::min(lo, prevHi);
+      hi = std::max(hi, prevLo);
+    }
+    const double x = left + static_cast<double>(c) + 0.5;
+    const double y0 = range.y(lo, area), y1 = range.y(hi, area);
+    lines.append(QLineF(x, y0, x, std::min(y1, y0 - 1.0)));
+    if (poly.isEmpty()) poly << QPointF(x, bottom);
+    poly << QPointF(x, range.y(g.hi[c], area));
+    lastX = x;
+    prevLo = g.lo[c];
+    prevHi = g.hi[c];
+  }
+  flush(lastX);
+  p.setPen(QPen(colour, 1.0));
+  p.drawLines(lines);
+  p.restore();
+}
+
+void paintCounterSamples(QPainter& p, const QRectF& area, const CounterGeometry& g,
+                         ValueRange range, const QColor& colour) {
+  // Points outside the area are culled here (one neighbour kept on each side) rather than
+  // clipped by the painter: clipping a path costs far more than drawing it.
+  p.save();
+  QColor fill = colour;
+  fill.setAlpha(45);
+  const double left = area.left();
+  size_t dots = 0;
+  QPolygonF line, under;
+  for (size_t s = 0; s < g.segmentStarts.size(); ++s) {
+    const size_t a = g.segmentStarts[s];
+    const size_t b = s + 1 < g.segmentStarts.size() ? g.segmentStarts[s + 1] : g.points.size();
+    if (b <= a) continue;
+    size_t first = a, last = b - 1;
+    while (first + 1 < b && g.points[first + 1].x < 0)
+      ++first;
+    while (last > first && g.points[last - 1].x > area.width())
+      --last;
+    if (g.points[first].x > area.width() || g.points[last].x < 0) continue;
+    line.clear();
+    for (size_t i = first; i <= last; ++i) {
+      const double x = std::clamp(left + g.points[i].x, left - 1, area.right() + 1);
+      if (i > first) line << QPointF(x, range.y(g.points[i - 1].v, area));
+      line << QPointF(x, range.y(g.points[i].v, area));
+    }
+    under = line;
+    under << QPointF(line.back().x(), area.bottom()) << QPointF(line.front().x(), area.bottom());
+    p.setPen(Qt::NoPen);
+    p.setBrush(fill);
+    p.drawPolygon(under);
+    QPen pen(colour, 0);  // cosmetic: one device pixel, the raster engine's fast line path
+    pen.setCosmetic(true);
+    p.setPen(pen);
+    p.setBrush(Qt::NoBrush);
+    p.drawPolyline(line);
+    dots += last - first + 1;
+  }
+  // Dots on the samples when they are far enough apart to tell one from another.
+  if (dots >= 2 && area.width() / static_cast<double>(dots) > 6.0) {
+    p.setPen(Qt::NoPen);
+    p.setBrush(colour);
+    for (const auto& pt : g.points)
+      if (pt.x >= -2 && pt.x <= area.width() + 2)
+        p.fillRect(QRectF(left + pt.x - 1.5, range.y(pt.v, area) - 1.5, 3, 3), colour);
   }
   p.restore();
 }
 
 void paintKernels(QPainter& p, const QRectF& area, const KernelGeometry& g, const Theme& theme,
                   const std::function<QString(uint32_t)>& name, long highlight) {
+  // Busy bars: each class stacked from the bottom, height = busy fraction of the pixel.
   p.save();
   p.setClipRect(area);
-  // Busy bars: each class stacked from the bottom, height = busy fraction of the pixel.
   const size_t cols = g.busy[0].size();
   std::array<QVector<QLineF>, kKernelClassCount> lines;
   for (size_t c = 0; c < cols; ++c) {
@@ -128,7 +176,16 @@ void paintKernels(QPainter& p, const QRectF& area, const KernelGeometry& g, cons
     p.setPen(QPen(theme.kernelClass[cl], 1.0));
     p.drawLines(lines[cl]);
   }
-  // Boxes with names.
+  p.restore();
+  paintKernelBoxes(p, area, g, theme, name);
+  paintKernelHighlight(p, area, g, theme, highlight);
+}
+
+void paintKernelBoxes(QPainter& p, const QRectF& area, const KernelGeometry& g, const Theme& theme,
+                      const std::function<QString(uint32_t)>& name) {
+  if (g.boxes.empty()) return;
+  p.save();
+  p.setClipRect(area);
   QFont f = p.font();
   f.setPointSizeF(std::max(6.0, std::min(9.0, area.height() * 0.45)));
   p.setFont(f);
@@ -141,20 +198,33 @@ void paintKernels(QPainter& p, const QRectF& area, const KernelGeometry& g, cons
     p.fillRect(r, c);
     if (r.width() > 4) {
       p.setPen(QPen(c.darker(130), 1.0));
+      p.setBrush(Qt::NoBrush);
       p.drawRect(r.adjusted(0.5, 0.5, -0.5, -0.5));
     }
     if (r.width() > 28 && name) {
-      const QString text = fm.elidedText(name(b.name), Qt::ElideRight, r.width() - 6);
+      const QString text = elided(fm, f, name(b.name), r.width() - 6);
       if (!text.isEmpty() && text != QStringLiteral("…")) {
         p.setPen(c.lightness() > 140 ? QColor(0x10, 0x10, 0x10) : QColor(0xff, 0xff, 0xff));
         p.drawText(r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
       }
     }
-    if (highlight >= 0 && static_cast<long>(b.event) == highlight) {
-      p.setPen(QPen(theme.highlight, 2.5));
-      p.setBrush(Qt::NoBrush);
-      p.drawRect(r.adjusted(-1, -1, 1, 1));
-    }
+  }
+  p.restore();
+}
+
+void paintKernelHighlight(QPainter& p, const QRectF& area, const KernelGeometry& g,
+                          const Theme& theme, long highlight) {
+  if (highlight < 0) return;
+  p.save();
+  p.setClipRect(area.adjusted(-2, -2, 2, 2));
+  const QRectF inner = area.adjusted(0, 1, 0, -1);
+  for (const KernelBox& b : g.boxes) {
+    if (static_cast<long>(b.event) != highlight) continue;
+    const double x0 = std::max(-1.0, b.x0), x1 = std::min(area.width() + 1, b.x1);
+    const QRectF r(area.left() + x0, inner.top(), std::max(1.0, x1 - x0), inner.height());
+    p.setPen(QPen(theme.highlight, 2.5));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(r.adjusted(-1, -1, 1, 1));
   }
   p.restore();
 }

@@ -37,6 +37,16 @@ void paintCounter(QPainter& p, const QRectF& area, const CounterGeometry& g, Val
 void paintKernels(QPainter& p, const QRectF& area, const KernelGeometry& g, const Theme& theme,
                   const std::function<QString(uint32_t)>& name, long highlight = -1);
 
+// The parts of paintKernels: boxes with names, and the outline of one highlighted event.
+void paintKernelBoxes(QPainter& p, const QRectF& area, const KernelGeometry& g, const Theme& theme,
+                      const std::function<QString(uint32_t)>& name);
+void paintKernelHighlight(QPainter& p, const QRectF& area, const KernelGeometry& g,
+                          const Theme& theme, long highlight);
+
+// Sample-and-hold line of a counter in raw mode (with dots when samples are far apart).
+void paintCounterSamples(QPainter& p, const QRectF& area, const CounterGeometry& g,
+                         ValueRange range, const QColor& colour);
+
 // A heatmap: one row per GPU, coloured by value in `range`; NaN cells in the background colour.
 // `separators` lists the rows before which a node separator line is drawn.
 void paintHeatmap(QPainter& p, const QRectF& area, const HeatmapGeometry& g, ValueRange range,

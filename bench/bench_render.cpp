@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The render path: geometry + paint of a 1920 px wide timeline into an image, with tiles in
+// memory (what every pan and zoom repaint costs), at full zoom-out and zoomed in; plus the first
+// frame of a freshly opened run (tiles read from disk), and a 1,024-GPU heatmap.
+//
+// Run: QT_QPA_PLATFORM=offscreen ./build/bench/bench_render
+// The first run writes the benchmark inputs into the temp folder (a few minutes).
+#include <benchmark/benchmark.h>
+
+#include <QGuiApplication>
+#include <QImage>
+#include <QPainter>
+
+#include "scale_run.h"
+#include "timeline/timeline_renderer.h"
+#include "timeline/track_rows.h"
+
+namespace {
+
+constexpr int kWidth = 1920;
+
+struct Scene {
+  std::shared_ptr<const wl::RunFile> run;
+  std::unique_ptr<wl::TileStore> store;
+  std::unique_ptr<wl::TimelineRenderer> renderer;
+  std::vector<wl::TrackRow> rows;
+};
+
+// 64 visible tracks: for 16 GPUs their 3 main counters, and the compute stream of 16 ranks.
+Scene scene64() {
+  Scene s;
+  s.run = wl::RunFile::open(wl::bench::scaleRun({}));
+  s.store = std::make_unique<wl::TileStore>();
+  s.store->addRun(s.run);
+  s.renderer = std::make_unique<wl::TimelineRenderer>(*s.store);
+  for (int g = 0; g < 16; ++g)
+    for (int m = 0; m < 3; ++m) {
+      wl::TrackRow r;
+      r.kind = wl::RowKind::Counter;
+      r.gpu = g;
+      r.metric = m;
+      r.height = 40;
+      r.key = QStringLiteral("g%1m%2").arg(g).arg(m);
+      r.label = QStringLiteral("metric");
+      s.rows.push_back(r);
+    }
+  for (int k = 0; k < 16; ++k) {
+    wl::TrackRow r;
+    r.kind = wl::RowKind::Kernels;
+    r.track = 2 * k;
+    r.height = 24;
+    r.key = QStringLiteral("k%1").arg(k);
+    r.label = QStringLiteral("Stream 7");
+    s.rows.push_back(r);
+  }
+  return s;
+}
+
+void paintFrame(Scene& s, const wl::TimeMapping& map, QImage& img, const wl::TileFetch& fetch) {
+  QPainter p(&img);
+  double y = 0;
+  for (const wl::TrackRow& r : s.rows) {
+    s.renderer->paintRow(p, r, QRectF(0, y, img.width(), r.height), 200, map, fetch, nullptr, false,
+                         {});
+    y += r.height;
+  }
+}
+
+// The measured frame (a separate function so profilers can isolate it from the warm-up).
+__attribute__((noinline)) void measuredFrame(Scene& s, const wl::TimeMapping& m, QImage& img,
+                                             const wl::TileFetch& fetch) {
+  s.renderer->bumpEpoch();
+  paintFrame(s, m, img, fetch);
+}
+
+void renderAt(benchmark::State& state, double fraction) {
+  static Scene s = scene64();
+  const int64_t t0 = s.run->info().start_ns;
+  const int64_t span =
+      static_cast<int64_t>(static_cast<double>(s.run->info().end_ns - t0) * fraction);
+  QImage img(kWidth + 200, 16 * 3 * 40 + 16 * 24, QImage::Format_RGB32);
+  wl::TileStore& store = *s.store;
+  const wl::TileFetch load = [&store](const wl::TileKey& k) { return store.load(k); };
+  int64_t offset = 0;
+  // Warm the tiles of the frames the loop draws.
+  for (int i = 0; i < 8; ++i) {
+    const wl::TimeMapping m{t0 + i * span / 64, t0 + i * span / 64 + span, kWidth};
+    paintFrame(s, m, img, load);
+  }
+  int i = 0;
+  for (auto _ : state) {
+    // Pan a little each frame so geometry is recomputed (no cached frame), tiles stay in memory.
+    offset = (i++ % 8) * span / 64;
+    const wl::TimeMapping m{t0 + offset, t0 + offset + span, kWidth};
+    measuredFrame(s, m, img, load);
+  }
+  state.counters["tracks"] = static_cast<double>(s.rows.size());
+}
+
+void BM_Render64_FullRun(benchmark::State& st) {
+  renderAt(st, 1.0);
+}
+void BM_Render64_10min(benchmark::State& st) {
+  renderAt(st, 600.0 / 3600);
+}
+void BM_Render64_30s(benchmark::State& st) {
+  renderAt(st, 30.0 / 3600);
+}
+void BM_Render64_1s(benchmark::State& st) {
+  renderAt(st, 1.0 / 3600);
+}
+void BM_Render64_10ms(benchmark::State& st) {
+  renderAt(st, 0.01 / 3600);
+}
+BENCHMARK(BM_Render64_FullRun)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Render64_10min)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Render64_30s)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Render64_1s)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Render64_10ms)->Unit(benchmark::kMillisecond);
+
+// Opening the run and painting the first full-run frame with tiles read from disk.
+void BM_OpenAndFirstFrame64(benchmark::State& state) {
+  const auto path = wl::bench::scaleRun({});
+  QImage img(kWidth + 200, 16 * 3 * 40 + 16 * 24, QImage::Format_RGB32);
+  for (auto _ : state) {
+    Scene s;
+    s.run = wl::RunFile::open(path);
+    s.store = std::make_unique<wl::TileStore>();
+    s.store->addRun(s.run);
+    s.renderer = std::make_unique<wl::TimelineRenderer>(*s.store);
+    Scene tmpl = scene64();
+    s.rows = tmpl.rows;
+    wl::TileStore& store = *s.store;
+    const wl::TimeMapping m{s.run->info().start_ns, s.run->info().end_ns, kWidth};
+    paintFrame(s, m, img, [&store](const wl::TileKey& k) { return store.load(k); });
+  }
+}
+BENCHMARK(BM_OpenAndFirstFrame64)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void heatmap(benchmark::State& state, double fraction, bool cold) {
+  const auto path = wl::bench::scaleRun({1024, 3600, 20, 1, 0});
+  static std::shared_ptr<const wl::RunFile> run = wl::RunFile::open(path);
+  static wl::TileStore store;
+  static const int idx = store.addRun(run);
+  static wl::TimelineRenderer renderer(store);
+  wl::TrackRow r;
+  r.kind = wl::RowKind::Heatmap;
+  r.run = idx;
+  r.metric = 0;
+  r.height = 1024;
+  r.key = QStringLiteral("heat");
+  QImage img(kWidth + 200, 1024, QImage::Format_RGB32);
+  const int64_t t0 = run->info().start_ns;
+  const auto span = static_cast<int64_t>(static_cast<double>(run->info().end_ns - t0) * fraction);
+  const wl::TileFetch load = [](const wl::TileKey& k) { return store.load(k); };
+  int i = 0;
+  for (auto _ : state) {
+    if (cold) {
+      state.PauseTiming();
+      store.clear();
+      store.addRun(run);
+      state.ResumeTiming();
+    }
+    const int64_t off = (i++ % 8) * span / 64;
+    renderer.bumpEpoch();
+    QPainter p(&img);
+    renderer.paintRow(p, r, QRectF(0, 0, img.width(), img.height()), 200,
+                      wl::TimeMapping{t0 + off, t0 + off + span, kWidth}, load, nullptr, false, {});
+  }
+}
+void BM_Heatmap1024_FullRun(benchmark::State& st) {
+  heatmap(st, 1.0, false);
+}
+void BM_Heatmap1024_1min(benchmark::State& st) {
+  heatmap(st, 60.0 / 3600, false);
+}
+void BM_Heatmap1024_FullRun_Cold(benchmark::State& st) {
+  heatmap(st, 1.0, true);
+}
+BENCHMARK(BM_Heatmap1024_FullRun)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Heatmap1024_1min)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Heatmap1024_FullRun_Cold)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  QGuiApplication app(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "timeline/raster_track.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace wl {
+namespace {
+
+QRgb mix(QRgb a, QRgb b, int alpha) {  // b over a with alpha 0..255
+  const int ia = 255 - alpha;
+  return qRgb((qRed(a) * ia + qRed(b) * alpha) / 255, (qGreen(a) * ia + qGreen(b) * alpha) / 255,
+              (qBlue(a) * ia + qBlue(b) * alpha) / 255);
+}
+
+QRgb over(QRgb base, const QColor& c) {
+  return mix(base, c.rgb(), c.alpha());
+}
+
+// The band colour of every column (0 = none), from the geometry's bands.
+std::vector<const ThrottleBand*> bandPerColumn(const std::vector<ThrottleBand>& bands, int width) {
+  std::vector<const ThrottleBand*> out(static_cast<size_t>(std::max(width, 0)), nullptr);
+  for (const ThrottleBand& b : bands) {
+    const int c0 = std::max(0, static_cast<int>(std::floor(b.x0)));
+    const int c1 = std::min(width, static_cast<int>(std::ceil(b.x1)));
+    for (int c = c0; c < c1; ++c)
+      out[static_cast<size_t>(c)] = &b;
+  }
+  return out;
+}
+
+void fillColumn(QRgb* base, qsizetype stride, int x, int y0, int y1, QRgb c) {
+  for (int y = y0; y < y1; ++y)
+    base[y * stride + x] = c;
+}
+
+}  // namespace
+
+void rasterBackground(QImage& img, const std::vector<ThrottleBand>& bands, const QColor& background,
+                      const Theme& theme) {
+  img.fill(background);
+  const int w = img.width(), h = img.height();
+  auto* px = reinterpret_cast<QRgb*>(img.bits());
+  const qsizetype stride = img.bytesPerLine() / 4;
+  const auto perColumn = bandPerColumn(bands, w);
+  for (int x = 0; x < w; ++x)
+    if (const ThrottleBand* b = perColumn[static_cast<size_t>(x)])
+      fillColumn(px, stride, x, 0, h, over(background.rgb(), theme.reasonColor(b->reasons)));
+}
+
+void rasterCounter(QImage& img, const CounterGeometry& g, ValueRange range, int dataTop,
+                   int dataBottom, const QColor& colour, const Theme& theme) {
+  const int w = img.width(), h = img.height();
+  auto* px = reinterpret_cast<QRgb*>(img.bits());
+  const qsizetype stride = img.bytesPerLine() / 4;
+  const QRgb bg = theme.trackBackground.rgb();
+  const QRgb line = colour.rgb();
+  const QRgb fill = mix(bg, line, 45);
+  const QRgb grid = theme.gridLine.rgb();
+  const auto perColumn = bandPerColumn(g.bands, w);
+  const double span = range.max > range.min ? range.max - range.min : 1.0;
+  const double scale = (dataBottom - dataTop) / span;
+  auto yOf = [&](double v) {
+    const double y = dataBottom - (v - range.min) * scale + 0.5;
+    return std::clamp(static_cast<int>(y), 0, h - 1);  // y > 0 in range: truncation rounds
+  };
+  std::vector<int> gridRows;
+  for (double v : niceTicks(range.min, range.max, 2)) {
+    const int y = yOf(v);
+    if (y > dataTop + 1 && y < dataBottom - 1) gridRows.push_back(y);
+  }
+  double prevLo = kNaN, prevHi = kNaN;
+  for (int x = 0; x < w; ++x) {
+    QRgb cbg = bg, cfill = fill;
+    if (const ThrottleBand* b = perColumn[static_cast<size_t>(x)]) {
+      const QColor bc = theme.reasonColor(b->reasons);
+      cbg = over(bg, bc);
+      cfill = over(fill, bc);
+    }
+    const size_t c = static_cast<size_t>(x);
+    if (c >= g.lo.size() || std::isnan(g.lo[c])) {
+      fillColumn(px, stride, x, 0, h, cbg);
+      if (x % 3 == 0)
+        for (int y : gridRows)
+          px[y * stride + x] = grid;
+      prevLo = prevHi = kNaN;
+      continue;
+    }
+    double lo = g.lo[c], hi = g.hi[c];
+    if (!std::isnan(prevLo)) {
+      lo = std::min(lo, prevHi);
+      hi = std::max(hi, prevLo);
+    }
+    const int yTop = yOf(g.hi[c]);
+    fillColumn(px, stride, x, 0, yTop, cbg);
+    fillColumn(px, stride, x, yTop, std::min(h, dataBottom + 1), cfill);
+    fillColumn(px, stride, x, std::min(h, dataBottom + 1), h, cbg);
+    if (x % 3 == 0)
+      for (int y : gridRows)
+        if (y < yTop) px[y * stride + x] = grid;
+    const int y0 = yOf(lo), y1 = std::min(yOf(hi), y0);
+    fillColumn(px, stride, x, y1, y0 + 1, line);
+    prevLo = g.lo[c];
+    prevHi = g.hi[c];
+  }
+}
+
+void rasterKernelBusy(QImage& img, const KernelGeometry& g, const Theme& theme) {
+  img.fill(theme.trackAltBackground);
+  const int w = img.width(), h = img.height();
+  auto* px = reinterpret_cast<QRgb*>(img.bits());
+  const qsizetype stride = img.bytesPerLine() / 4;
+  const size_t cols = g.busy[0].size();
+  for (int x = 0; x < w && static_cast<size_t>(x) < cols; ++x) {
+    int base = h;
+    double total = 0;
+    for (size_t cl = 0; cl < kKernelClassCount; ++cl) {
+      const double f =
+          std::min(1.0 - total, static_cast<double>(g.busy[cl][static_cast<size_t>(x)]));
+      if (f <= 0.002) continue;
+      total += f;
+      const int hh = std::max(1, static_cast<int>(std::lround(f * h)));
+      const int top = std::max(0, base - hh);
+      fillColumn(px, stride, x, top, base, theme.kernelClass[cl].rgb());
+      base = top;
+    }
+  }
+}
+
+}  // namespace wl
