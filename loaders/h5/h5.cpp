@@ -446,7 +446,10 @@ Id create2D(hid_t loc, std::string_view name, hid_t fileType, size_t rows, size_
     dcpl = Id(H5Pcreate(H5P_DATASET_CREATE));
   }
   if (fill) H5Pset_fill_value(dcpl, fillType, fill);
-  Id d(H5Dcreate2(loc, std::string(name).c_str(), fileType, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  // Rows are written one at a time and a chunk spans several rows: the cache must hold a whole
+  // band of chunks, or every row write re-inflates and re-deflates the chunks it touches.
+  Id dapl = datasetAccessProps();
+  Id d(H5Dcreate2(loc, std::string(name).c_str(), fileType, space, H5P_DEFAULT, dcpl, dapl));
   if (!d.valid()) fail(loc, fmt::format("cannot create dataset {}", joinPath(loc, name)));
   return d;
 }
@@ -490,8 +493,8 @@ RowAppender::RowAppender(hid_t loc, std::string_view name, hid_t fileType, size_
   const hsize_t chunkRows = std::max<hsize_t>(1, std::min<hsize_t>(64, layout.chunk / chunkCols));
   const hsize_t chunk[2] = {chunkRows, chunkCols};
   Id dcpl = datasetCreateProps(layout.chunk, layout, 2, chunk);
-  ds_ = Id(
-      H5Dcreate2(loc, std::string(name).c_str(), fileType, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  Id dapl = datasetAccessProps();  // a band of chunks stays cached while its rows are appended
+  ds_ = Id(H5Dcreate2(loc, std::string(name).c_str(), fileType, space, H5P_DEFAULT, dcpl, dapl));
   if (!ds_.valid()) fail(loc, fmt::format("cannot create dataset {}", joinPath(loc, name)));
 }
 
