@@ -311,6 +311,13 @@ bool JsonStream::atEnd() {
   return peek() == 0;
 }
 
+std::string_view JsonStream::lookahead(size_t n) {
+  peek();
+  while (end_ - pos_ < n && fill()) {
+  }
+  return std::string_view(buf_.get() + pos_, std::min(n, end_ - pos_));
+}
+
 void JsonStream::expect(char c) {
   const char got = peek();
   if (got == c) {

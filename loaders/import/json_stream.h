@@ -75,6 +75,8 @@ class JsonStream {
   void skipValue();
   // True when only whitespace is left.
   bool atEnd();
+  // Up to n bytes from the cursor (after whitespace), for messages about what was found.
+  std::string_view lookahead(size_t n);
 
   // The JSON path reported in errors: "traceEvents" + "[index]" when index >= 0.
   void setPath(std::string path, int64_t index = -1) {

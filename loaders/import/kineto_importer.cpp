@@ -477,7 +477,7 @@ ImportedData KinetoReader::read() {
   } else {
     throw Error(
         fmt::format("{}: not a Kineto JSON trace: expected '{{' or '[' at byte {}, found {}",
-                    path_.string(), js_.offset(), describeBytes(std::string_view(&first, 1))));
+                    path_.string(), js_.offset(), describeBytes(js_.lookahead(64), 24)));
   }
   js_.setPath("");
   if (!js_.atEnd()) js_.fail("unexpected data after the end of the trace");

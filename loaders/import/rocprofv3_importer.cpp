@@ -139,10 +139,10 @@ void RocprofV3Reader::readBufferRecords(Process& p, const std::string& base) {
           js_.fail("expected a \"dispatch_info\" object, found none");
         rec.kernel = static_cast<uint64_t>(integer(info, "kernel_id", "dispatch_info", true));
         rec.agent = handle(info, "agent_id");
-        const uint64_t queue = handle(info, "queue_id");
-        dom::element stream;
-        rec.stream = static_cast<int64_t>(
-            r.at_key("stream_id").get(stream) ? queue : handle(r, "stream_id"));
+        // Tracks are the GPU's hardware queues, as in rocprof v1 CSV: HIP stream ids can
+        // number in the hundreds (one per short-lived stream) and say less about what ran
+        // concurrently on the device.
+        rec.stream = static_cast<int64_t>(handle(info, "queue_id"));
         dom::element corr;
         if (!r.at_key("correlation_id").get(corr))
           rec.correlation = corr.is_object() ? integer(corr, "internal", "correlation_id", false)
@@ -162,9 +162,7 @@ void RocprofV3Reader::readBufferRecords(Process& p, const std::string& base) {
         const uint64_t src = handle(r, "src_agent_id");
         rec.agent = dst;
         rec.source = src;
-        dom::element stream;
-        rec.stream =
-            r.at_key("stream_id").get(stream) ? -2 : static_cast<int64_t>(handle(r, "stream_id"));
+        rec.stream = -2;  // copies run on the copy (SDMA) engines: one track for them
         dom::element corr;
         if (!r.at_key("correlation_id").get(corr))
           rec.correlation = corr.is_object() ? integer(corr, "internal", "correlation_id", false)
@@ -248,8 +246,7 @@ ImportedData RocprofV3Reader::read() {
   if (first == 0) throw Error(fmt::format("{}: the file is empty", path_.string()));
   if (first != '{')
     throw Error(fmt::format("{}: not a rocprofv3 JSON file: expected '{{' at byte {}, found {}",
-                            path_.string(), js_.offset(),
-                            describeBytes(std::string_view(&first, 1))));
+                            path_.string(), js_.offset(), describeBytes(js_.lookahead(64), 24)));
   js_.expect('{');
   bool found = false;
   if (js_.peek() != '}') do {
