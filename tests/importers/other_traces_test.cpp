@@ -120,6 +120,53 @@ TEST(Nsys, AcceptsTheOldMetadataTableNameAndAMissingSessionStart) {
   EXPECT_TRUE(schemaNoted);
 }
 
+// Sections in another order than the real file, a memory copy and an unknown kernel id; the
+// expected values are read off the text by hand.
+TEST(RocprofV3, ReadsSectionsInAnyOrderWithCopies) {
+  test::TempDir dir;
+  test::writeFile(dir / "r.json", R"({"rocprofiler-sdk-tool": [{
+    "buffer_records": {
+      "memory_copy": [{"start_timestamp": 1000, "end_timestamp": 1500, "operation": 2,
+        "correlation_id": {"internal": 7, "external": 0},
+        "src_agent_id": {"handle": 1}, "dst_agent_id": {"handle": 2}}],
+      "kernel_dispatch": [
+        {"start_timestamp": 2000, "end_timestamp": 2600, "correlation_id": {"internal": 8},
+         "dispatch_info": {"agent_id": {"handle": 2}, "queue_id": {"handle": 5}, "kernel_id": 1}},
+        {"start_timestamp": 3000, "end_timestamp": 2900, "correlation_id": {"internal": 9},
+         "dispatch_info": {"agent_id": {"handle": 2}, "queue_id": {"handle": 5}, "kernel_id": 4}}]},
+    "strings": {"buffer_records": [{"kind": "MEMORY_COPY", "operations": ["MEMORY_COPY_NONE",
+      "MEMORY_COPY_HOST_TO_HOST", "MEMORY_COPY_HOST_TO_DEVICE"]}]},
+    "kernel_symbols": [{"kernel_id": 1, "formatted_kernel_name": "ncclDevKernel_Generic_1"}],
+    "agents": [{"id": {"handle": 1}, "type": 1, "logical_node_type_id": 0, "name": "cpu"},
+               {"id": {"handle": 2}, "type": 2, "logical_node_type_id": 3,
+                "product_name": "AMD Instinct MI300X"}],
+    "metadata": {"pid": 42, "node": {"hostname": "n1"}}}]})");
+  const auto d = import::findImporter("rocprofv3")->read(dir / "r.json", {}, {});
+  ASSERT_EQ(d.ranks.size(), 1u);
+  const import::ImportedRank& r = d.ranks[0];
+  EXPECT_EQ(r.device, 3);
+  EXPECT_EQ(r.deviceName, "AMD Instinct MI300X");
+  ASSERT_EQ(r.tracks.size(), 2u);  // copies (-2), queue 5
+  EXPECT_EQ(r.tracks[0].stream, -2);
+  EXPECT_EQ(r.tracks[0].device, 3);  // the GPU end of the host-to-device copy
+  EXPECT_EQ(d.strings.at(r.tracks[0].events[0].name), "MEMORY_COPY_HOST_TO_DEVICE");
+  EXPECT_EQ(r.tracks[0].events[0].kind, GpuEventKind::Memcpy);
+  EXPECT_EQ(r.tracks[0].events[0].dur_ns, 500);
+  EXPECT_EQ(r.tracks[0].events[0].correlation, 7);
+  EXPECT_EQ(r.tracks[1].stream, 5);
+  ASSERT_EQ(r.tracks[1].events.size(), 2u);
+  EXPECT_EQ(r.tracks[1].events[0].cls, KernelClass::Communication);
+  EXPECT_EQ(d.strings.at(r.tracks[1].events[1].name), "kernel 4");
+  EXPECT_EQ(r.tracks[1].events[1].dur_ns, 0);  // ends before it starts
+  auto has = [&](std::string_view code) {
+    return std::any_of(d.notes.begin(), d.notes.end(),
+                       [&](const QualityNote& n) { return n.code == code; });
+  };
+  EXPECT_TRUE(has("negative_durations"));
+  EXPECT_TRUE(has("missing_kernel_symbols"));
+  EXPECT_TRUE(has("relative_clock"));
+}
+
 // ---- Bad inputs.
 
 class OtherBadInput : public ::testing::Test {
