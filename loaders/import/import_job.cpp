@@ -91,7 +91,9 @@ std::vector<PlannedInput> ImportJob::plan() const {
 ImportSummary ImportJob::run(const Progress& progress) {
   if (request_.inputs.empty()) throw Error("nothing to import: no input given");
   if (request_.output.empty()) throw Error("no output file given");
+  if (cancel_) throw Cancelled();
   const std::vector<PlannedInput> planned = plan();
+  if (cancel_) throw Cancelled();
 
   // Never write over an input.
   for (const ImportInput& in : request_.inputs) {
