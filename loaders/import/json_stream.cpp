@@ -239,6 +239,10 @@ JsonStream::JsonStream(const std::filesystem::path& path, Progress progress)
   cap_ = kInitialBuffer;
   buf_.reset(new char[cap_ + kPadding]);
   std::memset(buf_.get(), 0, cap_ + kPadding);
+  // A UTF-8 byte order mark (written by some Windows tools) is not part of the JSON text.
+  while (end_ < 3 && fill()) {
+  }
+  if (end_ >= 3 && std::memcmp(buf_.get(), "\xEF\xBB\xBF", 3) == 0) pos_ = 3;
 }
 
 JsonStream::~JsonStream() = default;

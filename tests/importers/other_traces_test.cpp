@@ -27,12 +27,14 @@ class OtherTraceFile : public ::testing::TestWithParam<Case> {};
 
 TEST_P(OtherTraceFile, ImportsWithTheReferenceNumbers) {
   const Case c = GetParam();
+  std::string format = c.format;  // test names cannot hold '-'
+  std::replace(format.begin(), format.end(), '_', '-');
   const auto file = testData(c.file);
-  const nlohmann::json& ref = test::reference(c.format, file)["ranks"];
+  const nlohmann::json& ref = test::reference(format, file)["ranks"];
   test::TempDir dir;
   const import::ImportSummary s = test::importFiles({file}, dir / "run.h5");
   ASSERT_EQ(s.info.sources.size(), 1u);
-  EXPECT_EQ(s.info.sources[0].format, c.format);  // detected from the content
+  EXPECT_EQ(s.info.sources[0].format, format);  // detected from the content
   const auto run = RunFile::open(dir / "run.h5");
   ASSERT_EQ(run->ranks().size(), ref.size());
   for (size_t i = 0; i < ref.size(); ++i) {
@@ -52,8 +54,9 @@ TEST_P(OtherTraceFile, ImportsWithTheReferenceNumbers) {
 INSTANTIATE_TEST_SUITE_P(
     Files, OtherTraceFile,
     ::testing::Values(Case{"rocprof/tracelens-rocprofv3-mi350x.json.gz", "rocprofv3"},
-                      Case{"rocprof/gunrock-rocprof-v1.csv", "rocprof-csv"},
-                      Case{"nsys/pipit-cloverleaf-a100-nsys2024.sqlite", "nsys-sqlite"}));
+                      Case{"rocprof/gunrock-rocprof-v1.csv", "rocprof_csv"},
+                      Case{"nsys/pipit-cloverleaf-a100-nsys2024.sqlite", "nsys_sqlite"}),
+    [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.format); });
 
 TEST(Detection, EveryKernelTraceFileIsRecognisedByContent) {
   const std::vector<std::pair<std::string, std::string>> files = {
