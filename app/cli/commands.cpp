@@ -15,6 +15,8 @@ namespace {
 constexpr std::array kCommands = {
     Command{"info", "show what a run holds: metadata, GPUs, ranks, samples, data quality",
             &cmdInfo},
+    Command{"import", "import telemetry and kernel traces (files or folders) into one run",
+            &cmdImport},
 };
 
 }  // namespace

@@ -490,8 +490,14 @@ RowAppender::RowAppender(hid_t loc, std::string_view name, hid_t fileType, size_
   const hsize_t chunkRows = std::max<hsize_t>(1, std::min<hsize_t>(64, layout.chunk / chunkCols));
   const hsize_t chunk[2] = {chunkRows, chunkCols};
   Id dcpl = datasetCreateProps(layout.chunk, layout, 2, chunk);
-  ds_ = Id(
-      H5Dcreate2(loc, std::string(name).c_str(), fileType, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  // Rows are appended one at a time and a chunk spans chunkRows rows: the write cache must hold
+  // one band of chunks (all chunks of a row), or every append re-inflates and re-deflates the
+  // chunks it touches. HDF5's default (1 MiB) is smaller than a band of a 65,536-bucket level.
+  const size_t band = static_cast<size_t>(chunkRows) * cols * H5Tget_size(fileType);
+  Id dapl(H5Pcreate(H5P_DATASET_ACCESS));
+  H5Pset_chunk_cache(dapl, kReadCacheSlots,
+                     std::clamp<size_t>(band + band / 4, 1u << 20, 64u << 20), 1.0);
+  ds_ = Id(H5Dcreate2(loc, std::string(name).c_str(), fileType, space, H5P_DEFAULT, dcpl, dapl));
   if (!ds_.valid()) fail(loc, fmt::format("cannot create dataset {}", joinPath(loc, name)));
 }
 

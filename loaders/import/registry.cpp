@@ -8,6 +8,10 @@
 
 #include "core/error.h"
 #include "import/importer.h"
+#include "import/kineto_importer.h"
+#include "import/nsys_importer.h"
+#include "import/rocprof_csv_importer.h"
+#include "import/rocprofv3_importer.h"
 
 namespace wl::import {
 namespace {
@@ -19,6 +23,10 @@ constexpr int kMaxDepth = 6;
 std::vector<std::unique_ptr<Importer>> makeImporters() {
   std::vector<std::unique_ptr<Importer>> list;
   // Kernel traces.
+  list.push_back(makeKinetoImporter());
+  list.push_back(makeRocprofV3Importer());
+  list.push_back(makeRocprofCsvImporter());
+  list.push_back(makeNsysImporter());
   // Telemetry.
   return list;
 }

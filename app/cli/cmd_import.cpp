@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// wattline import INPUT... -o RUN.h5 [--format NAME] [--name TEXT] [--platform NAME]
+//                 [--config tp=4,pp=8,...] [--offset SOURCE=NS] [--dcgm-interval-ms N] [--json]
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+#include "cli/arg_parser.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/time_format.h"
+#include "import/import_job.h"
+
+namespace wl::cli {
+namespace {
+
+// The parser knows long options only; "-o FILE" and "-oFILE" become "--output FILE".
+Args expandShortOutput(const Args& args) {
+  Args out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-o") {
+      out.push_back("--output");
+    } else if (args[i].size() > 2 && args[i].rfind("-o", 0) == 0) {
+      out.push_back("--output");
+      out.push_back(args[i].substr(2));
+    } else {
+      out.push_back(args[i]);
+    }
+  }
+  return out;
+}
+
+// Progress on stderr: one updating line on a terminal, else a line per stage.
+class StderrProgress {
+ public:
+  StderrProgress() : tty_(::isatty(STDERR_FILENO) == 1) {}
+  ~StderrProgress() {
+    if (tty_ && drawn_) std::fputs("\r\033[K", stderr);
+  }
+  bool operator()(double f, std::string_view stage) {
+    const int pct = static_cast<int>(std::floor(f * 100.0));
+    if (tty_) {
+      if (pct == lastPct_ && stage == lastStage_) return true;
+      std::fprintf(stderr, "\r\033[K%3d%% %.*s", pct, static_cast<int>(stage.size()), stage.data());
+      std::fflush(stderr);
+      drawn_ = true;
+    } else if (stage != lastStage_) {
+      std::fprintf(stderr, "wattline import: %3d%% %.*s\n", pct, static_cast<int>(stage.size()),
+                   stage.data());
+    }
+    lastPct_ = pct;
+    lastStage_ = std::string(stage);
+    return true;
+  }
+
+ private:
+  bool tty_;
+  bool drawn_ = false;
+  int lastPct_ = -1;
+  std::string lastStage_;
+};
+
+nlohmann::json summaryJson(const import::ImportSummary& s) {
+  const RunInfo& i = s.info;
+  nlohmann::json j;
+  j["output"] = s.output.string();
+  j["name"] = i.name;
+  j["platform"] = i.platform;
+  j["start_ns"] = i.start_ns;
+  j["end_ns"] = i.end_ns;
+  j["duration_s"] = static_cast<double>(i.end_ns - i.start_ns) * 1e-9;
+  j["gpus"] = s.gpus.size();
+  j["ranks"] = s.ranks.size();
+  j["kernels"] = s.kernels;
+  j["telemetry_samples"] = s.telemetrySamples;
+  nlohmann::json sources = nlohmann::json::array();
+  for (const SourceInfo& src : i.sources)
+    sources.push_back({{"path", src.path},
+                       {"format", src.format},
+                       {"offset_ns", src.offset_ns},
+                       {"detail", src.detail}});
+  j["sources"] = sources;
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const RankInfo& r : s.ranks)
+    ranks.push_back({{"rank", r.rank}, {"gpu", r.gpu}, {"source", r.source}});
+  j["rank_map"] = ranks;
+  nlohmann::json notes = nlohmann::json::array();
+  for (const QualityNote& n : s.notes)
+    notes.push_back({{"severity", n.severity == Severity::Warning ? "warning" : "info"},
+                     {"code", n.code},
+                     {"subject", n.subject},
+                     {"message", n.message}});
+  j["data_quality"] = notes;
+  return j;
+}
+
+}  // namespace
+
+int cmdImport(const Args& rawArgs) {
+  ArgParser p("import",
+              "Import telemetry and kernel traces into one run: files or folders (a folder of "
+              "per-rank traces becomes one multi-rank run). Formats are detected from the "
+              "content; --format overrides. See docs/import.md.");
+  p.option("output", "RUN.h5", "the run file to write (also -o RUN.h5)")
+      .option("format", "NAME", "read every input as this format; 'list' shows the formats")
+      .flag("list-formats", "print the formats and exit")
+      .option("name", "TEXT", "the run's name (default: from the inputs or the output file)")
+      .option("platform", "NAME", "the GPU platform, e.g. H100 (default: from the device names)")
+      .option("config", "K=V,...",
+              "parallelism and batch: tp, pp, dp, ep, cp, vpp, mbs, gbs, seq, nodes, "
+              "gpus_per_node, recompute, overlap")
+      .option("offset", "SOURCE=NS",
+              "shift a source's timestamps by NS nanoseconds (or a duration such as -1.5ms); "
+              "SOURCE is a file name or a format name; repeatable",
+              true)
+      .option("dcgm-interval-ms", "N", "row interval of DCGM dmon text (it has no timestamps)")
+      .flag("json", "print a JSON summary of the run written")
+      .positionals("INPUT", "telemetry or trace files, or folders", 0, -1);
+  if (!p.parse(expandShortOutput(rawArgs))) return 0;
+  if (p.has("list-formats") || p.value("format") == "list") {
+    std::fputs(import::formatList().c_str(), stdout);
+    return 0;
+  }
+  if (p.positional().empty()) throw UsageError("missing INPUT");
+  if (!p.value("output")) throw UsageError("missing -o RUN.h5");
+
+  import::ImportRequest req;
+  for (const std::string& in : p.positional())
+    req.inputs.push_back({in, {}});
+  req.output = *p.value("output");
+  if (auto f = p.value("format")) {
+    if (!import::findImporter(*f))
+      throw UsageError(fmt::format("unknown format '{}' (see --format list)", *f));
+    req.format = *f;
+  }
+  try {
+    if (auto c = p.value("config")) req.assemble.config = import::parseConfig(*c);
+    for (const std::string& o : p.values("offset"))
+      req.assemble.offsets.push_back(import::parseOffset(o));
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  if (auto d = p.doubleValue("dcgm-interval-ms")) {
+    if (!(*d > 0)) throw UsageError("option --dcgm-interval-ms must be positive");
+    req.options.dcgm_interval_ms = *d;
+  }
+  req.assemble.name = p.value("name").value_or("");
+  req.assemble.platform = p.value("platform").value_or("");
+
+  import::ImportJob job(std::move(req));
+  import::ImportSummary s;
+  {
+    StderrProgress bar;
+    s = job.run(Progress([&bar](double f, std::string_view stage) { return bar(f, stage); }));
+  }
+  for (const QualityNote& n : s.notes)
+    if (n.severity == Severity::Warning)
+      std::fprintf(stderr, "warning: %s: %s\n", n.subject.c_str(), n.message.c_str());
+  if (p.has("json")) {
+    std::fputs((summaryJson(s).dump(2) + "\n").c_str(), stdout);
+    return 0;
+  }
+  std::string text = fmt::format(
+      "wrote {}: {} rank{}, {} GPU{}, {} GPU events, {} telemetry samples, {} .. {} ({})\n",
+      s.output.string(), s.ranks.size(), s.ranks.size() == 1 ? "" : "s", s.gpus.size(),
+      s.gpus.size() == 1 ? "" : "s", s.kernels, s.telemetrySamples, formatUtc(s.info.start_ns),
+      formatUtc(s.info.end_ns), formatDuration(s.info.end_ns - s.info.start_ns));
+  for (const SourceInfo& src : s.info.sources)
+    text += fmt::format("  {} ({}{}{})\n", src.path, src.format,
+                        src.detail.empty() ? "" : ", " + src.detail,
+                        src.offset_ns ? fmt::format(", offset {} ns", src.offset_ns) : "");
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace wl::cli

@@ -1,0 +1,831 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "import/assemble.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "core/error.h"
+#include "core/metrics.h"
+#include "core/time_format.h"
+#include "format/run_writer.h"
+
+namespace wl::import {
+namespace {
+
+constexpr double kBusyUtilPct = 5.0;
+
+struct Span {
+  int64_t lo = std::numeric_limits<int64_t>::max();
+  int64_t hi = std::numeric_limits<int64_t>::min();
+  void add(int64_t a, int64_t b) {
+    lo = std::min(lo, a);
+    hi = std::max(hi, b);
+  }
+  bool empty() const { return lo > hi; }
+};
+
+Span spanOf(const ImportedData& d) {
+  Span s;
+  for (const ImportedGpu& g : d.gpus)
+    if (!g.table.t_ns.empty()) {
+      const auto [mn, mx] = std::minmax_element(g.table.t_ns.begin(), g.table.t_ns.end());
+      s.add(*mn, *mx);
+    }
+  for (const ImportedNode& n : d.nodes)
+    if (!n.table.t_ns.empty()) {
+      const auto [mn, mx] = std::minmax_element(n.table.t_ns.begin(), n.table.t_ns.end());
+      s.add(*mn, *mx);
+    }
+  for (const ImportedRank& r : d.ranks) {
+    for (const KernelTrack& t : r.tracks)
+      for (const KernelEvent& e : t.events)
+        s.add(e.start_ns, e.start_ns + std::max<int64_t>(e.dur_ns, 0));
+    for (const Iteration& it : r.iterations)
+      s.add(it.start_ns, std::max(it.start_ns, it.end_ns));
+    for (const Annotation& a : r.annotations)
+      s.add(a.start_ns, a.start_ns + std::max<int64_t>(a.dur_ns, 0));
+  }
+  return s;
+}
+
+void shift(ImportedData& d, int64_t offset) {
+  if (offset == 0) return;
+  for (ImportedGpu& g : d.gpus)
+    for (int64_t& t : g.table.t_ns)
+      t += offset;
+  for (ImportedNode& n : d.nodes)
+    for (int64_t& t : n.table.t_ns)
+      t += offset;
+  for (ImportedRank& r : d.ranks) {
+    for (KernelTrack& t : r.tracks)
+      for (KernelEvent& e : t.events)
+        e.start_ns += offset;
+    for (Iteration& it : r.iterations)
+      it.start_ns += offset, it.end_ns += offset;
+    for (Annotation& a : r.annotations)
+      a.start_ns += offset;
+  }
+}
+
+bool hasData(const ImportedData& d) {
+  for (const ImportedGpu& g : d.gpus)
+    if (!g.table.t_ns.empty()) return true;
+  for (const ImportedNode& n : d.nodes)
+    if (!n.table.t_ns.empty()) return true;
+  for (const ImportedRank& r : d.ranks) {
+    if (!r.iterations.empty() || !r.annotations.empty()) return true;
+    for (const KernelTrack& t : r.tracks)
+      if (!t.events.empty()) return true;
+  }
+  return false;
+}
+
+// Whether an --offset SOURCE names this input; 2 for the file itself, 1 for its format.
+int offsetMatch(const SourceOffset& o, const ImportedData& d) {
+  const std::string path = d.path.string();
+  if (o.source == path || o.source == d.path.filename().string()) return 2;
+  if (!o.source.empty() && path.size() > o.source.size() &&
+      path.compare(path.size() - o.source.size(), o.source.size(), o.source) == 0 &&
+      path[path.size() - o.source.size() - 1] == '/')
+    return 2;
+  if (o.source == d.format) return 1;
+  return 0;
+}
+
+// Merges telemetry table b into a (same GPU from two sources): union of timestamps, NaN where a
+// source has no value at a time.
+TelemetryTable mergeTables(const TelemetryTable& a, const TelemetryTable& b) {
+  TelemetryTable out;
+  std::vector<std::string> metrics;
+  for (const auto* t : {&a, &b})
+    for (const TelemetryColumn& c : t->columns)
+      if (std::find(metrics.begin(), metrics.end(), c.metric) == metrics.end())
+        metrics.push_back(c.metric);
+  const bool throttle = !a.throttle_reasons.empty() || !b.throttle_reasons.empty();
+  for (const std::string& m : metrics)
+    out.columns.push_back({m, {}});
+  size_t i = 0, j = 0;
+  auto take = [&](const TelemetryTable& t, size_t k, bool both, const TelemetryTable* o,
+                  size_t ok) {
+    out.t_ns.push_back(t.t_ns[k]);
+    for (size_t m = 0; m < metrics.size(); ++m) {
+      double v = kNaN;
+      if (const TelemetryColumn* c = t.column(metrics[m])) v = c->values[k];
+      if (both && std::isnan(v))
+        if (const TelemetryColumn* c = o->column(metrics[m])) v = c->values[ok];
+      out.columns[m].values.push_back(v);
+    }
+    if (throttle)
+      out.throttle_reasons.push_back(!t.throttle_reasons.empty() ? t.throttle_reasons[k]
+                                     : both && !o->throttle_reasons.empty()
+                                         ? o->throttle_reasons[ok]
+                                         : 0xFFFFFFFFu);
+  };
+  while (i < a.t_ns.size() || j < b.t_ns.size()) {
+    if (j >= b.t_ns.size() || (i < a.t_ns.size() && a.t_ns[i] < b.t_ns[j])) {
+      take(a, i++, false, nullptr, 0);
+    } else if (i >= a.t_ns.size() || b.t_ns[j] < a.t_ns[i]) {
+      take(b, j++, false, nullptr, 0);
+    } else {
+      take(a, i++, true, &b, j++);
+    }
+  }
+  return out;
+}
+
+bool sortedByTime(const TelemetryTable& t) {
+  return std::is_sorted(t.t_ns.begin(), t.t_ns.end());
+}
+
+int64_t medianInterval(const std::vector<int64_t>& t) {
+  if (t.size() < 2) return 0;
+  std::vector<int64_t> d;
+  d.reserve(t.size() - 1);
+  for (size_t i = 1; i < t.size(); ++i)
+    if (t[i] > t[i - 1]) d.push_back(t[i] - t[i - 1]);
+  if (d.empty()) return 0;
+  std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+  return d[d.size() / 2];
+}
+
+std::string rangeText(const std::vector<int>& ranks) {
+  if (ranks.empty()) return {};
+  if (ranks.size() == 1) return fmt::format("rank {}", ranks[0]);
+  const bool contiguous = ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size());
+  if (contiguous) return fmt::format("ranks {}-{}", ranks.front(), ranks.back());
+  return fmt::format("{} ranks", ranks.size());
+}
+
+struct GpuSlot {
+  GpuInfo info;
+  TelemetryTable table;
+  bool hasTelemetry = false;
+  std::string nodeKey;
+};
+
+// Kernel activity vs utilization of one rank's GPU; returns a note when they disagree.
+std::optional<QualityNote> checkSkew(int rank, const GpuSlot& gpu, int64_t firstKernel) {
+  const TelemetryTable& t = gpu.table;
+  const TelemetryColumn* util = t.column(metric::kUtil);
+  if (!util || t.t_ns.size() < 3) return std::nullopt;
+  const int64_t interval = medianInterval(t.t_ns);
+  if (interval <= 0) return std::nullopt;
+  const auto& ts = t.t_ns;
+  const size_t j =
+      static_cast<size_t>(std::lower_bound(ts.begin(), ts.end(), firstKernel) - ts.begin());
+  if (j == 0 || j >= ts.size()) return std::nullopt;  // telemetry does not cover the start
+  auto busy = [&](size_t k) {
+    return std::isfinite(util->values[k]) && util->values[k] >= kBusyUtilPct;
+  };
+  auto idle = [&](size_t k) {
+    return std::isfinite(util->values[k]) && util->values[k] < kBusyUtilPct;
+  };
+  if (!idle(j)) return std::nullopt;  // busy (or unknown) when the kernels start: consistent
+  // The nearest rise of utilization after and before the first kernel.
+  std::optional<int64_t> skew;
+  for (size_t k = j + 1; k < ts.size(); ++k)
+    if (busy(k)) {
+      skew = ts[k] - firstKernel;
+      break;
+    }
+  for (size_t k = j; k-- > 1;)
+    if (busy(k) && idle(k - 1)) {
+      const int64_t s = ts[k] - firstKernel;
+      if (!skew || std::llabs(s) < std::llabs(*skew)) skew = s;
+      break;
+    }
+  if (!skew || std::llabs(*skew) <= interval) return std::nullopt;
+  return QualityNote{
+      Severity::Warning, "clock_skew", fmt::format("rank {}", rank),
+      fmt::format("kernels start at {} but GPU {} (node {}, index {}) is idle then and its "
+                  "utilization rises {} {} (telemetry every {}): the trace and telemetry clocks "
+                  "seem {} apart; give --offset to align them",
+                  formatUtc(firstKernel, 6), gpu.info.id, gpu.info.node, gpu.info.local_index,
+                  formatDuration(std::llabs(*skew)), *skew > 0 ? "later" : "earlier",
+                  formatDuration(interval), formatDuration(std::llabs(*skew)))};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOptions& options,
+                          const std::filesystem::path& output, const Progress& progress) {
+  if (inputs.empty()) throw Error("nothing to import: no input was read");
+  progress.report(0.0, "aligning clocks");
+  std::vector<QualityNote> notes;
+  for (ImportedData& d : inputs) {
+    notes.insert(notes.end(), std::make_move_iterator(d.notes.begin()),
+                 std::make_move_iterator(d.notes.end()));
+    d.notes.clear();
+  }
+
+  // ---- Clock offsets.
+  std::vector<int64_t> offsets(inputs.size(), 0);
+  std::vector<bool> manual(inputs.size(), false);
+  for (const SourceOffset& o : options.offsets) {
+    bool used = false;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const int m = offsetMatch(o, inputs[i]);
+      if (m == 0) continue;
+      used = true;
+      // A file's own offset wins over its format's.
+      const bool fileLevel = m == 2;
+      bool fileGiven = false;
+      for (const SourceOffset& other : options.offsets)
+        if (&other != &o && offsetMatch(other, inputs[i]) == 2) fileGiven = true;
+      if (!fileLevel && fileGiven) continue;
+      offsets[i] = o.offset_ns;
+      manual[i] = true;
+    }
+    if (!used) {
+      std::string names;
+      for (const ImportedData& d : inputs)
+        names += (names.empty() ? "" : ", ") + d.path.filename().string() + " (" + d.format + ")";
+      throw Error(
+          fmt::format("--offset {}: no input is named {} (inputs: {})", o.source, o.source, names));
+    }
+  }
+  Span absolute;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].absoluteTime || manual[i]) {
+      Span s = spanOf(inputs[i]);
+      if (!s.empty()) absolute.add(s.lo + offsets[i], s.hi + offsets[i]);
+    }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (manual[i] || inputs[i].absoluteTime || absolute.empty()) continue;
+    const Span s = spanOf(inputs[i]);
+    if (s.empty()) continue;
+    offsets[i] = absolute.lo - s.lo;
+    notes.push_back({Severity::Warning, "clock_unknown", inputs[i].path.filename().string(),
+                     fmt::format("the file's timestamps are not on the wall clock; its start was "
+                                 "aligned to the start of the other sources (offset {} ns); give "
+                                 "--offset {}=NS to place it exactly",
+                                 offsets[i], inputs[i].path.filename().string())});
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    shift(inputs[i], offsets[i]);
+
+  // ---- GPUs from telemetry.
+  ParallelConfig config;
+  for (const ImportedData& d : inputs) {
+    const ParallelConfig& h = d.config;
+    auto take = [](auto& dst, const auto& src) {
+      if (!dst && src) dst = src;
+    };
+    take(config.tp, h.tp), take(config.pp, h.pp), take(config.dp, h.dp), take(config.ep, h.ep);
+    take(config.cp, h.cp), take(config.vpp, h.vpp), take(config.mbs, h.mbs);
+    take(config.gbs, h.gbs), take(config.seq_len, h.seq_len), take(config.nodes, h.nodes);
+    take(config.gpus_per_node, h.gpus_per_node), take(config.recompute, h.recompute);
+    take(config.overlap, h.overlap);
+  }
+  {
+    const ParallelConfig& o = options.config;
+    auto over = [](auto& dst, const auto& src) {
+      if (src) dst = src;
+    };
+    over(config.tp, o.tp), over(config.pp, o.pp), over(config.dp, o.dp), over(config.ep, o.ep);
+    over(config.cp, o.cp), over(config.vpp, o.vpp), over(config.mbs, o.mbs);
+    over(config.gbs, o.gbs), over(config.seq_len, o.seq_len), over(config.nodes, o.nodes);
+    over(config.gpus_per_node, o.gpus_per_node), over(config.recompute, o.recompute);
+    over(config.overlap, o.overlap);
+  }
+
+  std::map<std::string, size_t> slotByKey;
+  std::vector<GpuSlot> slots;
+  std::map<std::string, int> nodeNumber;  // node key -> node number
+  std::set<int> knownNodes;
+  for (const ImportedData& d : inputs)
+    for (const ImportedGpu& g : d.gpus)
+      if (g.nodeKnown && g.info.hostname.empty()) knownNodes.insert(g.info.node);
+  int nextNode = knownNodes.empty() ? 0 : *knownNodes.rbegin() + 1;
+  auto nodeFor = [&](const std::string& key, std::optional<int> known) {
+    auto it = nodeNumber.find(key);
+    if (it != nodeNumber.end()) return it->second;
+    const int n = known ? *known : nextNode++;
+    nodeNumber[key] = n;
+    return n;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (ImportedGpu& g : inputs[i].gpus) {
+      std::string nodeKey;
+      std::optional<int> known;
+      if (!g.info.hostname.empty()) {
+        nodeKey = "host:" + g.info.hostname;
+        if (g.nodeKnown) known = g.info.node;
+      } else if (g.nodeKnown) {
+        nodeKey = fmt::format("node:{}", g.info.node);
+        known = g.info.node;
+      } else {
+        nodeKey = fmt::format("source:{}", i);
+      }
+      const std::string key = fmt::format("{}/{}", nodeKey, g.info.local_index);
+      if (!sortedByTime(g.table)) {
+        // RunWriter sorts and notes it; merging needs sorted input.
+        std::vector<size_t> order(g.table.t_ns.size());
+        std::iota(order.begin(), order.end(), size_t{0});
+        std::stable_sort(order.begin(), order.end(),
+                         [&](size_t a, size_t b) { return g.table.t_ns[a] < g.table.t_ns[b]; });
+        auto permute = [&](auto& v) {
+          auto copy = v;
+          for (size_t k = 0; k < order.size(); ++k)
+            v[k] = copy[order[k]];
+        };
+        permute(g.table.t_ns);
+        for (TelemetryColumn& c : g.table.columns)
+          permute(c.values);
+        if (!g.table.throttle_reasons.empty()) permute(g.table.throttle_reasons);
+        notes.push_back(
+            {Severity::Warning, "non_monotonic_timestamps",
+             fmt::format("{} GPU {}", inputs[i].path.filename().string(), g.info.local_index),
+             "timestamps went backwards; samples were sorted by time"});
+      }
+      auto it = slotByKey.find(key);
+      if (it == slotByKey.end()) {
+        GpuSlot s;
+        s.info = g.info;
+        s.info.node = nodeFor(nodeKey, known);
+        s.nodeKey = nodeKey;
+        s.table = std::move(g.table);
+        s.hasTelemetry = true;
+        slotByKey[key] = slots.size();
+        slots.push_back(std::move(s));
+      } else {
+        GpuSlot& s = slots[it->second];
+        s.table = mergeTables(s.table, g.table);
+        auto fill = [](auto& dst, const auto& src) {
+          if (dst.empty()) dst = src;
+        };
+        fill(s.info.device_name, g.info.device_name);
+        fill(s.info.uuid, g.info.uuid);
+        auto fillF = [](float& dst, float src) {
+          if (std::isnan(dst)) dst = src;
+        };
+        fillF(s.info.power_limit_w, g.info.power_limit_w);
+        fillF(s.info.max_sm_clock_mhz, g.info.max_sm_clock_mhz);
+        fillF(s.info.max_mem_clock_mhz, g.info.max_mem_clock_mhz);
+        fillF(s.info.slowdown_temp_c, g.info.slowdown_temp_c);
+        fillF(s.info.shutdown_temp_c, g.info.shutdown_temp_c);
+        if (s.info.rank < 0) s.info.rank = g.info.rank;
+        if (s.info.slot < 0) s.info.slot = g.info.slot;
+        if (s.info.package < 0) s.info.package = g.info.package;
+        notes.push_back({Severity::Info, "merged_telemetry",
+                         fmt::format("node {} GPU {}", s.info.node, s.info.local_index),
+                         fmt::format("telemetry from {} was merged with another source of the "
+                                     "same GPU",
+                                     inputs[i].path.filename().string())});
+      }
+      g.table = {};
+    }
+  }
+  const bool haveTelemetry = !slots.empty();
+  progress.report(0.1, "mapping ranks");
+
+  // ---- Ranks: numbers, then GPUs.
+  struct RankRef {
+    size_t input, index;
+    int rank;
+  };
+  std::vector<RankRef> rankRefs;
+  std::set<int> usedRanks;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t k = 0; k < inputs[i].ranks.size(); ++k) {
+      const int r = inputs[i].ranks[k].info.rank;
+      if (r >= 0 && usedRanks.insert(r).second) {
+        rankRefs.push_back({i, k, r});
+      } else {
+        rankRefs.push_back({i, k, -1});
+        if (r >= 0)
+          notes.push_back({Severity::Warning, "duplicate_rank", inputs[i].path.filename().string(),
+                           fmt::format("rank {} appears in more than one trace; this one was "
+                                       "given a new rank number",
+                                       r)});
+      }
+    }
+  {
+    int next = 0;
+    for (RankRef& ref : rankRefs)
+      if (ref.rank < 0) {
+        while (usedRanks.count(next))
+          ++next;
+        ref.rank = next;
+        usedRanks.insert(next);
+      }
+  }
+  std::sort(rankRefs.begin(), rankRefs.end(),
+            [](const RankRef& a, const RankRef& b) { return a.rank < b.rank; });
+
+  // GPUs per node, to place ranks on nodes.
+  std::map<int, int> perNode;
+  for (const GpuSlot& s : slots)
+    ++perNode[s.info.node];
+  std::optional<int> gpusPerNode = config.gpus_per_node;
+  if (!gpusPerNode && perNode.size() > 1) {
+    std::set<int> counts;
+    for (const auto& [n, c] : perNode)
+      counts.insert(c);
+    if (counts.size() == 1) gpusPerNode = *counts.begin();
+  }
+
+  std::vector<RankInfo> rankInfos;
+  std::map<std::string, size_t> traceSlot;  // "host/node:device" -> slot (trace-made GPUs)
+  size_t unmapped = 0;
+  for (const RankRef& ref : rankRefs) {
+    ImportedRank& ir = inputs[ref.input].ranks[ref.index];
+    RankInfo info = ir.info;
+    info.rank = ref.rank;
+    if (info.source.empty()) info.source = inputs[ref.input].path.string();
+    int gpu = -1;
+    if (haveTelemetry) {
+      for (size_t s = 0; s < slots.size() && gpu < 0; ++s)
+        if (slots[s].hasTelemetry && slots[s].info.rank == ref.rank) gpu = static_cast<int>(s);
+      if (gpu < 0 && ir.device >= 0) {
+        std::vector<size_t> candidates;
+        for (size_t s = 0; s < slots.size(); ++s)
+          if (slots[s].hasTelemetry && slots[s].info.local_index == ir.device)
+            candidates.push_back(s);
+        if (candidates.size() > 1 && !ir.info.hostname.empty()) {
+          std::vector<size_t> onHost;
+          for (size_t s : candidates)
+            if (slots[s].info.hostname == ir.info.hostname) onHost.push_back(s);
+          candidates = onHost;
+        }
+        if (candidates.size() > 1 && gpusPerNode && *gpusPerNode > 0) {
+          std::vector<size_t> onNode;
+          for (size_t s : candidates)
+            if (slots[s].info.node == ref.rank / *gpusPerNode) onNode.push_back(s);
+          candidates = onNode;
+        }
+        if (candidates.size() == 1) gpu = static_cast<int>(candidates[0]);
+      }
+      if (gpu < 0 && ir.device >= 0) {
+        ++unmapped;
+        notes.push_back({Severity::Warning, "unmapped_rank", fmt::format("rank {}", ref.rank),
+                         fmt::format("rank {} (device {}) matches no GPU of the telemetry; its "
+                                     "kernels are shown without a GPU",
+                                     ref.rank, ir.device)});
+      }
+    } else if (ir.device >= 0) {
+      int node = 0;
+      std::string nodeKey;
+      if (!ir.info.hostname.empty()) {
+        nodeKey = "host:" + ir.info.hostname;
+      } else if (gpusPerNode && *gpusPerNode > 0) {
+        nodeKey = fmt::format("node:{}", ref.rank / *gpusPerNode);
+      } else {
+        nodeKey = "node:0";
+      }
+      const std::string key = fmt::format("{}/{}", nodeKey, ir.device);
+      auto it = traceSlot.find(key);
+      if (it == traceSlot.end()) {
+        if (nodeKey.rfind("node:", 0) == 0)
+          node = nodeFor(nodeKey, std::stoi(nodeKey.substr(5)));
+        else
+          node = nodeFor(nodeKey, std::nullopt);
+        GpuSlot s;
+        s.info.node = node;
+        s.info.local_index = ir.device;
+        s.info.rank = ref.rank;
+        s.info.hostname = ir.info.hostname;
+        s.info.device_name = ir.deviceName;
+        s.nodeKey = nodeKey;
+        it = traceSlot.emplace(key, slots.size()).first;
+        slots.push_back(std::move(s));
+      }
+      gpu = static_cast<int>(it->second);
+    }
+    info.gpu = gpu;
+    if (gpu >= 0) {
+      GpuSlot& s = slots[static_cast<size_t>(gpu)];
+      if (s.info.rank < 0) s.info.rank = ref.rank;
+      if (s.info.device_name.empty()) s.info.device_name = ir.deviceName;
+      if (s.info.hostname.empty()) s.info.hostname = ir.info.hostname;
+    }
+    rankInfos.push_back(info);
+  }
+  (void)unmapped;
+
+  // GPU order: node, then local index. Rank -> GPU ids follow the new order.
+  std::vector<size_t> order(slots.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(slots[a].info.node, slots[a].info.local_index) <
+           std::tie(slots[b].info.node, slots[b].info.local_index);
+  });
+  std::vector<int> newId(slots.size());
+  for (size_t k = 0; k < order.size(); ++k)
+    newId[order[k]] = static_cast<int>(k);
+  for (RankInfo& r : rankInfos)
+    if (r.gpu >= 0) r.gpu = newId[static_cast<size_t>(r.gpu)];
+  std::vector<GpuSlot> ordered;
+  ordered.reserve(slots.size());
+  for (size_t k : order)
+    ordered.push_back(std::move(slots[k]));
+  slots = std::move(ordered);
+  for (size_t k = 0; k < slots.size(); ++k)
+    slots[k].info.id = static_cast<int>(k);
+
+  // ---- Clock skew between each rank's kernels and its GPU's utilization.
+  for (const RankRef& ref : rankRefs) {
+    const RankInfo* info = nullptr;
+    for (const RankInfo& r : rankInfos)
+      if (r.rank == ref.rank) info = &r;
+    if (!info || info->gpu < 0) continue;
+    const GpuSlot& s = slots[static_cast<size_t>(info->gpu)];
+    if (!s.hasTelemetry) continue;
+    int64_t first = std::numeric_limits<int64_t>::max();
+    for (const KernelTrack& t : inputs[ref.input].ranks[ref.index].tracks)
+      for (const KernelEvent& e : t.events)
+        first = std::min(first, e.start_ns);
+    if (first == std::numeric_limits<int64_t>::max()) continue;
+    if (auto n = checkSkew(ref.rank, s, first)) notes.push_back(*n);
+  }
+
+  // World size vs ranks imported.
+  {
+    int64_t world = -1;
+    for (const ImportedData& d : inputs)
+      for (const ImportedRank& r : d.ranks)
+        world = std::max(world, r.world_size);
+    if (world > 0 && static_cast<int64_t>(rankInfos.size()) < world)
+      notes.push_back({Severity::Info, "missing_ranks", "ranks",
+                       fmt::format("the traces report a world size of {} but {} of its ranks "
+                                   "were imported",
+                                   world, rankInfos.size())});
+  }
+
+  // ---- The run's metadata.
+  Span span;
+  for (const ImportedData& d : inputs) {
+    const Span s = spanOf(d);
+    if (!s.empty()) span.add(s.lo, s.hi);
+  }
+  for (const GpuSlot& s : slots)
+    if (!s.table.t_ns.empty())
+      span.add(*std::min_element(s.table.t_ns.begin(), s.table.t_ns.end()),
+               *std::max_element(s.table.t_ns.begin(), s.table.t_ns.end()));
+  bool anything = false;
+  for (const ImportedData& d : inputs)
+    anything = anything || hasData(d);
+  for (const GpuSlot& s : slots)
+    anything = anything || !s.table.t_ns.empty();
+  if (!anything || span.empty()) {
+    std::string names;
+    for (const ImportedData& d : inputs)
+      names += (names.empty() ? "" : ", ") + d.path.filename().string();
+    throw Error(
+        fmt::format("{}: nothing to import: no telemetry samples, GPU events, "
+                    "iterations or annotations",
+                    names));
+  }
+
+  RunInfo info;
+  info.start_ns = span.lo;
+  info.end_ns = span.hi;
+  info.config = config;
+  info.created_by = options.createdBy;
+  info.parameters_json = options.parametersJson;
+  info.model = options.model;
+  info.name = options.name;
+  info.platform = options.platform;
+  double interval = 0.0;
+  for (const ImportedData& d : inputs) {
+    if (info.name.empty()) info.name = d.name;
+    if (info.model.empty()) info.model = d.model;
+    if (d.sample_interval_s > 0 && (interval == 0.0 || d.sample_interval_s < interval))
+      interval = d.sample_interval_s;
+  }
+  info.sample_interval_s = interval;
+  if (info.name.empty()) info.name = output.stem().string();
+  if (info.platform.empty()) {
+    // Telemetry hints first (they name the GPU the power was measured on), then the traces.
+    for (bool tel : {true, false})
+      for (const ImportedData& d : inputs)
+        if (info.platform.empty() && !d.platform.empty() && (!d.gpus.empty()) == tel)
+          info.platform = platformFromDeviceName(d.platform);
+    for (const GpuSlot& s : slots)
+      if (info.platform.empty() && !s.info.device_name.empty())
+        info.platform = platformFromDeviceName(s.info.device_name);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ImportedData& d = inputs[i];
+    SourceInfo src;
+    src.path = d.path.string();
+    src.format = d.format;
+    src.offset_ns = offsets[i];
+    std::vector<int> ranks;
+    for (const RankRef& ref : rankRefs)
+      if (ref.input == i) ranks.push_back(ref.rank);
+    std::sort(ranks.begin(), ranks.end());
+    std::vector<std::string> parts;
+    if (!d.gpus.empty())
+      parts.push_back(fmt::format("{} GPU{}", d.gpus.size(), d.gpus.size() == 1 ? "" : "s"));
+    if (!ranks.empty()) parts.push_back(rangeText(ranks));
+    if (manual[i]) parts.push_back("manual offset");
+    for (const std::string& p : parts)
+      src.detail += (src.detail.empty() ? "" : ", ") + p;
+    info.sources.push_back(src);
+  }
+
+  // ---- Write.
+  progress.report(0.2, "writing");
+  std::vector<GpuInfo> gpus;
+  for (const GpuSlot& s : slots)
+    gpus.push_back(s.info);
+  ImportSummary summary;
+  summary.output = output;
+  summary.info = info;
+  summary.gpus = gpus;
+  summary.ranks = rankInfos;
+  RunWriter writer(output, info, gpus, rankInfos);
+
+  // Node telemetry.
+  std::map<int, TelemetryTable> nodeTables;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (ImportedNode& n : inputs[i].nodes) {
+      const std::string key =
+          !n.hostname.empty() ? "host:" + n.hostname : fmt::format("node:{}", n.node);
+      const int node = nodeFor(key, n.hostname.empty() ? std::optional<int>(n.node) : std::nullopt);
+      auto it = nodeTables.find(node);
+      if (it == nodeTables.end())
+        nodeTables.emplace(node, std::move(n.table));
+      else
+        it->second = mergeTables(it->second, n.table);
+    }
+  if (!nodeTables.empty()) {
+    writer.setNodeCount(nodeTables.rbegin()->first + 1);
+    for (auto& [node, table] : nodeTables)
+      writer.addNodeTelemetry(node, std::move(table));
+  }
+  for (size_t k = 0; k < slots.size(); ++k) {
+    if (slots[k].table.t_ns.empty()) continue;
+    summary.telemetrySamples += slots[k].table.t_ns.size();
+    writer.addGpuTelemetry(static_cast<int>(k), std::move(slots[k].table));
+    progress.report(0.2 + 0.3 * static_cast<double>(k + 1) / static_cast<double>(slots.size()),
+                    "writing telemetry");
+  }
+  size_t tracksTotal = 0, tracksDone = 0;
+  for (const ImportedData& d : inputs)
+    for (const ImportedRank& r : d.ranks)
+      tracksTotal += r.tracks.size();
+  for (const RankRef& ref : rankRefs) {
+    ImportedData& d = inputs[ref.input];
+    ImportedRank& r = d.ranks[ref.index];
+    for (KernelTrack& t : r.tracks) {
+      t.rank = ref.rank;
+      summary.kernels += t.events.size();
+      writer.addKernelTrack(std::move(t), d.strings);
+      t = {};
+      ++tracksDone;
+      progress.report(0.5 + 0.3 * static_cast<double>(tracksDone) /
+                                static_cast<double>(std::max<size_t>(tracksTotal, 1)),
+                      "writing kernels");
+    }
+    for (Iteration& it : r.iterations)
+      it.rank = ref.rank;
+    for (Annotation& a : r.annotations)
+      a.rank = ref.rank;
+    writer.addIterations(r.iterations);
+    writer.addAnnotations(r.annotations, d.strings);
+  }
+  for (const QualityNote& n : notes)
+    writer.addQualityNote(n);
+  summary.notes = notes;
+  writer.finish(progress.active() ? progress.sub(0.8, 1.0) : Progress{});
+  return summary;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+ParallelConfig parseConfig(std::string_view text) {
+  ParallelConfig c;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    if (comma == std::string_view::npos) comma = text.size();
+    std::string_view item = text.substr(at, comma - at);
+    at = comma + 1;
+    while (!item.empty() && item.front() == ' ')
+      item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ')
+      item.remove_suffix(1);
+    if (item.empty()) {
+      if (comma == text.size()) break;
+      continue;
+    }
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw Error(fmt::format("--config: \"{}\" is not KEY=VALUE", item));
+    const std::string key(item.substr(0, eq));
+    const std::string_view value = item.substr(eq + 1);
+    int v = 0;
+    const auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+    bool isBool = false;
+    bool b = false;
+    if (value == "on" || value == "true" || value == "yes") isBool = true, b = true;
+    if (value == "off" || value == "false" || value == "no") isBool = true, b = false;
+    const bool isInt = r.ec == std::errc() && r.ptr == value.data() + value.size();
+    if (key == "recompute" || key == "overlap") {
+      if (!isBool && !(isInt && (v == 0 || v == 1)))
+        throw Error(fmt::format("--config: {} must be 0/1 or on/off, found \"{}\"", key, value));
+      (key == "recompute" ? c.recompute : c.overlap) = isBool ? b : v == 1;
+      continue;
+    }
+    if (!isInt || v < 0)
+      throw Error(
+          fmt::format("--config: {} must be a non-negative integer, found \"{}\"", key, value));
+    if (key == "tp")
+      c.tp = v;
+    else if (key == "pp")
+      c.pp = v;
+    else if (key == "dp")
+      c.dp = v;
+    else if (key == "ep")
+      c.ep = v;
+    else if (key == "cp")
+      c.cp = v;
+    else if (key == "vpp")
+      c.vpp = v;
+    else if (key == "mbs")
+      c.mbs = v;
+    else if (key == "gbs")
+      c.gbs = v;
+    else if (key == "seq" || key == "seq_len")
+      c.seq_len = v;
+    else if (key == "nodes")
+      c.nodes = v;
+    else if (key == "gpus_per_node" || key == "gpn")
+      c.gpus_per_node = v;
+    else
+      throw Error(fmt::format(
+          "--config: unknown key \"{}\" (known: tp, pp, dp, ep, cp, vpp, mbs, gbs, seq, nodes, "
+          "gpus_per_node, recompute, overlap)",
+          key));
+  }
+  return c;
+}
+
+SourceOffset parseOffset(std::string_view text) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 >= text.size())
+    throw Error(fmt::format("--offset: \"{}\" is not SOURCE=NS", text));
+  SourceOffset o;
+  o.source = std::string(text.substr(0, eq));
+  std::string_view value = text.substr(eq + 1);
+  int64_t ns = 0;
+  const auto r = std::from_chars(value.data(), value.data() + value.size(), ns);
+  if (r.ec == std::errc() && r.ptr == value.data() + value.size()) {
+    o.offset_ns = ns;
+    return o;
+  }
+  // With a unit: "-1.5ms", "2s".
+  bool negative = false;
+  if (!value.empty() && (value.front() == '-' || value.front() == '+')) {
+    negative = value.front() == '-';
+    value.remove_prefix(1);
+  }
+  const bool hasUnit = !value.empty() && std::isalpha(static_cast<unsigned char>(value.back()));
+  const auto d = hasUnit ? parseDuration(value) : std::nullopt;
+  if (!d)
+    throw Error(fmt::format(
+        "--offset {}: expected nanoseconds or a duration with a unit (\"-1.5ms\"), found \"{}\"",
+        o.source, text.substr(eq + 1)));
+  o.offset_ns = negative ? -*d : *d;
+  return o;
+}
+
+std::string platformFromDeviceName(std::string_view device) {
+  auto isModel = [](std::string_view t) {
+    if (t.size() >= 4 && t.substr(0, 2) == "MI" && std::isdigit(static_cast<unsigned char>(t[2])))
+      return true;
+    size_t letters = 0;
+    while (letters < t.size() && std::isupper(static_cast<unsigned char>(t[letters])))
+      ++letters;
+    if (letters < 1 || letters > 2) return false;
+    size_t digits = letters;
+    while (digits < t.size() && std::isdigit(static_cast<unsigned char>(t[digits])))
+      ++digits;
+    if (digits == letters || digits - letters > 3) return false;
+    return t.size() - digits <= 1 &&
+           (digits == t.size() || std::isupper(static_cast<unsigned char>(t[digits])));
+  };
+  size_t at = 0;
+  while (at < device.size()) {
+    size_t end = device.find_first_of(" -_/", at);
+    if (end == std::string_view::npos) end = device.size();
+    const std::string_view token = device.substr(at, end - at);
+    if (isModel(token)) return std::string(token);
+    at = end + 1;
+  }
+  return std::string(device);
+}
+
+}  // namespace wl::import

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// One import, from the inputs the user named to one run file: the entry point that `wattline
+// import` and the GUI's import dialog both call, so both read the same way.
+//
+// plan() says what will be read and by which importer (folders are expanded into their files
+// unless an importer reads the folder as a whole, e.g. a CharLLM-PPT results folder); the GUI
+// shows it as the detected-format preview. run() reads every input (progress, cancel), then
+// assembleRun() merges them and writes the run; on any error or a cancel no output is left.
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "import/assemble.h"
+#include "import/importer.h"
+
+namespace wl::import {
+
+struct ImportInput {
+  std::filesystem::path path;  // a file or a folder
+  std::string format;          // an importer name; empty: detect from the content
+};
+
+struct ImportRequest {
+  std::vector<ImportInput> inputs;
+  std::filesystem::path output;
+  std::string format;  // used for inputs without a format of their own; empty: detect
+  ImportOptions options;
+  AssembleOptions assemble;
+};
+
+// One file (or folder read as a whole) and the importer that will read it.
+struct PlannedInput {
+  std::filesystem::path path;
+  std::filesystem::path given;         // the input it comes from (differs for a folder's files)
+  const Importer* importer = nullptr;  // nullptr: nothing reads it (see problem)
+  bool overridden = false;             // the format was given rather than detected
+  std::string problem;                 // one line: why it will not be read; empty if it will
+};
+
+class ImportJob {
+ public:
+  explicit ImportJob(ImportRequest request);
+
+  const ImportRequest& request() const { return request_; }
+  // Expands folders and detects formats. Throws wl::Error for an input that does not exist or
+  // an unknown format name.
+  std::vector<PlannedInput> plan() const;
+  // Reads and writes. Throws wl::Error (one line) or wl::Cancelled; no output file is left
+  // behind either way.
+  ImportSummary run(const Progress& progress = {});
+  // Asks a running run() to stop (from any thread); it throws wl::Cancelled soon after.
+  void cancel() { cancel_ = true; }
+  bool cancelRequested() const { return cancel_; }
+
+ private:
+  ImportRequest request_;
+  std::atomic<bool> cancel_{false};
+};
+
+// The importers, one per line ("  kineto        PyTorch profiler ..."), grouped into kernel
+// traces and telemetry: what `wattline import --format list` prints.
+std::string formatList();
+
+}  // namespace wl::import
