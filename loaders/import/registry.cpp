@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "import/importer.h"
+#include "import/telemetry/telemetry_importers.h"
 
 namespace wl::import {
 namespace {
@@ -20,6 +21,14 @@ std::vector<std::unique_ptr<Importer>> makeImporters() {
   std::vector<std::unique_ptr<Importer>> list;
   // Kernel traces.
   // Telemetry.
+  list.push_back(makeNvidiaSmiCsvImporter());
+  list.push_back(makeNvidiaSmiDmonImporter());
+  list.push_back(makeDcgmDmonImporter());
+  list.push_back(makeDcgmCsvImporter());
+  list.push_back(makeAmdSmiCsvImporter());
+  list.push_back(makeZeusMonitorImporter());
+  list.push_back(makeZeusWindowsImporter());
+  list.push_back(makeCharLlmImporter());
   return list;
 }
 
