@@ -56,6 +56,8 @@ int64_t fraction(std::string_view s, size_t& pos) {
 
 LineReader::LineReader(const std::filesystem::path& path) : path_(path) {
   std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(fmt::format("{}: is a folder; expected a file", path.string()));
   fileSize_ = std::filesystem::file_size(path, ec);
   if (ec) fileSize_ = 0;
   file_ = gzopen(path.c_str(), "rb");
