@@ -9,6 +9,7 @@
 #include <ctime>
 #include <map>
 
+#include "core/error.h"
 #include "core/throttle_reasons.h"
 #include "importers_telemetry/telemetry_test_util.h"
 #include "support/temp_dir.h"
@@ -339,6 +340,26 @@ TEST(NvidiaSmiCsv, RepeatedIdenticalHeaderIsSkipped) {
                                "2024/01/02 03:04:06.000, 0, 110 W\n");
   const import::ImportedData d = importWith("nvidia-smi-csv", tmp / "q.csv");
   EXPECT_EQ(column(d.gpus[0], "power_w").values, (std::vector<double>{100, 110}));
+}
+
+TEST(NvidiaSmiCsv, ReportsProgressAndStopsWhenCancelled) {
+  TempDir tmp;
+  std::string text = "timestamp, index, power.draw [W]\n";
+  for (int i = 0; i < 200000; ++i)
+    text += "2024/01/02 03:04:05.100, " + std::to_string(i % 8) + ", 100 W\n";
+  writeText(tmp / "big.csv", text);
+  std::vector<double> seen;
+  const Progress record([&](double f, std::string_view) {
+    seen.push_back(f);
+    return true;
+  });
+  import::findImporter("nvidia-smi-csv")->read(tmp / "big.csv", {}, record);
+  ASSERT_GE(seen.size(), 3u);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_DOUBLE_EQ(seen.back(), 1.0);
+  const Progress cancel([](double, std::string_view) { return false; });
+  EXPECT_THROW(import::findImporter("nvidia-smi-csv")->read(tmp / "big.csv", {}, cancel),
+               Cancelled);
 }
 
 }  // namespace

@@ -296,6 +296,9 @@ class NvidiaSmiCsvImporter final : public Importer {
     bool firstBurstDone = false;
     tel::Tally nonFinite, truncated;
     size_t rows = 0;
+    std::string lastTsText;
+    text::DateTime lastTs;
+    bool reserved = false;
 
     auto newGpu = [&](int localIndex) -> GpuState& {
       auto s = std::make_unique<GpuState>();
@@ -477,6 +480,18 @@ class NvidiaSmiCsvImporter final : public Importer {
       if (maskCol < 0 && haveReasons)
         g->table.setThrottle(anyReason ? reasonMask : throttle::kUnknown);
       ++rows;
+      // After a first stretch, size the tables for the whole file (plain text only: the size of
+      // a gzip file says little about its rows).
+      if (!reserved && rows == 4096 && reader.plainText() && reader.fileSize() > 0) {
+        reserved = true;
+        const double perRow =
+            static_cast<double>(reader.textConsumed()) / static_cast<double>(lineNo);
+        const double total = static_cast<double>(reader.fileSize()) / std::max(perRow, 1.0);
+        const auto perGpu = static_cast<size_t>(total * 1.05 / static_cast<double>(gpus.size()));
+        if (perGpu < (size_t{1} << 31))
+          for (auto& s : gpus)
+            s->table.reserve(perGpu);
+      }
     }
     if (rows == 0)
       text::fail(input, headerLine,

@@ -31,8 +31,18 @@ void TableBuilder::addRow(int64_t t_ns) {
   if (!table_.throttle_reasons.empty()) table_.throttle_reasons.push_back(throttle::kUnknown);
 }
 
+void TableBuilder::reserve(size_t rows) {
+  table_.t_ns.reserve(rows);
+  for (TelemetryColumn& c : table_.columns)
+    c.values.reserve(rows);
+  if (!table_.throttle_reasons.empty()) table_.throttle_reasons.reserve(rows);
+}
+
 void TableBuilder::setThrottle(uint32_t mask) {
-  if (table_.throttle_reasons.empty()) table_.throttle_reasons.assign(rows(), throttle::kUnknown);
+  if (table_.throttle_reasons.empty()) {
+    table_.throttle_reasons.reserve(table_.t_ns.capacity());
+    table_.throttle_reasons.assign(rows(), throttle::kUnknown);
+  }
   table_.throttle_reasons.back() = mask;
 }
 

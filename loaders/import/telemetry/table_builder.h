@@ -25,6 +25,8 @@ class TableBuilder {
   // Appends a row at `t_ns` with every value NaN (and the throttle mask kUnknown when masks are
   // kept).
   void addRow(int64_t t_ns);
+  // Reserves room for `rows` rows in every column (and the mask), to avoid regrowing.
+  void reserve(size_t rows);
   void set(size_t column, double value) { table_.columns[column].values.back() = value; }
   // Sets the throttle mask of the last row, creating the mask column on first use.
   void setThrottle(uint32_t mask);

@@ -75,6 +75,10 @@ uint64_t LineReader::bytesRead() const {
   return off > 0 ? static_cast<uint64_t>(off) : 0;
 }
 
+bool LineReader::plainText() const {
+  return file_ && gzdirect(file_) == 1;
+}
+
 bool LineReader::fill() {
   if (eof_) return false;
   if (begin_ > 0) {
@@ -108,6 +112,7 @@ bool LineReader::next(std::string_view& line) {
       line = std::string_view(start, len);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       begin_ += len + 1;
+      consumed_ += len + 1;
       ++lineNumber_;
       lastTerminated_ = true;
       return true;
@@ -116,6 +121,7 @@ bool LineReader::next(std::string_view& line) {
       if (begin_ == end_) return false;
       line = std::string_view(buffer_.data() + begin_, end_ - begin_);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      consumed_ += end_ - begin_;
       begin_ = end_;
       ++lineNumber_;
       lastTerminated_ = false;

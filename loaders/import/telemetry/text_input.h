@@ -35,6 +35,10 @@ class LineReader {
   // False if the line returned last was the end of the file without a final newline (a file cut
   // off while it was being written).
   bool lastLineTerminated() const { return lastTerminated_; }
+  // Bytes of text (uncompressed) in the lines returned so far.
+  uint64_t textConsumed() const { return consumed_; }
+  // True if the file is plain text (not gzip): then fileSize() is the size of the text.
+  bool plainText() const;
   // Compressed bytes consumed so far and the file size, for progress.
   uint64_t bytesRead() const;
   uint64_t fileSize() const { return fileSize_; }
@@ -49,6 +53,7 @@ class LineReader {
   size_t begin_ = 0, end_ = 0;
   bool eof_ = false;
   int64_t lineNumber_ = 0;
+  uint64_t consumed_ = 0;
   bool lastTerminated_ = true;
   uint64_t fileSize_ = 0;
 };
