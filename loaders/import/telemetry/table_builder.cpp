@@ -162,6 +162,7 @@ std::string platformFromDeviceName(std::string_view deviceName) {
   std::vector<std::string_view> words;
   text::splitWhitespace(deviceName, words);
   for (std::string_view w : words) {
+    w = w.substr(0, w.find('-'));  // "V100-SXM2-16GB" -> "V100"
     const std::string l = text::lower(w);
     if (l == "nvidia" || l == "amd" || l == "instinct" || l == "tesla" || l == "geforce" ||
         l == "radeon" || l == "quadro" || l == "rtx")

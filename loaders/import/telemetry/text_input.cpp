@@ -14,6 +14,10 @@ namespace wl::import::text {
 namespace {
 
 constexpr size_t kBlock = 1 << 20;
+// Dates whose nanoseconds since 1970 fit in int64 with room to spare.
+constexpr int64_t kMinYear = 1900;
+constexpr int64_t kMaxYear = 2200;
+constexpr int64_t kMaxEpochSeconds = 7'000'000'000;  // year 2191
 
 bool isSpace(char c) {
   return c == ' ' || c == '\t';
@@ -323,7 +327,7 @@ std::optional<int64_t> parseDate(std::string_view s) {
   } else {
     return std::nullopt;
   }
-  if (m < 1 || m > 12 || d < 1 || d > 31) return std::nullopt;
+  if (m < 1 || m > 12 || d < 1 || d > 31 || y < kMinYear || y > kMaxYear) return std::nullopt;
   return daysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
 }
 
@@ -335,7 +339,7 @@ std::optional<DateTime> parseDateTime(std::string_view s) {
   if (s[10] != ' ' && s[10] != 'T') return std::nullopt;
   int64_t y = 0, mo = 0, d = 0;
   if (!digits(s, 0, 4, y) || !digits(s, 5, 2, mo) || !digits(s, 8, 2, d)) return std::nullopt;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31) return std::nullopt;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || y < kMinYear || y > kMaxYear) return std::nullopt;
   int64_t h = 0, mi = 0, se = 0;
   if (!digits(s, 11, 2, h) || s[13] != ':' || !digits(s, 14, 2, mi) || s[16] != ':' ||
       !digits(s, 17, 2, se))
@@ -388,7 +392,7 @@ std::optional<int64_t> parseEpochSeconds(std::string_view s) {
     double d = 0;
     const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
     if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(d) ||
-        std::fabs(d) > 9.2e9)
+        std::fabs(d) > static_cast<double>(kMaxEpochSeconds))
       return std::nullopt;
     const auto ns = static_cast<int64_t>(std::llround(d * 1e9));
     return negative ? -ns : ns;
@@ -396,6 +400,7 @@ std::optional<int64_t> parseEpochSeconds(std::string_view s) {
   int64_t sec = 0;
   for (char c : whole)
     sec = sec * 10 + (c - '0');
+  if (sec > kMaxEpochSeconds) return std::nullopt;
   int64_t frac = 0;
   if (dot != std::string_view::npos) {
     size_t pos = dot;
