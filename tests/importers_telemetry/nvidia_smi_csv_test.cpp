@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "core/error.h"
@@ -340,6 +342,17 @@ TEST(NvidiaSmiCsv, RepeatedIdenticalHeaderIsSkipped) {
                                "2024/01/02 03:04:06.000, 0, 110 W\n");
   const import::ImportedData d = importWith("nvidia-smi-csv", tmp / "q.csv");
   EXPECT_EQ(column(d.gpus[0], "power_w").values, (std::vector<double>{100, 110}));
+}
+
+TEST(NvidiaSmiCsv, TruncatedGzipIsANamedError) {
+  TempDir tmp;
+  const auto src = kTelemetryData / "nanogpt-8gpu-h100class-nvidia-smi.csv.gz";
+  std::ifstream in(src, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  writeText(tmp / "cut.csv.gz", bytes.substr(0, bytes.size() / 2));
+  const std::string e = errorMessage([&] { importWith("nvidia-smi-csv", tmp / "cut.csv.gz"); });
+  EXPECT_EQ(e.rfind((tmp / "cut.csv.gz").string() + ": read error after", 0), 0u) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos);
 }
 
 TEST(NvidiaSmiCsv, ReportsProgressAndStopsWhenCancelled) {

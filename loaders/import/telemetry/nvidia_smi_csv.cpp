@@ -128,6 +128,20 @@ bool isNvidiaField(std::string_view field) {
          field.rfind("power.", 0) == 0;
 }
 
+// Identity and configuration fields: numbers, but not telemetry (a serial number, a PCI id, the
+// compute capability, MIG or fabric state). They are not kept as columns.
+bool isIdentityField(std::string_view f) {
+  for (std::string_view exact :
+       {"count", "serial", "compute_cap", "accounting.buffer_size", "encoder.stats.sessioncount"})
+    if (f == exact) return true;
+  for (std::string_view prefix :
+       {"pci.", "pcie.link.", "inforom.", "platform.", "fabric.", "vgpu_", "mig.", "gsp.", "gom.",
+        "protected_memory.", "remapped_rows.", "retired_pages.", "power_smoothing.", "driver_",
+        "vbios", "dramencryption.", "ecc.mode.", "display_", "module."})
+    if (f.substr(0, prefix.size()) == prefix) return true;
+  return false;
+}
+
 std::vector<Column> parseHeader(const std::vector<std::string_view>& fields) {
   std::vector<Column> cols(fields.size());
   std::map<std::string, int> bestPriority;  // metric -> lowest priority present
@@ -156,6 +170,8 @@ std::vector<Column> parseHeader(const std::vector<std::string_view>& fields) {
       c.role = Role::BusId;
     } else if (f == "hostname") {
       c.role = Role::Host;
+    } else if (isIdentityField(f)) {
+      c.role = Role::Ignore;
     } else if (isReasonPrefix(f, reason)) {
       if (reason == "active") {
         c.role = Role::Mask;

@@ -100,6 +100,17 @@ bool LineReader::fill() {
                             msg ? msg : "unknown"));
   }
   if (n == 0) {
+    int err = Z_OK;
+    const char* msg = gzerror(file_, &err);
+    if (err != Z_OK && err != Z_STREAM_END) {  // a gzip file cut short
+      std::string_view m = msg ? msg : "unknown";
+      const std::string prefix = path_.string() + ": ";
+      if (m.substr(0, prefix.size()) == prefix) m.remove_prefix(prefix.size());
+      throw Error(
+          fmt::format("{}: read error after {} lines ({}; the file is truncated or "
+                      "corrupt)",
+                      path_.string(), lineNumber_, m));
+    }
     eof_ = true;
     return false;
   }
