@@ -12,6 +12,7 @@
 #include "import/nsys_importer.h"
 #include "import/rocprof_csv_importer.h"
 #include "import/rocprofv3_importer.h"
+#include "import/telemetry/telemetry_importers.h"
 
 namespace wl::import {
 namespace {
@@ -28,6 +29,14 @@ std::vector<std::unique_ptr<Importer>> makeImporters() {
   list.push_back(makeRocprofCsvImporter());
   list.push_back(makeNsysImporter());
   // Telemetry.
+  list.push_back(makeNvidiaSmiCsvImporter());
+  list.push_back(makeNvidiaSmiDmonImporter());
+  list.push_back(makeDcgmDmonImporter());
+  list.push_back(makeDcgmCsvImporter());
+  list.push_back(makeAmdSmiCsvImporter());
+  list.push_back(makeZeusMonitorImporter());
+  list.push_back(makeZeusWindowsImporter());
+  list.push_back(makeCharLlmImporter());
   return list;
 }
 

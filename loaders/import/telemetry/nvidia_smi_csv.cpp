@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// nvidia-smi --query-gpu CSV (docs/import-telemetry.md, "nvidia-smi query CSV").
+//
+// One pass over the file: the header decides what each column is (a timestamp, the GPU index, a
+// metric, the throttle mask, a per-reason flag, a GpuInfo field); every row becomes one sample
+// of one GPU. GPUs are told apart by the index column, else by uuid or pci.bus_id, else by their
+// position in each burst of rows that share one timestamp (row k of a burst is GPU k).
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "core/metrics.h"
+#include "core/throttle_reasons.h"
+#include "import/telemetry/table_builder.h"
+#include "import/telemetry/telemetry_importers.h"
+#include "import/telemetry/text_input.h"
+
+namespace wl::import {
+namespace {
+
+using text::ValueKind;
+
+enum class Role : uint8_t {
+  Ignore,
+  Timestamp,
+  Index,
+  Metric,
+  Mask,
+  Reason,
+  Name,
+  Uuid,
+  BusId,
+  Host
+};
+enum class Info : uint8_t { None, PowerLimit, EnforcedLimit, MaxSm, MaxGraphics, MaxMem, MemTotal };
+
+struct Column {
+  std::string header;  // as written, trimmed
+  std::string field;   // lower case, without the "[unit]"
+  Role role = Role::Ignore;
+  Info info = Info::None;
+  std::string metric;  // Role::Metric: a known id, or the sanitized header
+  bool known = false;  // a known metric: a text value is an error
+  uint32_t bit = 0;    // Role::Reason
+  bool textSeen = false;
+};
+
+struct KnownField {
+  std::string_view field;
+  std::string_view metric;
+  int priority;  // several fields may map to one metric: the lowest priority present wins
+};
+
+constexpr std::array kKnownFields = {
+    KnownField{"power.draw", metric::kPower, 0},
+    KnownField{"power_w", metric::kPower, 0},
+    KnownField{"power.draw.instant", metric::kPower, 1},
+    KnownField{"power.draw.average", metric::kPower, 2},
+    KnownField{"temperature.gpu", metric::kTemp, 0},
+    KnownField{"temperature_c", metric::kTemp, 0},
+    KnownField{"temperature.memory", metric::kMemTemp, 0},
+    KnownField{"clocks.sm", metric::kSmClock, 0},
+    KnownField{"clocks.current.sm", metric::kSmClock, 0},
+    KnownField{"clocks.mem", metric::kMemClock, 0},
+    KnownField{"clocks.current.memory", metric::kMemClock, 0},
+    KnownField{"utilization.gpu", metric::kUtil, 0},
+    KnownField{"utilization_gpu_percent", metric::kUtil, 0},
+    KnownField{"utilization.memory", metric::kMemUtil, 0},
+    KnownField{"utilization_memory_percent", metric::kMemUtil, 0},
+    KnownField{"memory.used", "mem_used_mib", 0},
+    KnownField{"fan.speed", "fan_pct", 0},
+};
+
+struct ReasonField {
+  std::string_view name;
+  uint32_t bit;
+};
+
+constexpr std::array kReasonFields = {
+    ReasonField{"gpu_idle", throttle::kGpuIdle},
+    ReasonField{"applications_clocks_setting", throttle::kApplicationsClocks},
+    ReasonField{"sw_power_cap", throttle::kSwPowerCap},
+    ReasonField{"hw_slowdown", throttle::kHwSlowdown},
+    ReasonField{"sync_boost", throttle::kSyncBoost},
+    ReasonField{"sw_thermal_slowdown", throttle::kSwThermal},
+    ReasonField{"hw_thermal_slowdown", throttle::kHwThermal},
+    ReasonField{"hw_power_brake_slowdown", throttle::kHwPowerBrake},
+    ReasonField{"display_clock_setting", throttle::kDisplayClock},
+};
+
+constexpr int kMaxGpuIndex = 4096;
+
+// "power.draw [W]" -> field "power.draw"; nanoGPT's "power_W" -> "power_w".
+std::string normalizeField(std::string_view header) {
+  const size_t bracket = header.find('[');
+  if (bracket != std::string_view::npos) header = header.substr(0, bracket);
+  return text::lower(text::trim(header));
+}
+
+bool isReasonPrefix(std::string_view field, std::string_view& rest) {
+  for (std::string_view prefix : {"clocks_throttle_reasons.", "clocks_event_reasons.",
+                                  "clock_throttle_reasons.", "clocks_throttle_reasons_"}) {
+    if (field.substr(0, prefix.size()) == prefix) {
+      rest = field.substr(prefix.size());
+      return true;
+    }
+  }
+  return false;
+}
+
+// Fields that only nvidia-smi writes: used by detect().
+bool isNvidiaField(std::string_view field) {
+  if (field == "index" || field == "gpu_index" || field == "name" || field == "uuid" ||
+      field == "pci.bus_id" || field == "pstate")
+    return true;
+  for (const KnownField& k : kKnownFields)
+    if (k.field == field) return true;
+  std::string_view rest;
+  return isReasonPrefix(field, rest) || field.rfind("clocks.", 0) == 0 ||
+         field.rfind("power.", 0) == 0;
+}
+
+// Identity and configuration fields: numbers, but not telemetry (a serial number, a PCI id, the
+// compute capability, MIG or fabric state). They are not kept as columns.
+bool isIdentityField(std::string_view f) {
+  for (std::string_view exact :
+       {"count", "serial", "compute_cap", "accounting.buffer_size", "encoder.stats.sessioncount"})
+    if (f == exact) return true;
+  for (std::string_view prefix :
+       {"pci.", "pcie.link.", "inforom.", "platform.", "fabric.", "vgpu_", "mig.", "gsp.", "gom.",
+        "protected_memory.", "remapped_rows.", "retired_pages.", "power_smoothing.", "driver_",
+        "vbios", "dramencryption.", "ecc.mode.", "display_", "module."})
+    if (f.substr(0, prefix.size()) == prefix) return true;
+  return false;
+}
+
+std::vector<Column> parseHeader(const std::vector<std::string_view>& fields) {
+  std::vector<Column> cols(fields.size());
+  std::map<std::string, int> bestPriority;  // metric -> lowest priority present
+  for (size_t i = 0; i < fields.size(); ++i) {
+    cols[i].header = std::string(fields[i]);
+    cols[i].field = normalizeField(fields[i]);
+    for (const KnownField& k : kKnownFields)
+      if (k.field == cols[i].field) {
+        auto [it, inserted] = bestPriority.emplace(std::string(k.metric), k.priority);
+        if (!inserted) it->second = std::min(it->second, k.priority);
+      }
+  }
+  std::map<std::string, int> used;  // metric ids handed out
+  for (Column& c : cols) {
+    const std::string& f = c.field;
+    std::string_view reason;
+    if (f == "timestamp") {
+      c.role = Role::Timestamp;
+    } else if (f == "index" || f == "gpu_index") {
+      c.role = Role::Index;
+    } else if (f == "name" || f == "gpu_name") {
+      c.role = Role::Name;
+    } else if (f == "uuid" || f == "gpu_uuid") {
+      c.role = Role::Uuid;
+    } else if (f == "pci.bus_id" || f == "gpu_bus_id") {
+      c.role = Role::BusId;
+    } else if (f == "hostname") {
+      c.role = Role::Host;
+    } else if (isIdentityField(f)) {
+      c.role = Role::Ignore;
+    } else if (isReasonPrefix(f, reason)) {
+      if (reason == "active") {
+        c.role = Role::Mask;
+      } else {
+        for (const ReasonField& r : kReasonFields)
+          if (r.name == reason) {
+            c.role = Role::Reason;
+            c.bit = r.bit;
+          }
+      }
+    } else {
+      c.role = Role::Metric;
+      for (const KnownField& k : kKnownFields)
+        if (k.field == f && bestPriority[std::string(k.metric)] == k.priority &&
+            !used.count(std::string(k.metric))) {
+          c.metric = std::string(k.metric);
+          c.known = true;
+        }
+      if (f == "power.limit") c.info = Info::PowerLimit;
+      if (f == "enforced.power.limit") c.info = Info::EnforcedLimit;
+      if (f == "clocks.max.sm") c.info = Info::MaxSm;
+      if (f == "clocks.max.graphics" || f == "clocks.max.gr") c.info = Info::MaxGraphics;
+      if (f == "clocks.max.memory" || f == "clocks.max.mem") c.info = Info::MaxMem;
+      if (f == "memory.total") c.info = Info::MemTotal;
+      if (c.metric.empty()) c.metric = sanitizeMetricId(c.header);
+      // Keep ids unique (a sanitized header may equal another column's id).
+      int& n = used[c.metric];
+      if (++n > 1) c.metric += fmt::format("_{}", n);
+    }
+  }
+  return cols;
+}
+
+struct GpuState {
+  ImportedGpu gpu;
+  tel::TableBuilder table;
+  std::vector<size_t> tableColumn;  // per CSV column: index in table (Role::Metric only)
+  double powerLimit = kNaN, enforcedLimit = kNaN, maxSm = kNaN, maxGraphics = kNaN, maxMem = kNaN,
+         memTotal = kNaN;
+};
+
+class NvidiaSmiCsvImporter final : public Importer {
+ public:
+  std::string_view name() const override { return "nvidia-smi-csv"; }
+  std::string_view description() const override {
+    return "nvidia-smi --query-gpu CSV (header with or without units, any field set)";
+  }
+  bool telemetry() const override { return true; }
+
+  int detect(const InputProbe& probe) const override {
+    if (probe.isDirectory) return 0;
+    std::string_view head = probe.head;
+    std::string_view first;
+    while (!head.empty()) {
+      const size_t nl = head.find('\n');
+      first = text::trim(head.substr(0, nl));
+      head = nl == std::string_view::npos ? std::string_view{} : head.substr(nl + 1);
+      if (!first.empty()) break;
+    }
+    if (first.empty()) return 0;
+    std::vector<std::string_view> fields;
+    text::splitCsv(first, fields);
+    if (fields.size() < 2) return 0;
+    bool hasTimestamp = false;
+    int nvidia = 0;
+    for (std::string_view f : fields) {
+      const std::string n = normalizeField(f);
+      if (n == "timestamp") hasTimestamp = true;
+      if (isNvidiaField(n)) ++nvidia;
+    }
+    if (hasTimestamp && nvidia >= 1) return 90;
+    if (nvidia >= 2) return 60;
+    // A headerless file (format=csv,noheader): claim it so the user gets the error that says so.
+    if (text::parseDateTime(fields[0]) && fields.size() >= 3) {
+      for (std::string_view f : fields) {
+        const text::Value v = text::parseValue(f);
+        if (v.kind == ValueKind::Number &&
+            (v.unit == "W" || v.unit == "MHz" || v.unit == "%" || v.unit == "MiB"))
+          return 40;
+      }
+    }
+    return 0;
+  }
+
+  ImportedData read(const std::filesystem::path& input, const ImportOptions& options,
+                    const Progress& progress) const override {
+    text::LineReader reader(input);
+    ImportedData data;
+    data.format = std::string(name());
+    data.path = input;
+
+    std::string_view line;
+    std::vector<std::string_view> fields;
+    // Header: the first non-empty line.
+    bool haveHeader = false;
+    while (reader.next(line)) {
+      if (!text::trim(line).empty()) {
+        haveHeader = true;
+        break;
+      }
+    }
+    if (!haveHeader)
+      text::fail(input, 0, "empty file; expected an nvidia-smi --query-gpu CSV with a header line");
+    const int64_t headerLine = reader.lineNumber();
+    text::splitCsv(line, fields);
+    if (text::parseDateTime(fields[0]))
+      text::fail(input, headerLine,
+                 "no header line: this looks like nvidia-smi --query-gpu output written with "
+                 "'noheader', so the field list is unknown; re-run without 'noheader' or put the "
+                 "--query-gpu field list (e.g. 'timestamp, index, power.draw [W]') as the first "
+                 "line");
+    const std::string headerText(text::trim(line));
+    std::vector<Column> cols = parseHeader(fields);
+    const auto findRole = [&](Role r) -> int {
+      for (size_t i = 0; i < cols.size(); ++i)
+        if (cols[i].role == r) return static_cast<int>(i);
+      return -1;
+    };
+    const int tsCol = findRole(Role::Timestamp);
+    if (tsCol < 0)
+      text::fail(input, headerLine,
+                 fmt::format("no 'timestamp' column in the header '{}'; add timestamp to "
+                             "--query-gpu so that samples can be placed in time",
+                             text::excerpt(headerText)));
+    const int indexCol = findRole(Role::Index);
+    const int uuidCol = findRole(Role::Uuid);
+    const int busCol = findRole(Role::BusId);
+    const int maskCol = findRole(Role::Mask);
+    const bool haveReasons = findRole(Role::Reason) >= 0;
+
+    tel::ZonePolicy zone(options.utc_offset_s);
+    std::vector<std::unique_ptr<GpuState>> gpus;  // by first appearance
+    std::vector<int> byIndex;                     // GPU index -> position in gpus
+    std::unordered_map<std::string, int> byKey;   // uuid / bus id -> position in gpus
+    std::string burstTimestamp;
+    int burstPos = 0;
+    size_t firstBurst = 0, burstMismatch = 0;
+    bool firstBurstDone = false;
+    tel::Tally nonFinite, truncated;
+    size_t rows = 0;
+    std::string lastTsText;
+    text::DateTime lastTs;
+    bool reserved = false;
+
+    auto newGpu = [&](int localIndex) -> GpuState& {
+      auto s = std::make_unique<GpuState>();
+      s->gpu.info.local_index = localIndex;
+      s->tableColumn.assign(cols.size(), static_cast<size_t>(-1));
+      for (size_t i = 0; i < cols.size(); ++i)
+        if (cols[i].role == Role::Metric) s->tableColumn[i] = s->table.column(cols[i].metric);
+      gpus.push_back(std::move(s));
+      return *gpus.back();
+    };
+
+    while (reader.next(line)) {
+      const int64_t lineNo = reader.lineNumber();
+      if ((lineNo & 0xFFFF) == 0 && reader.fileSize() > 0)
+        progress.report(
+            static_cast<double>(reader.bytesRead()) / static_cast<double>(reader.fileSize()),
+            "reading nvidia-smi CSV");
+      if (text::trim(line).empty()) continue;
+      text::splitCsv(line, fields);
+      std::optional<text::DateTime> dt;
+      if (fields.size() == cols.size())
+        dt = text::parseDateTime(fields[static_cast<size_t>(tsCol)]);
+      if (!dt) {
+        // Not a data row. The same header again is skipped (files appended to); another header
+        // is an error, as is a row with the wrong number of fields or a bad timestamp.
+        if (text::trim(line) == headerText) continue;
+        if (std::any_of(fields.begin(), fields.end(),
+                        [](std::string_view f) { return normalizeField(f) == "timestamp"; }))
+          text::fail(input, lineNo,
+                     fmt::format("the CSV header changed halfway: expected '{}' (as on line {}), "
+                                 "found '{}'; import the two parts as separate files",
+                                 text::excerpt(headerText), headerLine, text::excerpt(line)));
+        if (fields.size() != cols.size()) {
+          if (!reader.lastLineTerminated() && fields.size() < cols.size()) {
+            truncated.add(lineNo, line);  // the last line was cut off while being written
+            break;
+          }
+          text::fail(input, lineNo,
+                     fmt::format("expected {} fields as in the header, found {}", cols.size(),
+                                 fields.size()));
+        }
+        const std::string_view ts = fields[static_cast<size_t>(tsCol)];
+        text::fail(input, lineNo,
+                   fmt::format("timestamp '{}' is not a date and time (expected 'YYYY/MM/DD "
+                               "HH:MM:SS.mmm' or ISO-8601 such as '2025-09-24T03:41:43.487Z')",
+                               text::excerpt(ts)));
+      }
+      const std::string_view ts = fields[static_cast<size_t>(tsCol)];
+      const int64_t t = zone.toUtc(*dt);
+
+      // Which GPU.
+      GpuState* g = nullptr;
+      if (indexCol >= 0) {
+        const std::string_view cell = fields[static_cast<size_t>(indexCol)];
+        const auto idx = text::parseInt(cell);
+        if (!idx || *idx < 0 || *idx >= kMaxGpuIndex)
+          text::fail(input, lineNo,
+                     fmt::format("column '{}': expected a GPU index 0..{}, found '{}'",
+                                 cols[static_cast<size_t>(indexCol)].header, kMaxGpuIndex - 1,
+                                 text::excerpt(cell)));
+        const auto i = static_cast<size_t>(*idx);
+        if (i >= byIndex.size()) byIndex.resize(i + 1, -1);
+        if (byIndex[i] < 0) {
+          byIndex[i] = static_cast<int>(gpus.size());
+          newGpu(static_cast<int>(i));
+        }
+        g = gpus[static_cast<size_t>(byIndex[i])].get();
+      } else if ((uuidCol >= 0 && !text::isMissing(fields[static_cast<size_t>(uuidCol)])) ||
+                 (busCol >= 0 && !text::isMissing(fields[static_cast<size_t>(busCol)]))) {
+        const std::string_view key = uuidCol >= 0 ? fields[static_cast<size_t>(uuidCol)]
+                                                  : fields[static_cast<size_t>(busCol)];
+        auto [it, inserted] = byKey.emplace(std::string(key), static_cast<int>(gpus.size()));
+        if (inserted) newGpu(static_cast<int>(gpus.size()));
+        g = gpus[static_cast<size_t>(it->second)].get();
+      } else {
+        // Row k of each burst of rows sharing one timestamp is GPU k.
+        if (ts != burstTimestamp) {
+          if (!burstTimestamp.empty()) {
+            if (!firstBurstDone) {
+              firstBurst = static_cast<size_t>(burstPos);
+              firstBurstDone = true;
+            } else if (static_cast<size_t>(burstPos) != firstBurst) {
+              ++burstMismatch;
+            }
+          }
+          burstTimestamp = std::string(ts);
+          burstPos = 0;
+        }
+        if (static_cast<size_t>(burstPos) >= gpus.size()) newGpu(burstPos);
+        g = gpus[static_cast<size_t>(burstPos)].get();
+        ++burstPos;
+      }
+
+      g->table.addRow(t);
+      uint32_t reasonMask = 0;
+      bool anyReason = false;
+      for (size_t i = 0; i < cols.size(); ++i) {
+        Column& c = cols[i];
+        const std::string_view cell = fields[i];
+        switch (c.role) {
+          case Role::Metric: {
+            const text::Value v = text::parseValue(cell);
+            double value = kNaN;
+            if (v.kind == ValueKind::Number) {
+              value = v.number;
+            } else if (v.kind == ValueKind::NonFinite) {
+              nonFinite.add(lineNo, cell);
+            } else if (v.kind == ValueKind::Text) {
+              if (c.known)
+                text::fail(input, lineNo,
+                           fmt::format("column '{}': expected a number, found '{}'", c.header,
+                                       text::excerpt(cell)));
+              c.textSeen = true;
+            }
+            g->table.set(g->tableColumn[i], value);
+            if (std::isfinite(value)) {
+              switch (c.info) {
+                case Info::None:
+                  break;
+                case Info::PowerLimit:
+                  g->powerLimit = value;
+                  break;
+                case Info::EnforcedLimit:
+                  g->enforcedLimit = value;
+                  break;
+                case Info::MaxSm:
+                  g->maxSm = value;
+                  break;
+                case Info::MaxGraphics:
+                  g->maxGraphics = value;
+                  break;
+                case Info::MaxMem:
+                  g->maxMem = value;
+                  break;
+                case Info::MemTotal:
+                  g->memTotal = value;
+                  break;
+              }
+            }
+            break;
+          }
+          case Role::Mask:
+            if (!text::isMissing(cell)) {
+              const auto mask = text::parseHexOrDecimal(cell);
+              if (!mask)
+                text::fail(input, lineNo,
+                           fmt::format("column '{}': expected a hex bitmask such as "
+                                       "0x0000000000000004, found '{}'",
+                                       c.header, text::excerpt(cell)));
+              g->table.setThrottle(static_cast<uint32_t>(*mask & 0xFFFFFFFFull));
+            } else {
+              g->table.setThrottle(throttle::kUnknown);
+            }
+            break;
+          case Role::Reason:
+            if (cell == "Active") {
+              reasonMask |= c.bit;
+              anyReason = true;
+            } else if (cell == "Not Active") {
+              anyReason = true;
+            }
+            break;
+          case Role::Name:
+            if (!text::isMissing(cell) && g->gpu.info.device_name.empty())
+              g->gpu.info.device_name = std::string(cell);
+            break;
+          case Role::Uuid:
+            if (!text::isMissing(cell) && g->gpu.info.uuid.empty())
+              g->gpu.info.uuid = std::string(cell);
+            break;
+          case Role::Host:
+            if (!text::isMissing(cell) && g->gpu.info.hostname.empty())
+              g->gpu.info.hostname = std::string(cell);
+            break;
+          default:
+            break;
+        }
+      }
+      if (maskCol < 0 && haveReasons)
+        g->table.setThrottle(anyReason ? reasonMask : throttle::kUnknown);
+      ++rows;
+      // After a first stretch, size the tables for the whole file (plain text only: the size of
+      // a gzip file says little about its rows).
+      if (!reserved && rows == 4096 && reader.plainText() && reader.fileSize() > 0) {
+        reserved = true;
+        const double perRow =
+            static_cast<double>(reader.textConsumed()) / static_cast<double>(lineNo);
+        const double total = static_cast<double>(reader.fileSize()) / std::max(perRow, 1.0);
+        const auto perGpu = static_cast<size_t>(total * 1.05 / static_cast<double>(gpus.size()));
+        if (perGpu < (size_t{1} << 31))
+          for (auto& s : gpus)
+            s->table.reserve(perGpu);
+      }
+    }
+    if (rows == 0)
+      text::fail(input, headerLine,
+                 fmt::format("a header but no data rows (header '{}')", text::excerpt(headerText)));
+
+    // Tables and GPU metadata.
+    for (auto& s : gpus) {
+      GpuInfo& info = s->gpu.info;
+      info.power_limit_w =
+          static_cast<float>(std::isfinite(s->enforcedLimit) ? s->enforcedLimit : s->powerLimit);
+      info.max_sm_clock_mhz =
+          static_cast<float>(std::isfinite(s->maxSm) ? s->maxSm : s->maxGraphics);
+      info.max_mem_clock_mhz = static_cast<float>(s->maxMem);
+      TelemetryTable table = s->table.finish();
+      for (const Column& c : cols)
+        if (c.role == Role::Metric && c.textSeen && !c.known)
+          std::erase_if(table.columns,
+                        [&](const TelemetryColumn& tc) { return tc.metric == c.metric; });
+      // Memory used as a percentage when the total is known.
+      if (std::isfinite(s->memTotal) && s->memTotal > 0) {
+        if (const TelemetryColumn* used = table.column("mem_used_mib")) {
+          TelemetryColumn pct{std::string(metric::kMemUsedPct), used->values};
+          for (double& v : pct.values)
+            v = v / s->memTotal * 100.0;
+          table.columns.push_back(std::move(pct));
+        }
+      }
+      s->gpu.table = std::move(table);
+      data.gpus.push_back(std::move(s->gpu));
+    }
+    std::sort(data.gpus.begin(), data.gpus.end(), [](const ImportedGpu& a, const ImportedGpu& b) {
+      return a.info.local_index < b.info.local_index;
+    });
+    if (!data.gpus.empty()) {
+      data.sample_interval_s = tel::medianIntervalSeconds(data.gpus.front().table.t_ns);
+      data.platform = tel::platformFromDeviceName(data.gpus.front().info.device_name);
+    }
+
+    const std::string subject = fmt::format("file {}", input.filename().string());
+    zone.addNote(data.notes, subject);
+    tel::addTallyNote(data.notes, nonFinite, "non_finite_values", input, "NaN or infinite values",
+                      "they were read as missing values");
+    tel::addTallyNote(data.notes, truncated, "truncated_last_line", input,
+                      "last line cut off (no newline, too few fields)", "it was skipped");
+    if (burstMismatch > 0)
+      data.notes.push_back(
+          {Severity::Warning, "burst_size_changed", subject,
+           fmt::format("without an index column GPUs are told apart by their position in each "
+                       "burst of rows with one timestamp; {} bursts had a size other than the "
+                       "first burst's {} rows, so GPU assignment may be off there",
+                       burstMismatch, firstBurst)});
+    if (indexCol < 0 && uuidCol < 0 && busCol < 0 && gpus.size() > 1)
+      data.notes.push_back(
+          {Severity::Info, "gpu_by_position", subject,
+           fmt::format("no index, uuid or pci.bus_id column: row k of each burst of {} rows "
+                       "sharing a timestamp was read as GPU k",
+                       gpus.size())});
+    progress.report(1.0, "reading nvidia-smi CSV");
+    return data;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Importer> makeNvidiaSmiCsvImporter() {
+  return std::make_unique<NvidiaSmiCsvImporter>();
+}
+
+}  // namespace wl::import

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Zeus (docs/import-telemetry.md, "Zeus"): the power monitor CSV and the ZeusMonitor window CSV.
+//
+// zeus-monitor: "Time,Power" rows such as "2022-07-13 02:07:36.708783111,32402": local time with
+// nanoseconds and power in milliwatts (converted to W). One GPU.
+//
+// zeus-windows: "start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy,..." with the start
+// in seconds of Python's time.monotonic() clock (or epoch seconds), the length in s and the energy
+// of each GPU in J over the window. Each window becomes, per GPU, a step of its mean power
+// (energy / length) held from the window's start to its end, and a cumulative energy_j counter
+// that rises by the window's energy over it. Samples: (start, P, E_before), (end - 1 ns, P,
+// E_after), and when the next window starts later, (end, NaN, NaN) so that nothing is integrated
+// across the unmeasured gap. Window names go into an Info note.
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/metrics.h"
+#include "import/telemetry/table_builder.h"
+#include "import/telemetry/telemetry_importers.h"
+#include "import/telemetry/text_input.h"
+
+namespace wl::import {
+namespace {
+
+std::string_view firstLine(std::string_view head) {
+  return text::trim(head.substr(0, head.find('\n')));
+}
+
+// Epoch seconds below this (2001-09-09) are a monotonic clock, not wall time.
+constexpr int64_t kEpochFloorNs = 1'000'000'000LL * text::kNsPerSecond;
+
+class ZeusMonitorImporter final : public Importer {
+ public:
+  std::string_view name() const override { return "zeus-monitor"; }
+  std::string_view description() const override {
+    return "Zeus power monitor CSV: Time,Power (local time, power in mW)";
+  }
+  bool telemetry() const override { return true; }
+
+  int detect(const InputProbe& probe) const override {
+    if (probe.isDirectory) return 0;
+    std::vector<std::string_view> fields;
+    text::splitCsv(firstLine(probe.head), fields);
+    return fields.size() == 2 && text::lower(fields[0]) == "time" &&
+                   text::lower(fields[1]) == "power"
+               ? 95
+               : 0;
+  }
+
+  ImportedData read(const std::filesystem::path& input, const ImportOptions& options,
+                    const Progress& progress) const override {
+    text::LineReader reader(input);
+    ImportedData data;
+    data.format = std::string(name());
+    data.path = input;
+    std::string_view line;
+    std::vector<std::string_view> fields;
+    if (!reader.next(line) || text::trim(line).empty())
+      text::fail(input, 0, "empty file; expected the Zeus power monitor header 'Time,Power'");
+    text::splitCsv(line, fields);
+    if (fields.size() != 2 || text::lower(fields[0]) != "time" || text::lower(fields[1]) != "power")
+      text::fail(input, 1,
+                 fmt::format("expected the header 'Time,Power', found '{}'", text::excerpt(line)));
+    tel::ZonePolicy zone(options.utc_offset_s);
+    tel::TableBuilder table;
+    const size_t power = table.column(metric::kPower);
+    tel::Tally nonFinite, truncated;
+    while (reader.next(line)) {
+      const int64_t lineNo = reader.lineNumber();
+      if ((lineNo & 0xFFFF) == 0 && reader.fileSize() > 0)
+        progress.report(
+            static_cast<double>(reader.bytesRead()) / static_cast<double>(reader.fileSize()),
+            "reading Zeus power monitor CSV");
+      const std::string_view trimmed = text::trim(line);
+      if (trimmed.empty()) continue;
+      text::splitCsv(trimmed, fields);
+      if (fields.size() == 2 && text::lower(fields[0]) == "time") {
+        if (text::lower(fields[1]) == "power") continue;  // the header again
+        text::fail(input, lineNo,
+                   fmt::format("the CSV header changed halfway: expected 'Time,Power', found '{}'",
+                               text::excerpt(trimmed)));
+      }
+      if (fields.size() != 2) {
+        if (!reader.lastLineTerminated() && fields.size() < 2) {
+          truncated.add(lineNo, trimmed);
+          break;
+        }
+        text::fail(input, lineNo,
+                   fmt::format("expected 2 fields (Time,Power), found {}", fields.size()));
+      }
+      const auto dt = text::parseDateTime(fields[0]);
+      if (!dt)
+        text::fail(input, lineNo,
+                   fmt::format("column Time: expected 'YYYY-MM-DD HH:MM:SS.fffffffff', found '{}'",
+                               text::excerpt(fields[0])));
+      const text::Value v = text::parseValue(fields[1]);
+      if (v.kind == text::ValueKind::Text)
+        text::fail(
+            input, lineNo,
+            fmt::format("column Power: expected milliwatts, found '{}'", text::excerpt(fields[1])));
+      if (v.kind == text::ValueKind::NonFinite) nonFinite.add(lineNo, fields[1]);
+      table.addRow(zone.toUtc(*dt));
+      if (v.kind == text::ValueKind::Number) table.set(power, v.number / 1000.0);  // mW -> W
+    }
+    if (table.rows() == 0) text::fail(input, 1, "a header but no data rows");
+    ImportedGpu gpu;
+    gpu.table = table.finish();
+    data.sample_interval_s = tel::medianIntervalSeconds(gpu.table.t_ns);
+    data.gpus.push_back(std::move(gpu));
+    zone.addNote(data.notes, fmt::format("file {}", input.filename().string()));
+    tel::addTallyNote(data.notes, nonFinite, "non_finite_values", input, "NaN or infinite values",
+                      "they were read as missing values");
+    tel::addTallyNote(data.notes, truncated, "truncated_last_line", input,
+                      "last line cut off (no newline)", "it was skipped");
+    progress.report(1.0, "reading Zeus power monitor CSV");
+    return data;
+  }
+};
+
+class ZeusWindowsImporter final : public Importer {
+ public:
+  std::string_view name() const override { return "zeus-windows"; }
+  std::string_view description() const override {
+    return "ZeusMonitor window CSV: start_time,window_name,elapsed_time,gpuN_energy...";
+  }
+  bool telemetry() const override { return true; }
+
+  int detect(const InputProbe& probe) const override {
+    if (probe.isDirectory) return 0;
+    std::vector<std::string_view> fields;
+    text::splitCsv(firstLine(probe.head), fields);
+    return fields.size() >= 4 && text::lower(fields[0]) == "start_time" &&
+                   text::lower(fields[1]) == "window_name" &&
+                   text::lower(fields[2]) == "elapsed_time"
+               ? 95
+               : 0;
+  }
+
+  ImportedData read(const std::filesystem::path& input, const ImportOptions& options,
+                    const Progress& progress) const override {
+    text::LineReader reader(input);
+    ImportedData data;
+    data.format = std::string(name());
+    data.path = input;
+    std::string_view line;
+    std::vector<std::string_view> fields;
+    if (!reader.next(line) || text::trim(line).empty())
+      text::fail(input, 0,
+                 "empty file; expected the ZeusMonitor header 'start_time,window_name,"
+                 "elapsed_time,gpu0_energy,...'");
+    const std::string headerText(text::trim(line));
+    text::splitCsv(line, fields);
+    if (fields.size() < 4 || text::lower(fields[0]) != "start_time" ||
+        text::lower(fields[1]) != "window_name" || text::lower(fields[2]) != "elapsed_time")
+      text::fail(input, 1,
+                 fmt::format("expected the header 'start_time,window_name,elapsed_time,"
+                             "gpu0_energy,...', found '{}'",
+                             text::excerpt(line)));
+    // gpuN_energy columns.
+    std::vector<int> gpuOf;
+    for (size_t i = 3; i < fields.size(); ++i) {
+      const std::string f = text::lower(fields[i]);
+      int g = -1;
+      if (f.rfind("gpu", 0) == 0 && f.size() > 10 && f.substr(f.size() - 7) == "_energy") {
+        if (const auto n = text::parseInt(std::string_view(f).substr(3, f.size() - 10)))
+          g = static_cast<int>(*n);
+      }
+      if (g < 0 || g > 4095)
+        text::fail(input, 1,
+                   fmt::format("column {}: expected 'gpuN_energy', found '{}'", i + 1,
+                               text::excerpt(fields[i])));
+      gpuOf.push_back(g);
+    }
+
+    struct Window {
+      int64_t start, end;
+      std::string name;
+      std::vector<double> energy;
+      int64_t line;
+    };
+    std::vector<Window> windows;
+    tel::Tally nonFinite;
+    while (reader.next(line)) {
+      const int64_t lineNo = reader.lineNumber();
+      const std::string_view trimmed = text::trim(line);
+      if (trimmed.empty() || trimmed == headerText) continue;
+      text::splitCsv(trimmed, fields);
+      if (!fields.empty() && text::lower(fields[0]) == "start_time")
+        text::fail(input, lineNo,
+                   fmt::format("the CSV header changed halfway: expected '{}' (as on line 1), "
+                               "found '{}'",
+                               text::excerpt(headerText), text::excerpt(trimmed)));
+      if (fields.size() != gpuOf.size() + 3)
+        text::fail(input, lineNo,
+                   fmt::format("expected {} fields as in the header, found {}", gpuOf.size() + 3,
+                               fields.size()));
+      const auto start = text::parseEpochSeconds(fields[0]);
+      if (!start)
+        text::fail(input, lineNo,
+                   fmt::format("column start_time: expected seconds, found '{}'",
+                               text::excerpt(fields[0])));
+      const text::Value len = text::parseValue(fields[2]);
+      if (len.kind != text::ValueKind::Number || len.number <= 0 || len.number > 1e7)
+        text::fail(input, lineNo,
+                   fmt::format("column elapsed_time: expected a positive number of seconds, "
+                               "found '{}'",
+                               text::excerpt(fields[2])));
+      Window w;
+      w.start = *start;
+      w.end = *start + static_cast<int64_t>(std::llround(len.number * 1e9));
+      w.name = std::string(fields[1]);
+      w.line = lineNo;
+      for (size_t i = 3; i < fields.size(); ++i) {
+        const text::Value e = text::parseValue(fields[i]);
+        if (e.kind == text::ValueKind::Text)
+          text::fail(input, lineNo,
+                     fmt::format("column {}: expected an energy in J, found '{}'", i + 1,
+                                 text::excerpt(fields[i])));
+        if (e.kind == text::ValueKind::NonFinite) nonFinite.add(lineNo, fields[i]);
+        w.energy.push_back(e.kind == text::ValueKind::Number ? e.number : kNaN);
+      }
+      windows.push_back(std::move(w));
+    }
+    if (windows.empty()) text::fail(input, 1, "a header but no windows");
+    std::stable_sort(windows.begin(), windows.end(),
+                     [](const Window& a, const Window& b) { return a.start < b.start; });
+    for (size_t i = 1; i < windows.size(); ++i)
+      if (windows[i].start < windows[i - 1].end)
+        text::fail(input, windows[i].line,
+                   fmt::format("window '{}' starts before window '{}' (line {}) ends; overlapping "
+                               "windows cannot be shown as one power series",
+                               text::excerpt(windows[i].name), text::excerpt(windows[i - 1].name),
+                               windows[i - 1].line));
+
+    // Monotonic clock: shift to the given start time, or keep it relative.
+    const bool monotonic = windows.front().start < kEpochFloorNs;
+    int64_t shift = 0;
+    if (monotonic && options.start_ns) shift = *options.start_ns - windows.front().start;
+    data.absoluteTime = !monotonic || options.start_ns.has_value();
+
+    for (size_t gi = 0; gi < gpuOf.size(); ++gi) {
+      tel::TableBuilder table;
+      const size_t power = table.column(metric::kPower);
+      const size_t energy = table.column(metric::kEnergy);
+      double cumulative = 0;
+      for (size_t wi = 0; wi < windows.size(); ++wi) {
+        const Window& w = windows[wi];
+        const double e = w.energy[gi];
+        const double seconds = static_cast<double>(w.end - w.start) / 1e9;
+        const double p = std::isfinite(e) ? e / seconds : kNaN;
+        table.addRow(w.start + shift);
+        table.set(power, p);
+        table.set(energy, std::isfinite(e) ? cumulative : kNaN);
+        if (std::isfinite(e)) cumulative += e;
+        table.addRow(w.end - 1 + shift);
+        table.set(power, p);
+        table.set(energy, std::isfinite(e) ? cumulative : kNaN);
+        const bool gap = wi + 1 < windows.size() && windows[wi + 1].start > w.end;
+        if (gap) table.addRow(w.end + shift);  // NaN: no integration across the gap
+      }
+      ImportedGpu gpu;
+      gpu.info.local_index = gpuOf[gi];
+      gpu.table = table.finish();
+      data.gpus.push_back(std::move(gpu));
+    }
+    std::string names;
+    for (size_t i = 0; i < windows.size() && i < 20; ++i)
+      names += (i ? ", " : "") + windows[i].name;
+    if (windows.size() > 20) names += fmt::format(", ... ({} more)", windows.size() - 20);
+    const std::string subject = fmt::format("file {}", input.filename().string());
+    data.notes.push_back(
+        {Severity::Info, "zeus_windows", subject,
+         fmt::format("{} measurement windows ({}); each window is stored per GPU as its mean "
+                     "power (energy / length) over the window and as a cumulative energy_j "
+                     "counter; time between windows is a gap",
+                     windows.size(), names)});
+    if (monotonic)
+      data.notes.push_back(
+          {Severity::Warning, "monotonic_clock", subject,
+           options.start_ns
+               ? std::string("window start times are on a monotonic clock (seconds since boot); "
+                             "the first window was placed at the given start time")
+               : std::string("window start times are on a monotonic clock (seconds since boot), "
+                             "not wall time; the run's times are relative until an offset is "
+                             "given")});
+    tel::addTallyNote(data.notes, nonFinite, "non_finite_values", input, "NaN or infinite values",
+                      "they were read as missing values");
+    progress.report(1.0, "reading ZeusMonitor windows");
+    return data;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Importer> makeZeusMonitorImporter() {
+  return std::make_unique<ZeusMonitorImporter>();
+}
+
+std::unique_ptr<Importer> makeZeusWindowsImporter() {
+  return std::make_unique<ZeusWindowsImporter>();
+}
+
+}  // namespace wl::import
