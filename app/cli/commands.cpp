@@ -15,6 +15,8 @@ namespace {
 constexpr std::array kCommands = {
     Command{"info", "show what a run holds: metadata, GPUs, ranks, samples, data quality",
             &cmdInfo},
+    Command{"simulate", "simulate a training run's telemetry and kernel traces into a run file",
+            &cmdSimulate},
 };
 
 }  // namespace

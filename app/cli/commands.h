@@ -28,5 +28,6 @@ std::string topLevelUsage();
 
 // The commands.
 int cmdInfo(const Args& args);
+int cmdSimulate(const Args& args);
 
 }  // namespace wl::cli
