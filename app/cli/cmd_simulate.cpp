@@ -280,7 +280,8 @@ int cmdSimulate(const Args& rawArgs) {
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
   } else {
     std::printf(
-        "wrote %s: %d GPUs, %llu samples, %llu kernels (%d ranks traced, %s iterations), %d "
+        "wrote %s: %d GPUs, %llu samples, %llu kernels (%d ranks traced; iterations traced: %s), "
+        "%d "
         "iterations in %.1f s of training, %.1f s simulated\n",
         s.output.string().c_str(), s.gpus, static_cast<unsigned long long>(s.samples),
         static_cast<unsigned long long>(s.kernels), s.tracedRanks, s.traceSteps.c_str(),
