@@ -219,7 +219,6 @@ int cmdSimulate(const Args& rawArgs) {
                                    c.tp * c.pp, c.world()));
     c.dp = c.world() / (c.tp * c.pp);
   }
-  if (p.has("gbs") == false && entry && (p.has("mbs") || p.has("dp"))) c.gbs = 0;
   if (p.has("recompute")) c.recompute = true;
   if (auto v = p.intValue("recompute-layers")) {
     c.recompute = true;
