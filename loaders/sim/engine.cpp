@@ -422,6 +422,9 @@ void Engine::endPhase(int u, double t) {
     l.iteration = s.iteration;
     l.seqBase = &op.seqBase;
     l.perIteration = &programs_[static_cast<size_t>(s.stage)].perIteration;
+    l.seed = c_.seed;
+    l.unit = static_cast<uint64_t>(u);
+    l.op = s.op;
     expander_.expandPhase(l);
     const uint32_t name = op.kind == OpKind::Forward     ? nameForward_
                           : op.kind == OpKind::Backward  ? nameBackward_

@@ -164,6 +164,8 @@ void KernelExpander::expandPhase(const PhaseLayout& p) {
   cursor_.assign(n, p.startS);
   hist_.assign(n, 0);
   placed_.clear();
+  Rng noise = Rng::keyed(p.seed, RandomPurpose::KernelNoise, p.unit,
+                         static_cast<uint64_t>(p.iteration), p.op);
   auto clockAt = [&](size_t m, double t) {
     size_t& i = hist_[m];
     while (i + 1 < hs.size() && hs[i + 1] <= t)
@@ -190,9 +192,11 @@ void KernelExpander::expandPhase(const PhaseLayout& p) {
     const double gap = std::min(kLaunchGapS, k.fixedS);
     for (size_t m = 0; m < n; ++m) {
       const float f = clockAt(m, cursor_[m]);
-      const double factor = (*p.factor)[m] * (k.expert ? (*p.expertFactor)[m] : 1.0);
+      const double jitter =
+          1.0 + std::clamp(kKernelNoise * noise.normal(), -3 * kKernelNoise, 3 * kKernelNoise);
+      const double factor = (*p.factor)[m] * (k.expert ? (*p.expertFactor)[m] : 1.0) * jitter;
       const double start = cursor_[m] + gap;
-      const double end = start + k.smS * factor * p.maxClockMhz / f + (k.fixedS - gap);
+      const double end = start + (k.smS * factor * p.maxClockMhz / f + (k.fixedS - gap)) * jitter;
       if (sink_.traced(members[m]))
         placed_.push_back({static_cast<uint32_t>(m), ki, start, end, f});
       cursor_[m] = end;

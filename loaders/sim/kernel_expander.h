@@ -23,6 +23,7 @@
 
 #include "core/run_model.h"
 #include "core/string_table.h"
+#include "sim/rng.h"
 #include "sim/scratch_store.h"
 #include "sim/topology.h"
 #include "sim/work_model.h"
@@ -96,7 +97,13 @@ struct PhaseLayout {
   int64_t iteration = 0;
   const std::array<int, kCommScopes>* seqBase = nullptr;
   const std::array<int, kCommScopes>* perIteration = nullptr;
+  // Key of the per-kernel duration noise (seed, unit, op index).
+  uint64_t seed = 0, unit = 0, op = 0;
 };
+
+// Relative standard deviation of a single kernel's duration around its model value (the phase's
+// total is preserved by the mapping onto the phase end).
+inline constexpr double kKernelNoise = 0.015;
 
 class KernelExpander {
  public:

@@ -23,6 +23,7 @@ enum class RandomPurpose : uint64_t {
   PhaseJitter = 5,
   ExpertLoad = 6,
   HostGap = 7,
+  KernelNoise = 8,
 };
 
 class Rng {
