@@ -23,6 +23,7 @@ constexpr std::array kFields = {
     ProfileField{"gcds_per_package", nullptr, &P::gcds_per_package, ""},
     ProfileField{"default_gpus_per_node", nullptr, &P::default_gpus_per_node, ""},
     ProfileField{"rows_per_node", nullptr, &P::rows_per_node, ""},
+    ProfileField{"package_power_on_first_gpu", nullptr, &P::package_power_on_first_gpu, "", 0, 1},
     ProfileField{"peak_bf16_tflops", &P::peak_bf16_tflops, nullptr, "TFLOP/s"},
     ProfileField{"gemm_efficiency", &P::gemm_efficiency, nullptr, ""},
     ProfileField{"attention_efficiency", &P::attention_efficiency, nullptr, ""},
@@ -165,6 +166,7 @@ std::array<PlatformProfile, 3> makeBuiltins() {
   mi.device_name = "AMD Instinct MI250";
   mi.vendor = Vendor::Amd;
   mi.gcds_per_package = 2;
+  mi.package_power_on_first_gpu = 1;
   mi.default_gpus_per_node = 8;
   mi.rows_per_node = 2;
   mi.peak_bf16_tflops = 181.05;  // 362.1 per OAM, two GCDs
@@ -277,9 +279,9 @@ PlatformProfile loadPlatformFile(const std::filesystem::path& path, const Platfo
     if (f->member) {
       p.*(f->member) = v;
     } else {
-      if (v != std::floor(v) || v < 1 || v > 64)
-        throw Error(
-            fmt::format("{}: /{}: expected a whole number from 1 to 64, found {}", file, key, v));
+      if (v != std::floor(v) || v < f->minInt || v > f->maxInt)
+        throw Error(fmt::format("{}: /{}: expected a whole number from {} to {}, found {}", file,
+                                key, f->minInt, f->maxInt, v));
       p.*(f->intMember) = static_cast<int>(v);
     }
   }

@@ -30,6 +30,9 @@ struct PlatformProfile {
   int gcds_per_package = 1;       // 2 on MI250: both GCDs of an OAM share one power limit
   int default_gpus_per_node = 8;  // GPUs (GCDs) per node when --gpus-per-node is not given
   int rows_per_node = 2;          // rows of packages from the front (cold aisle) to the back
+  // 1: a package's power is reported on its first GPU only and the others report none (NaN), as
+  // amd-smi reports MI250 socket power; 0: every GPU reports its own power.
+  int package_power_on_first_gpu = 0;
 
   // Compute and memory, per GPU (per GCD on MI250).
   double peak_bf16_tflops = 0;  // dense
@@ -108,6 +111,7 @@ struct ProfileField {
   double PlatformProfile::*member = nullptr;
   int PlatformProfile::*intMember = nullptr;
   std::string_view unit;
+  int minInt = 1, maxInt = 64;  // range of an integer field
 };
 std::span<const ProfileField> profileFields();
 

@@ -20,7 +20,7 @@ TelemetryRecorder::TelemetryRecorder(const SimConfig& c, const Topology& topo, S
   powerSteps_ = std::max<size_t>(1, static_cast<size_t>(std::llround(c.powerWindow() / dt_)));
   utilSteps_ =
       std::max<size_t>(1, static_cast<size_t>(std::llround(c.platform.util_window_s / dt_)));
-  reportPackagePower_ = c.platform.gcds_per_package > 1;
+  reportPackagePower_ = c.platform.gcds_per_package > 1 && c.platform.package_power_on_first_gpu;
   const auto n = static_cast<size_t>(n_);
   powerRing_.assign(n, std::vector<float>(powerSteps_, 0.f));
   busyRing_.assign(n, std::vector<float>(utilSteps_, 0.f));

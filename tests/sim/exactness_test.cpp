@@ -3,6 +3,7 @@
 // across the ranks of every process group, kernel classes.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -220,6 +221,40 @@ TEST_F(TracedRun, KernelClassesAreThoseOfClassifyKernel) {
     }
   }
   EXPECT_EQ(classes, (std::set<int>{0, 1, 2}));  // compute, communication, memory (memset)
+}
+
+}  // namespace
+}  // namespace wl
+
+namespace wl {
+namespace {
+
+TEST(SimulatedTruth, Mi250ReportsThePackagePowerOnItsFirstGcd) {
+  // Ideal sensors at the physics rate: the first GCD of every OAM reports the power of both GCDs,
+  // the second reports none, as amd-smi does; the package energy is still the sum of the truth.
+  test::TempDir dir;
+  sim::SimConfig c = test::tinyConfig();
+  c.platform = *sim::findProfile("mi250");
+  c.durationS = 3;
+  c.idealSensors = true;
+  c.sampleHz = 200;
+  const auto run = test::simulateAndOpen(c, dir / "mi250.h5");
+  const std::vector<double> truth = run->truthEnergy();
+  for (const GpuInfo& g : run->gpus()) {
+    EXPECT_EQ(g.package, g.id / 2);
+    EXPECT_FLOAT_EQ(g.power_limit_w, 560.f);
+    const test::Series p = test::series(*run, g.id, "power_w");
+    if (g.id % 2 == 1) {
+      for (double v : p.v)
+        EXPECT_TRUE(std::isnan(v));
+      continue;
+    }
+    double sum = 0;
+    for (double v : p.v)
+      sum += v * 0.005;
+    const double package = truth[static_cast<size_t>(g.id)] + truth[static_cast<size_t>(g.id) + 1];
+    EXPECT_NEAR(sum, package, 1e-5 * package) << "OAM " << g.package;
+  }
 }
 
 }  // namespace
