@@ -107,8 +107,8 @@ PlatformProfile hopperCommon() {
   p.activity_memory = 0.45;
   p.activity_comm = 0.30;
   p.activity_comm_wait = 0.12;
-  p.thermal_resistance_c_per_w = 0.048;
-  p.thermal_tau_s = 30;
+  p.thermal_resistance_c_per_w = 0.054;
+  p.thermal_tau_s = 20;
   p.mem_thermal_resistance_c_per_w = 0.030;
   p.mem_temp_offset_c = 10;
   p.mem_thermal_tau_s = 40;
