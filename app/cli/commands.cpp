@@ -17,6 +17,8 @@ constexpr std::array kCommands = {
             &cmdInfo},
     Command{"import", "import telemetry and kernel traces (files or folders) into one run",
             &cmdImport},
+    Command{"simulate", "simulate a training run's telemetry and kernel traces into a run file",
+            &cmdSimulate},
 };
 
 }  // namespace

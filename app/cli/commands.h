@@ -29,5 +29,6 @@ std::string topLevelUsage();
 // The commands.
 int cmdInfo(const Args& args);
 int cmdImport(const Args& args);
+int cmdSimulate(const Args& args);
 
 }  // namespace wl::cli

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// wattline simulate -o RUN.h5 --platform h100 --model NAME --nodes N ... (docs/simulator.md)
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+
+#include "cli/arg_parser.h"
+#include "cli/commands.h"
+#include "sim/experiment_matrix.h"
+#include "sim/simulator.h"
+
+namespace wl::cli {
+namespace {
+
+int parseInt(std::string_view s, std::string_view option) {
+  int v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty())
+    throw UsageError(fmt::format("option --{} expects whole numbers, got '{}'", option, s));
+  return v;
+}
+
+sim::TraceSelection parseTrace(const ArgParser& p) {
+  sim::TraceSelection t;
+  using R = sim::TraceSelection::Ranks;
+  using S = sim::TraceSelection::Steps;
+  if (auto v = p.value("trace-ranks")) {
+    if (*v == "all") {
+      t.ranks = R::All;
+    } else if (*v == "none") {
+      t.ranks = R::None;
+    } else if (*v == "auto") {
+      t.ranks = R::Auto;
+    } else if (*v == "first-per-stage") {
+      t.ranks = R::FirstPerStage;
+    } else {
+      t.ranks = R::List;
+      std::string_view rest = *v;
+      while (!rest.empty()) {
+        const size_t comma = rest.find(',');
+        const std::string_view item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        if (const size_t dash = item.find('-'); dash != std::string_view::npos && dash > 0) {
+          const int a = parseInt(item.substr(0, dash), "trace-ranks");
+          const int b = parseInt(item.substr(dash + 1), "trace-ranks");
+          if (b < a || b - a > 1000000)
+            throw UsageError(fmt::format("option --trace-ranks: bad range '{}'", item));
+          for (int r = a; r <= b; ++r)
+            t.rankList.push_back(r);
+        } else {
+          t.rankList.push_back(parseInt(item, "trace-ranks"));
+        }
+      }
+    }
+  }
+  if (auto v = p.value("trace-steps")) {
+    if (*v == "all") {
+      t.steps = S::All;
+    } else if (*v == "auto") {
+      t.steps = S::Auto;
+    } else if (v->rfind("every:", 0) == 0) {
+      t.steps = S::Every;
+      t.everyStep = parseInt(std::string_view(*v).substr(6), "trace-steps");
+    } else if (const size_t dash = v->find('-'); dash != std::string::npos && dash > 0) {
+      t.steps = S::Range;
+      t.firstStep = parseInt(std::string_view(*v).substr(0, dash), "trace-steps");
+      t.lastStep = parseInt(std::string_view(*v).substr(dash + 1), "trace-steps");
+    } else {
+      t.steps = S::Range;
+      t.firstStep = t.lastStep = parseInt(*v, "trace-steps");
+    }
+  }
+  return t;
+}
+
+// Progress on stderr: a rewritten line on a terminal, a line every 10% otherwise.
+Progress stderrProgress(bool quiet) {
+  if (quiet) return {};
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  auto last = std::make_shared<int>(-1);
+  auto lastTime = std::make_shared<std::chrono::steady_clock::time_point>();
+  return Progress([tty, last, lastTime](double f, std::string_view stage) {
+    const int pct = static_cast<int>(f * 100.0);
+    const auto now = std::chrono::steady_clock::now();
+    if (tty) {
+      if (pct != *last || now - *lastTime > std::chrono::milliseconds(500)) {
+        std::fprintf(stderr, "\r\033[Ksimulate: %3d%% %.*s", pct, static_cast<int>(stage.size()),
+                     stage.data());
+        std::fflush(stderr);
+        *last = pct;
+        *lastTime = now;
+      }
+    } else if (pct / 10 != *last / 10 || *last < 0) {
+      std::fprintf(stderr, "simulate: %3d%% %.*s\n", pct, static_cast<int>(stage.size()),
+                   stage.data());
+      *last = pct;
+    }
+    return true;
+  });
+}
+
+}  // namespace
+
+int cmdSimulate(const Args& rawArgs) {
+  // -o is the one short option; the parser knows long ones.
+  Args args;
+  for (const std::string& a : rawArgs)
+    args.push_back(a == "-o" ? "--output" : a);
+
+  ArgParser p("simulate",
+              "Simulate a distributed training run (power, temperature, clocks, utilization, "
+              "throttle reasons and kernel traces of every GPU) and write it as a run file. "
+              "The model and its sources are in docs/simulator.md; the run is marked simulated.");
+  p.option("output", "RUN.h5", "the run file to write (also -o)")
+      .option("platform", "ID", "h100, h200 or mi250 (default h100, or the matrix sweep's)")
+      .option("platform-file", "F.json", "override platform profile fields from a JSON file")
+      .option("model", "NAME",
+              "GPT3-175B, Llama3-70B, Mixtral-8x7B, Mixtral-8x22B, Llama3-8B, "
+              "TinyLlama-1.1B")
+      .option("nodes", "N", "nodes (default 1)")
+      .option("gpus-per-node", "G", "GPUs per node, GCDs on MI250 (default 8)")
+      .option("tp", "N", "tensor-parallel size (default 1)")
+      .option("pp", "N", "pipeline-parallel size (default 1)")
+      .option("dp", "N", "data-parallel size (default: GPUs / (tp x pp))")
+      .option("ep", "N", "expert-parallel size, MoE models (default 1)")
+      .option("mbs", "N", "microbatch size (default 1)")
+      .option("gbs", "N", "global batch size (default dp x mbs x 2 pp)")
+      .option("seq-len", "N", "sequence length (default: the model's)")
+      .flag("recompute", "full activation recomputation")
+      .option("recompute-layers", "N", "recompute only the first N layers of each stage")
+      .flag("overlap", "overlap gradient reduction, parameter sync and TP communication")
+      .flag("sequence-parallel", "sequence parallelism (TP all-gather / reduce-scatter)")
+      .flag("fsdp", "shard parameters over data-parallel ranks (gathered per layer)")
+      .option("iterations", "K", "training iterations (default 10 unless --duration)")
+      .option("duration", "SECONDS", "stop training after this much simulated time")
+      .option("seed", "S", "random seed; the same seed gives the same run (default 1)")
+      .option("sample-hz", "HZ", "telemetry sampling rate (default 20)")
+      .option("power-limit", "W", "power limit per GPU (per package on MI250)")
+      .option("inlet-temp", "C", "cold-aisle air temperature at the front of the nodes (25)")
+      .option("power-window", "S", "power sensor averaging window (NVML power.draw: 1)")
+      .option("jitter-ms", "MS", "sampler timestamp jitter, +- (default 2)")
+      .flag("ideal-sensors", "no sensor noise, bias or jitter; power over one physics step")
+      .option("physics-step-ms", "MS", "physics time step (default 5)")
+      .option("idle-lead", "S", "idle seconds before the first and after the last iteration (2)")
+      .option("trace-ranks", "SEL",
+              "kernel traces of: all, none, first-per-stage, auto (all up to 16 GPUs, else "
+              "first-per-stage) or a list such as 0,8,16-23")
+      .option("trace-steps", "SEL",
+              "in iterations: all, auto, A-B, N or every:K (auto keeps "
+              "the total near 2e7 kernels)")
+      .option("from-matrix", "CSV",
+              "take the configuration from the seed paper's experiment "
+              "matrix (experiment-matrix.csv)")
+      .option("config", "NAME", "configuration name in the matrix (or SWEEP/NAME)")
+      .option("name", "TEXT", "run name")
+      .option("compression", "0-9", "gzip level of the run file (default 4)")
+      .flag("json", "print a JSON summary on stdout")
+      .flag("quiet", "no progress on stderr");
+  if (!p.parse(args)) return 0;
+
+  const auto out = p.value("output");
+  if (!out) throw UsageError("missing -o RUN.h5");
+  sim::SimConfig c;
+
+  // Platform.
+  std::optional<sim::MatrixEntry> entry;
+  if (p.has("config") != p.has("from-matrix"))
+    throw UsageError("--from-matrix and --config go together");
+  if (auto m = p.value("from-matrix")) {
+    const auto rows = sim::readExperimentMatrix(*m);
+    entry = sim::findMatrixEntry(rows, *p.value("config"), p.value("platform").value_or(""),
+                                 p.value("model").value_or(""), *m);
+  }
+  std::string platformId = p.value("platform").value_or(entry ? entry->platformId : "");
+  if (platformId.empty() && entry)
+    throw UsageError(
+        fmt::format("the sweep '{}' does not name a platform; give --platform", entry->sweep));
+  if (platformId.empty()) platformId = "h100";
+  const sim::PlatformProfile* profile = sim::findProfile(platformId);
+  if (!profile)
+    throw UsageError(
+        fmt::format("unknown --platform '{}' (expected h100, h200 or mi250)", platformId));
+  c.platform = *profile;
+  if (auto f = p.value("platform-file")) c.platform = sim::loadPlatformFile(*f, c.platform);
+
+  // Model and layout.
+  if (entry) {
+    sim::applyMatrixEntry(*entry, c);
+  } else {
+    const auto name = p.value("model");
+    if (!name) throw UsageError("missing --model (or --from-matrix CSV --config NAME)");
+    const sim::ModelShape* m = sim::findModel(*name);
+    if (!m)
+      throw UsageError(fmt::format("unknown --model '{}' (known: {})", *name, sim::modelNames()));
+    c.model = *m;
+    c.gpusPerNode = c.platform.default_gpus_per_node;
+  }
+  auto setInt = [&](const char* opt, int& field) {
+    if (auto v = p.intValue(opt)) field = *v;
+  };
+  setInt("nodes", c.nodes);
+  setInt("gpus-per-node", c.gpusPerNode);
+  setInt("tp", c.tp);
+  setInt("pp", c.pp);
+  setInt("ep", c.ep);
+  setInt("mbs", c.mbs);
+  setInt("gbs", c.gbs);
+  setInt("seq-len", c.seqLen);
+  if (auto v = p.intValue("dp")) {
+    c.dp = *v;
+  } else if (!entry) {
+    if (c.tp < 1 || c.pp < 1 || c.world() % (c.tp * c.pp) != 0)
+      throw UsageError(fmt::format("tp x pp = {} does not divide the {} GPUs; give --dp",
+                                   c.tp * c.pp, c.world()));
+    c.dp = c.world() / (c.tp * c.pp);
+  }
+  if (p.has("recompute")) c.recompute = true;
+  if (auto v = p.intValue("recompute-layers")) {
+    c.recompute = true;
+    c.recomputeLayers = *v;
+  }
+  if (p.has("overlap")) c.overlap = true;
+  if (p.has("sequence-parallel")) c.sequenceParallel = true;
+  if (p.has("fsdp")) c.fsdp = true;
+
+  // Run length, sensors, tracing.
+  setInt("iterations", c.iterations);
+  if (auto v = p.doubleValue("duration")) c.durationS = *v;
+  if (!p.has("iterations") && !p.has("duration")) c.iterations = 10;
+  if (auto v = p.value("seed")) {
+    uint64_t s = 0;
+    const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), s);
+    if (ec != std::errc() || ptr != v->data() + v->size())
+      throw UsageError(fmt::format("option --seed expects a whole number, got '{}'", *v));
+    c.seed = s;
+  }
+  if (auto v = p.doubleValue("sample-hz")) c.sampleHz = *v;
+  if (auto v = p.doubleValue("power-limit")) c.powerLimitW = *v;
+  if (auto v = p.doubleValue("inlet-temp")) c.inletTempC = *v;
+  if (auto v = p.doubleValue("power-window")) c.powerWindowS = *v;
+  if (auto v = p.doubleValue("jitter-ms")) c.sampleJitterMs = *v;
+  if (p.has("ideal-sensors")) c.idealSensors = true;
+  if (auto v = p.doubleValue("physics-step-ms")) c.physicsStepS = *v * 1e-3;
+  if (auto v = p.doubleValue("idle-lead")) c.leadInS = c.leadOutS = *v;
+  c.trace = parseTrace(p);
+  if (auto v = p.value("name")) c.runName = *v;
+  c.createdBy.clear();
+  WriteOptions wo;
+  if (auto v = p.intValue("compression")) {
+    if (*v < 0 || *v > 9) throw UsageError("--compression must be 0..9");
+    wo.deflate = *v;
+  }
+
+  sim::SimulationSummary s;
+  const Progress progress = stderrProgress(p.has("quiet"));
+  try {
+    s = sim::simulate(c, *out, progress, nullptr, wo);
+  } catch (const sim::InvalidConfig& e) {
+    if (progress.active() && ::isatty(STDERR_FILENO)) std::fputs("\n", stderr);
+    throw UsageError(e.what());
+  }
+  if (progress.active() && ::isatty(STDERR_FILENO)) std::fputs("\r\033[K", stderr);
+  if (p.has("json")) {
+    nlohmann::json j;
+    j["output"] = s.output.string();
+    j["gpus"] = s.gpus;
+    j["samples"] = s.samples;
+    j["kernels"] = s.kernels;
+    j["traced_ranks"] = s.tracedRanks;
+    j["traced_steps"] = s.traceSteps;
+    j["iterations"] = s.iterations;
+    j["simulated_s"] = s.simulatedS;
+    j["training_s"] = s.trainingS;
+    std::fputs((j.dump(2) + "\n").c_str(), stdout);
+  } else {
+    std::printf(
+        "wrote %s: %d GPUs, %llu samples, %llu kernels (%d ranks traced; iterations traced: %s), "
+        "%d "
+        "iterations in %.1f s of training, %.1f s simulated\n",
+        s.output.string().c_str(), s.gpus, static_cast<unsigned long long>(s.samples),
+        static_cast<unsigned long long>(s.kernels), s.tracedRanks, s.traceSteps.c_str(),
+        s.iterations, s.trainingS, s.simulatedS);
+  }
+  return 0;
+}
+
+}  // namespace wl::cli

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The clock governor of every GPU: after each physics step it picks the SM clock of the next one.
+//
+// Targets, lowest wins:
+//   power cap     the clock at which the power domain (a GPU, or an MI250 package) would draw its
+//                 limit at the activity and temperature of the step that just ended (NVML reason
+//                 0x4, SW power cap);
+//   SW thermal    above the max operating temperature the ceiling drops by k MHz per degree (0x20);
+//   HW slowdown   at the slowdown temperature the clock is cut by a factor (0x8 | 0x40), released
+//                 2 C below it;
+//   idle          after idle_downclock_s without kernels the clock falls to the idle clock (0x1).
+// The clock moves towards the target at a limited slew rate (down faster than up), which is what
+// lets short bursts overshoot the power limit, and is applied in steps of clock_step_mhz. Because
+// the target uses the last step's activity, the governor reacts one step late, as a firmware loop
+// that samples power does.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/platform_profile.h"
+#include "sim/power_model.h"
+#include "sim/topology.h"
+
+namespace wl::sim {
+
+class ClockGovernor {
+ public:
+  ClockGovernor(const PlatformProfile& p, const Topology& topo, const PowerModel& power,
+                double powerLimitW, double dtS);
+
+  // Sets every GPU idle at the idle clock (the state at the start of a run).
+  void startIdle();
+  // Chooses the clocks of the next step from the activity, busy fraction and temperature each GPU
+  // had in the step that just ended.
+  void update(std::span<const double> activity, std::span<const double> busy,
+              std::span<const double> tempC);
+
+  double clockMhz(int g) const { return applied_[static_cast<size_t>(g)]; }
+  const std::vector<double>& clocks() const { return applied_; }
+  uint32_t reasons(int g) const { return reasons_[static_cast<size_t>(g)]; }
+  const std::vector<uint32_t>& allReasons() const { return reasons_; }
+
+ private:
+  double quantize(double f) const;
+
+  PlatformProfile p_;
+  const Topology& topo_;
+  const PowerModel& power_;
+  double limit_;
+  double dtMs_;
+  std::vector<double> continuous_, applied_, idleS_;
+  std::vector<uint32_t> reasons_;
+  std::vector<uint8_t> hwEngaged_;
+  std::vector<double> domainTemp_, domainActivity_;
+};
+
+}  // namespace wl::sim

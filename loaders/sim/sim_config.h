@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Everything one simulated run is made from: platform, model, parallel layout, batch, the
+// optimizations, how long to run, the seed, what the sensors and the profiler record. A SimConfig
+// is a plain value; validateConfig() checks that it describes a run that can exist and says in one
+// line what is wrong when it does not.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/error.h"
+#include "sim/model_shape.h"
+#include "sim/platform_profile.h"
+
+namespace wl::sim {
+
+// A configuration that cannot be simulated (tp*pp*dp != GPUs, a batch that does not divide...).
+// The CLI reports it as bad usage (exit code 2).
+class InvalidConfig : public Error {
+ public:
+  using Error::Error;
+};
+
+// Which ranks get kernel traces, and in which iterations (like a profiler schedule).
+struct TraceSelection {
+  enum class Ranks { Auto, All, None, FirstPerStage, List };
+  enum class Steps { Auto, All, Range, Every };
+  Ranks ranks = Ranks::Auto;
+  std::vector<int> rankList;  // Ranks::List
+  Steps steps = Steps::Auto;
+  int firstStep = 0, lastStep = 0;  // Steps::Range, inclusive
+  int everyStep = 1;                // Steps::Every
+};
+
+struct SimConfig {
+  PlatformProfile platform;
+  ModelShape model;
+  std::string runName;  // empty: derived from model, platform and layout
+
+  int nodes = 1;
+  int gpusPerNode = 8;
+  int tp = 1, pp = 1, dp = 1, ep = 1;
+  int mbs = 1;
+  int gbs = 0;     // 0: dp * mbs * pp microbatches' worth (see resolveDefaults)
+  int seqLen = 0;  // 0: the model's default
+  bool recompute = false;
+  int recomputeLayers = -1;  // layers per stage recomputed when recompute (-1: all)
+  bool overlap = false;      // DP gradient reduce with backward, TP comm with GEMMs, param sync
+  bool sequenceParallel = false;
+  bool fsdp = false;  // parameters sharded over DP (gathered per layer), no end-of-step allreduce
+
+  int iterations = 0;    // stop after this many (0: no limit)
+  double durationS = 0;  // stop the training at this simulated time (0: no limit)
+  uint64_t seed = 1;
+
+  double sampleHz = 20;
+  std::optional<double> powerLimitW;   // per GPU, per package on MI250; default: the profile's
+  double inletTempC = 25;              // cold-aisle air at the front of every node
+  double sampleJitterMs = 2;           // sampler timestamps jitter uniformly by +- this
+  std::optional<double> powerWindowS;  // override of the profile's sensor averaging window
+  bool idealSensors = false;  // no noise, bias or jitter; power averaged over one physics step
+  double physicsStepS = 0.005;
+  double leadInS = 2;                     // idle before the first iteration
+  double leadOutS = 2;                    // idle after the last
+  int64_t startNs = 1735689600000000000;  // 2025-01-01T00:00:00Z
+
+  // Workload details (documented in docs/simulator.md).
+  double hostGapS = 0.003;         // CPU-side gap at the start of every iteration
+  double phaseJitter = 0.003;      // relative sd of a rank's compute time per phase
+  double expertImbalance = 0.08;   // relative sd of a rank's expert load per phase (MoE)
+  double tpOverlapFraction = 0.7;  // share of TP communication hidden behind GEMMs (overlap)
+  int dpBuckets = 4;               // gradient buckets; the last one is exposed (overlap)
+  double gemmHalfTokens = 1024;    // GEMM efficiency = max * T / (T + this), T tokens per GEMM
+
+  TraceSelection trace;
+  std::string sourceDetail;  // what the config came from, e.g. "matrix SWEEP/NAME"
+  std::string createdBy;     // empty: "wattline VERSION simulate"
+
+  int world() const { return nodes * gpusPerNode; }
+  // Microbatches per iteration on each data-parallel replica.
+  int microbatches() const { return gbs / (dp * mbs); }
+  double powerLimit() const { return powerLimitW.value_or(platform.power_limit_w); }
+  double powerWindow() const {
+    return idealSensors ? 0.0 : powerWindowS.value_or(platform.power_window_s);
+  }
+};
+
+// Fills the defaults that depend on other fields (gbs, sequence length, run name).
+void resolveDefaults(SimConfig& c);
+// Throws InvalidConfig with one line naming the inconsistency.
+void validateConfig(const SimConfig& c);
+// Every parameter of the run, for RunInfo::parameters_json.
+nlohmann::json configToJson(const SimConfig& c);
+
+}  // namespace wl::sim

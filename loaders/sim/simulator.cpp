@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "sim/simulator.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "sim/kernel_expander.h"
+#include "sim/schedule_1f1b.h"
+#include "sim/scratch_store.h"
+#include "sim/telemetry_recorder.h"
+#include "sim/topology.h"
+#include "sim/work_model.h"
+
+namespace wl::sim {
+namespace {
+
+// Kernel budget of the automatic trace selection (total over all traced ranks).
+constexpr double kAutoKernelBudget = 2e7;
+
+int64_t toNs(double s) {
+  return std::llround(s * 1e9);
+}
+
+// Kernels one rank of a stage runs per iteration.
+double kernelsPerIteration(const SimConfig& c, const WorkModel& w, int stage) {
+  const StageWork& sw = w.stage(stage);
+  double n = static_cast<double>(sw.zeroGrad.kernels.size() + sw.gradNormLocal.kernels.size() +
+                                 sw.optimizer.kernels.size() + sw.gradNorm.kernels.size() +
+                                 sw.embeddingSync.kernels.size());
+  n += c.microbatches() *
+       static_cast<double>(sw.forward.kernels.size() + sw.backward.kernels.size() +
+                           sw.p2pPrev.kernels.size() + sw.p2pNext.kernels.size());
+  n += static_cast<double>(c.overlap ? sw.dpMain.kernels.size() + sw.dpTail.kernels.size()
+                                     : sw.dpReduce.kernels.size());
+  return n;
+}
+
+}  // namespace
+
+std::vector<int> tracedRanks(const SimConfig& c) {
+  std::vector<int> out;
+  Topology topo(c);
+  auto firstPerStage = [&] {
+    for (int s = 0; s < c.pp; ++s)
+      out.push_back(topo.rankOf(0, 0, s));
+  };
+  switch (c.trace.ranks) {
+    case TraceSelection::Ranks::All:
+      for (int r = 0; r < c.world(); ++r)
+        out.push_back(r);
+      break;
+    case TraceSelection::Ranks::None:
+      break;
+    case TraceSelection::Ranks::FirstPerStage:
+      firstPerStage();
+      break;
+    case TraceSelection::Ranks::List:
+      out = c.trace.rankList;
+      std::sort(out.begin(), out.end());
+      out.erase(std::unique(out.begin(), out.end()), out.end());
+      break;
+    case TraceSelection::Ranks::Auto:
+      if (c.world() <= 16) {
+        for (int r = 0; r < c.world(); ++r)
+          out.push_back(r);
+      } else {
+        firstPerStage();
+      }
+      break;
+  }
+  return out;
+}
+
+SimulationSummary simulate(SimConfig c, const std::filesystem::path& output,
+                           const Progress& progress, SimObserver* observer,
+                           const WriteOptions& options) {
+  resolveDefaults(c);
+  validateConfig(c);
+  const Topology topo(c);
+  StringTable names;
+  const WorkModel work(c, topo, names);
+  const std::vector<int> traced = tracedRanks(c);
+
+  // Which iterations get kernel traces.
+  TraceSelection::Steps steps = c.trace.steps;
+  int every = c.trace.everyStep;
+  if (steps == TraceSelection::Steps::Auto) {
+    double perIteration = 0;
+    for (int r : traced)
+      perIteration += kernelsPerIteration(c, work, topo.coord(r).pp);
+    double nominal = 0;
+    for (int s = 0; s < c.pp; ++s)
+      nominal = std::max(nominal, work.nominalIterationS(s, c.microbatches()));
+    double iterations = c.iterations > 0 ? c.iterations : 1e18;
+    if (c.durationS > 0) iterations = std::min(iterations, std::ceil(c.durationS / nominal));
+    const double total = perIteration * iterations;
+    if (total <= kAutoKernelBudget) {
+      steps = TraceSelection::Steps::All;
+    } else {
+      steps = TraceSelection::Steps::Every;
+      every = static_cast<int>(std::ceil(total / kAutoKernelBudget));
+    }
+  }
+  const int first = c.trace.firstStep, last = c.trace.lastStep;
+  std::function<bool(int)> traceStep;
+  std::string stepsText;
+  switch (steps) {
+    case TraceSelection::Steps::Range:
+      traceStep = [first, last](int i) { return i >= first && i <= last; };
+      stepsText = fmt::format("{}-{}", first, last);
+      break;
+    case TraceSelection::Steps::Every:
+      traceStep = [every](int i) { return i % every == 0; };
+      stepsText = every == 1 ? "all" : fmt::format("every {}th", every);
+      break;
+    default:
+      traceStep = [](int) { return true; };
+      stepsText = "all";
+  }
+
+  const std::filesystem::path dir =
+      output.parent_path().empty() ? std::filesystem::path(".") : output.parent_path();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw Error(fmt::format("{}: the folder {} does not exist", output.string(), dir.string()));
+  ScratchFile scratch(dir);
+  TelemetryRecorder recorder(c, topo, scratch);
+  KernelSink sink(topo, traced, scratch, names);
+
+  EngineSetup setup;
+  setup.config = &c;
+  setup.topology = &topo;
+  setup.work = &work;
+  setup.names = &names;
+  setup.recorder = &recorder;
+  setup.kernels = &sink;
+  setup.traceStep = traceStep;
+  setup.observer = observer;
+  EngineResult er = runEngine(setup, progress.sub(0.0, 0.6));
+
+  // The run file.
+  RunInfo info;
+  info.name = c.runName;
+  info.platform = c.platform.platform;
+  info.model = c.model.name;
+  ParallelConfig& pc = info.config;
+  pc.tp = c.tp, pc.pp = c.pp, pc.dp = c.dp, pc.ep = c.ep, pc.cp = 1;
+  pc.mbs = c.mbs, pc.gbs = c.gbs, pc.seq_len = c.seqLen;
+  pc.nodes = c.nodes, pc.gpus_per_node = c.gpusPerNode;
+  pc.recompute = c.recompute, pc.overlap = c.overlap;
+  info.simulated = true;
+  info.start_ns = c.startNs;
+  info.end_ns = c.startNs + toNs(er.endS);
+  info.sample_interval_s = 1.0 / c.sampleHz;
+  info.created_by = c.createdBy;
+  info.sources.push_back(
+      {"(simulated)", "simulate", 0,
+       fmt::format("seed {}; {} on {} x {} {}{}", c.seed, c.model.name, c.nodes, c.gpusPerNode,
+                   c.platform.platform,
+                   c.sourceDetail.empty() ? std::string() : "; " + c.sourceDetail)});
+  nlohmann::json params = configToJson(c);
+  params["trace"]["traced_ranks"] =
+      traced.size() <= 64 ? nlohmann::json(traced) : nlohmann::json(traced.size());
+  params["trace"]["traced_steps"] = stepsText;
+  info.parameters_json = params.dump();
+
+  RunWriter writer(output, info, topo.gpuInfos(c), topo.rankInfos(), options);
+  const Progress write = progress.sub(0.6, 1.0);
+  SimulationSummary sum;
+  sum.output = output;
+  sum.gpus = topo.world();
+  for (int g = 0; g < topo.world(); ++g) {
+    sum.samples += recorder.samples(g);
+    writer.addGpuTelemetry(g, recorder.take(g, c.startNs));
+    if (g % 16 == 15)
+      write.report(0.6 * (g + 1) / topo.world(),
+                   fmt::format("writing telemetry: GPU {} of {}", g + 1, topo.world()));
+  }
+  const size_t slots = sink.trackSlots();
+  for (size_t s = 0; s < slots; ++s) {
+    KernelTrack t = sink.takeTrack(s, c.startNs);
+    if (!t.events.empty()) writer.addKernelTrack(std::move(t), names);
+    write.report(0.6 + 0.3 * static_cast<double>(s + 1) / static_cast<double>(slots),
+                 "writing kernel traces");
+  }
+  sum.kernels = sink.kernels();
+  for (Iteration& it : er.iterations) {
+    it.start_ns += c.startNs;
+    it.end_ns += c.startNs;
+  }
+  writer.addIterations(er.iterations);
+  writer.addAnnotations(sink.takeAnnotations(c.startNs), names);
+  for (ThrottleTruth& t : er.throttle) {
+    t.start_ns += c.startNs;
+    t.end_ns += c.startNs;
+  }
+  std::sort(er.throttle.begin(), er.throttle.end(),
+            [](const ThrottleTruth& a, const ThrottleTruth& b) {
+              return std::tie(a.gpu, a.start_ns) < std::tie(b.gpu, b.start_ns);
+            });
+  writer.setGroundTruth(std::move(er.throttle), er.energyJ);
+  if (traced.size() < static_cast<size_t>(topo.world()) || stepsText != "all")
+    writer.addQualityNote(
+        {Severity::Info, "partial_trace", "kernels",
+         fmt::format("simulated kernel traces cover {} of {} ranks and {} iterations "
+                     "(--trace-ranks, --trace-steps)",
+                     traced.size(), topo.world(), stepsText)});
+  writer.finish(write.sub(0.9, 1.0));
+
+  sum.tracedRanks = static_cast<int>(traced.size());
+  sum.traceSteps = stepsText;
+  sum.iterations = er.completedIterations;
+  sum.simulatedS = er.endS;
+  sum.trainingS = er.trainingEndS - c.leadInS;
+  return sum;
+}
+
+}  // namespace wl::sim

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "sim/work_model.h"
+
+#include <algorithm>
+
+namespace wl::sim {
+namespace {
+
+constexpr double kBf16 = 2.0;
+
+}  // namespace
+
+void OpCost::add(KernelSpec k) {
+  if (k.scope != CommScope::None) k.scopeIndex = scopeCount[static_cast<size_t>(k.scope)]++;
+  smS += k.smS;
+  if (k.expert) expertSmS += k.smS;
+  fixedS += k.fixedS;
+  commS += k.commS;
+  hiddenS += k.hiddenS;
+  smActivityS += static_cast<double>(k.activity) * k.smS;
+  fixedActivityS += static_cast<double>(k.activity) * k.fixedS;
+  kernels.push_back(k);
+}
+
+WorkModel::WorkModel(const SimConfig& c, const Topology& topo, StringTable& names)
+    : c_(c), topo_(topo), names_(names), kn_(kernelNamesFor(c.platform.vendor)) {
+  for (int s = 0; s < c.pp; ++s)
+    stages_.push_back(buildStage(s));
+}
+
+double WorkModel::nominalIterationS(int s, int microbatches) const {
+  const StageWork& w = stage(s);
+  auto t = [](const OpCost& o) { return o.smS + o.fixedS + o.commS; };
+  double total = c_.hostGapS + t(w.zeroGrad) + microbatches * (t(w.forward) + t(w.backward)) +
+                 t(w.gradNormLocal) + t(w.optimizer) + t(w.embeddingSync) + t(w.gradNorm);
+  total += 2.0 * microbatches * std::max(t(w.p2pPrev), t(w.p2pNext));
+  total += c_.overlap ? t(w.dpTail) : t(w.dpReduce);
+  return total;
+}
+
+StageWork WorkModel::buildStage(int s) {
+  const SimConfig& c = c_;
+  const PlatformProfile& P = c.platform;
+  const ModelShape& m = c.model;
+  StageWork w;
+
+  const double tp = c.tp;
+  const double T = static_cast<double>(c.mbs) * c.seqLen;  // tokens per microbatch
+  const double h = m.hidden, f = m.ffn, V = m.vocab;
+  const double headDim = static_cast<double>(m.hidden) / m.heads;
+  const double kvWidth = 2.0 * m.query_groups * headDim;  // K and V projection width
+  const double Tnorm = c.sequenceParallel ? T / tp : T;   // rows a norm / residual touches
+  const bool first = s == 0, last = s == c.pp - 1;
+  const int layers = m.layers / c.pp;
+  const int recomputed = !c.recompute ? 0 : (c.recomputeLayers < 0 ? layers : c.recomputeLayers);
+  const bool swiglu = m.mlp == MlpKind::SwiGlu;
+
+  const double peak = P.peak_bf16_tflops * 1e12;
+  const double hbm = P.hbm_bandwidth_gbs * 1e9 * P.hbm_efficiency;
+  const double tokenScale = T / (T + c.gemmHalfTokens);
+  const double gemmEff = P.gemm_efficiency * tokenScale;
+  const auto gemmActivity = static_cast<float>(P.activity_gemm * (0.55 + 0.45 * tokenScale));
+  const auto memActivity = static_cast<float>(P.activity_memory);
+  const uint32_t bf16 = names_.intern("BFloat16");
+  const uint32_t fp32 = names_.intern("Float");
+
+  auto group = [&](GroupKind k) { return topo_.worstGroup(k, s); };
+  const ProcessGroup* tpGroup = c.tp > 1 ? group(GroupKind::Tp) : nullptr;
+  const ProcessGroup* epGroup = c.ep > 1 ? group(GroupKind::Ep) : nullptr;
+  const ProcessGroup* dpGroup = c.dp > 1 ? group(GroupKind::Dp) : nullptr;
+
+  auto gemm = [&](OpCost& op, const std::string& name, double M, double N, double K,
+                  bool expert = false, double effScale = 1.0) {
+    KernelSpec k;
+    k.name = names_.intern(name);
+    k.smS = 2.0 * M * N * K / (peak * gemmEff * effScale);
+    k.fixedS = kLaunchGapS;
+    k.activity = gemmActivity;
+    k.expert = expert;
+    op.add(k);
+  };
+  auto attention = [&](OpCost& op, const std::string& name, double flops) {
+    KernelSpec k;
+    k.name = names_.intern(name);
+    k.smS = flops / (peak * P.attention_efficiency);
+    k.fixedS = kLaunchGapS;
+    k.activity = static_cast<float>(P.activity_attention);
+    op.add(k);
+  };
+  auto memory = [&](OpCost& op, const std::string& name, double bytes,
+                    GpuEventKind kind = GpuEventKind::Kernel) {
+    KernelSpec k;
+    k.name = names_.intern(name);
+    k.kind = kind;
+    k.cls = classifyKernel(name, kind, false);
+    k.fixedS = bytes / hbm + kLaunchGapS;
+    k.activity = memActivity;
+    op.add(k);
+  };
+  // A collective of `bytes` (see comm_model.h for what bytes means per kind).
+  auto collective = [&](OpCost& op, CommScope scope, const ProcessGroup* g, CollectiveKind kind,
+                        double bytes, bool isFp32, bool sync, int64_t stream,
+                        double hiddenFraction = 0.0) {
+    if (!g) return;
+    KernelSpec k;
+    k.name = names_.intern(kn_.collective(kind, isFp32));
+    k.cls = KernelClass::Communication;
+    k.stream = stream;
+    const double t = collectiveSeconds(kind, bytes, *g, P);
+    k.commS = t * (1.0 - hiddenFraction);
+    k.hiddenS = t * hiddenFraction;
+    k.activity = static_cast<float>(P.activity_comm);
+    k.sync = sync;
+    k.scope = scope;
+    k.collective = names_.intern(collectiveId(kind));
+    k.dtype = isFp32 ? fp32 : bf16;
+    const double elem = isFp32 ? 4.0 : 2.0;
+    const double n = static_cast<double>(g->ranks.size());
+    switch (kind) {
+      case CollectiveKind::AllGather:
+        k.nelems = static_cast<int64_t>(bytes / elem / n);
+        k.outNelems = static_cast<int64_t>(bytes / elem);
+        break;
+      case CollectiveKind::ReduceScatter:
+        k.nelems = static_cast<int64_t>(bytes / elem);
+        k.outNelems = static_cast<int64_t>(bytes / elem / n);
+        break;
+      default:
+        k.nelems = k.outNelems = static_cast<int64_t>(bytes / elem);
+    }
+    op.add(k);
+  };
+  const double tpHidden = c.overlap ? c.tpOverlapFraction : 0.0;
+  auto tpReduce = [&](OpCost& op, double bytes) {  // after a row-parallel GEMM
+    collective(op, CommScope::Tp, tpGroup,
+               c.sequenceParallel ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
+               bytes, false, true, kTensorParallelStream, tpHidden);
+  };
+  auto tpGather = [&](OpCost& op, double bytes) {  // before a column-parallel GEMM (SP only)
+    if (c.sequenceParallel)
+      collective(op, CommScope::Tp, tpGroup, CollectiveKind::AllGather, bytes, false, true,
+                 kTensorParallelStream, tpHidden);
+  };
+
+  // Parameters held by one rank of this stage.
+  const double attnParams = (h * (h + kvWidth) + h * h) / tp + 2.0 * h;
+  const double denseMlpParams = (swiglu ? 3.0 : 2.0) * h * f / tp;
+  const double routerParams = m.moe() ? h * m.experts : 0.0;
+  const double expertParamsPerLayer =
+      m.moe() ? static_cast<double>(m.experts) / c.ep * 3.0 * h * f / tp : 0.0;
+  const double layerParams = attnParams + (m.moe() ? routerParams : denseMlpParams);
+  w.denseParams = layers * layerParams;
+  if (first) w.denseParams += V * h / tp;
+  if (last) w.denseParams += V * h / tp + h;
+  w.expertParams = layers * expertParamsPerLayer;
+  const double fsdpLayerBytes = (layerParams + expertParamsPerLayer) * kBf16;
+
+  const std::string& normF =
+      m.norm == NormKind::LayerNorm ? kn_.layerNormForward : kn_.rmsNormForward;
+  const std::string& normB =
+      m.norm == NormKind::LayerNorm ? kn_.layerNormBackward : kn_.rmsNormBackward;
+  const double attnFlops = 2.0 * c.mbs * static_cast<double>(c.seqLen) * c.seqLen * h / tp;
+  const double ffnOut = (swiglu ? 2.0 : 1.0) * f / tp;  // fc1 output width
+
+  auto layerForward = [&](OpCost& op) {
+    if (c.fsdp)
+      collective(op, CommScope::Dp, dpGroup, CollectiveKind::AllGather, fsdpLayerBytes, false, true,
+                 kDataParallelStream, c.overlap ? 0.9 : 0.0);
+    memory(op, normF, 2.0 * Tnorm * h * kBf16);
+    tpGather(op, T * h * kBf16);
+    gemm(op, kn_.gemmForward, T, (h + kvWidth) / tp, h);
+    if (m.rotary) memory(op, kn_.ropeForward, 2.0 * T * (h + kvWidth / 2) / tp * kBf16);
+    attention(op, kn_.attentionForward, attnFlops);
+    gemm(op, kn_.gemmForward, T, h, h / tp);
+    tpReduce(op, T * h * kBf16);
+    memory(op, kn_.residualAdd, 3.0 * Tnorm * h * kBf16);
+    memory(op, normF, 2.0 * Tnorm * h * kBf16);
+    if (!m.moe()) {
+      tpGather(op, T * h * kBf16);
+      gemm(op, kn_.gemmForward, T, ffnOut, h);
+      memory(op, swiglu ? kn_.swigluForward : kn_.geluForward,
+             (swiglu ? 3.0 : 2.0) * T * f / tp * kBf16);
+      gemm(op, kn_.gemmForward, T, h, f / tp);
+      tpReduce(op, T * h * kBf16);
+    } else {
+      const double routed = T * m.topk;
+      gemm(op, kn_.gemmSmall, T, m.experts, h, false, 0.5);
+      memory(op, kn_.routerTopk, T * m.experts * 4.0 * 2.0);
+      memory(op, kn_.permute, 2.0 * routed * h * kBf16);
+      collective(op, CommScope::Ep, epGroup, CollectiveKind::AllToAll, routed * h * kBf16, false,
+                 true, kExpertStream);
+      gemm(op, kn_.gemmGrouped, routed, 2.0 * f / tp, h, true, 0.9);
+      memory(op, kn_.swigluForward, 3.0 * routed * f / tp * kBf16);
+      gemm(op, kn_.gemmGrouped, routed, h, f / tp, true, 0.9);
+      collective(op, CommScope::Ep, epGroup, CollectiveKind::AllToAll, routed * h * kBf16, false,
+                 true, kExpertStream);
+      memory(op, kn_.unpermute, 2.0 * routed * h * kBf16);
+      tpReduce(op, T * h * kBf16);
+    }
+    memory(op, kn_.residualAdd, 3.0 * Tnorm * h * kBf16);
+  };
+
+  auto layerBackward = [&](OpCost& op) {
+    if (c.fsdp)
+      collective(op, CommScope::Dp, dpGroup, CollectiveKind::AllGather, fsdpLayerBytes, false, true,
+                 kDataParallelStream, c.overlap ? 0.9 : 0.0);
+    memory(op, kn_.residualAdd, 3.0 * Tnorm * h * kBf16);
+    if (!m.moe()) {
+      tpGather(op, T * h * kBf16);
+      gemm(op, kn_.gemmDgrad, T, f / tp, h);
+      gemm(op, kn_.gemmWgrad, T, f / tp, h);
+      memory(op, swiglu ? kn_.swigluBackward : kn_.geluBackward,
+             (swiglu ? 5.0 : 3.0) * T * f / tp * kBf16);
+      gemm(op, kn_.gemmDgrad, T, h, ffnOut);
+      gemm(op, kn_.gemmWgrad, T, h, ffnOut);
+      tpReduce(op, T * h * kBf16);
+    } else {
+      const double routed = T * m.topk;
+      memory(op, kn_.unpermute, 2.0 * routed * h * kBf16);
+      collective(op, CommScope::Ep, epGroup, CollectiveKind::AllToAll, routed * h * kBf16, false,
+                 true, kExpertStream);
+      gemm(op, kn_.gemmGrouped, routed, f / tp, h, true, 0.9);
+      gemm(op, kn_.gemmGrouped, routed, f / tp, h, true, 0.9);
+      memory(op, kn_.swigluBackward, 5.0 * routed * f / tp * kBf16);
+      gemm(op, kn_.gemmGrouped, routed, h, 2.0 * f / tp, true, 0.9);
+      gemm(op, kn_.gemmGrouped, routed, h, 2.0 * f / tp, true, 0.9);
+      collective(op, CommScope::Ep, epGroup, CollectiveKind::AllToAll, routed * h * kBf16, false,
+                 true, kExpertStream);
+      memory(op, kn_.permute, 2.0 * routed * h * kBf16);
+      gemm(op, kn_.gemmSmall, T, h, m.experts, false, 0.5);
+      tpReduce(op, T * h * kBf16);
+    }
+    memory(op, normB, 3.0 * Tnorm * h * kBf16);
+    memory(op, kn_.residualAdd, 3.0 * Tnorm * h * kBf16);
+    tpGather(op, T * h * kBf16);
+    gemm(op, kn_.gemmDgrad, T, h / tp, h);
+    gemm(op, kn_.gemmWgrad, T, h / tp, h);
+    memory(op, kn_.attentionBackwardDot, 2.0 * T * h / tp * kBf16);
+    attention(op, kn_.attentionBackward, 2.5 * attnFlops);
+    memory(op, kn_.attentionBackwardConvert, T * h / tp * (4.0 + 2.0));
+    if (m.rotary) memory(op, kn_.ropeBackward, 2.0 * T * (h + kvWidth / 2) / tp * kBf16);
+    gemm(op, kn_.gemmDgrad, T, h, (h + kvWidth) / tp);
+    gemm(op, kn_.gemmWgrad, T, h, (h + kvWidth) / tp);
+    tpReduce(op, T * h * kBf16);
+    memory(op, normB, 3.0 * Tnorm * h * kBf16);
+    if (c.fsdp)
+      collective(op, CommScope::Dp, dpGroup, CollectiveKind::ReduceScatter, fsdpLayerBytes, false,
+                 true, kDataParallelStream, c.overlap ? 0.9 : 0.0);
+  };
+
+  // Forward pass of one microbatch.
+  if (first) {
+    memory(w.forward, kn_.embeddingForward, 2.0 * T * h * kBf16);
+    if (tpGroup)
+      collective(w.forward, CommScope::Tp, tpGroup, CollectiveKind::AllReduce, T * h * kBf16, false,
+                 true, kTensorParallelStream);
+  }
+  for (int l = 0; l < layers; ++l)
+    layerForward(w.forward);
+  if (last) {
+    memory(w.forward, normF, 2.0 * Tnorm * h * kBf16);
+    gemm(w.forward, kn_.gemmForward, T, V / tp, h);
+    memory(w.forward, kn_.lossForward, 3.0 * T * V / tp * kBf16);
+    for (int i = 0; i < 3 && tpGroup; ++i)  // vocab-parallel cross entropy: max, sum, target
+      collective(w.forward, CommScope::Tp, tpGroup, CollectiveKind::AllReduce, T * 4.0, true, true,
+                 kTensorParallelStream);
+  }
+
+  // Backward pass (with the recomputed forward of checkpointed layers).
+  if (last) {
+    memory(w.backward, kn_.lossBackward, 2.0 * T * V / tp * kBf16);
+    gemm(w.backward, kn_.gemmDgrad, T, h, V / tp);
+    gemm(w.backward, kn_.gemmWgrad, T, h, V / tp);
+    if (tpGroup && !c.sequenceParallel)
+      collective(w.backward, CommScope::Tp, tpGroup, CollectiveKind::AllReduce, T * h * kBf16,
+                 false, true, kTensorParallelStream, tpHidden);
+    memory(w.backward, normB, 3.0 * Tnorm * h * kBf16);
+  }
+  for (int l = layers - 1; l >= 0; --l) {
+    if (l < recomputed) layerForward(w.backward);
+    layerBackward(w.backward);
+  }
+  if (first) memory(w.backward, kn_.embeddingBackward, 2.0 * T * h * 4.0);
+
+  // Iteration start, gradient norm, optimizer.
+  const double localParams = w.denseParams + w.expertParams;
+  memory(w.zeroGrad, kn_.memset, 4.0 * 1024 * 1024, GpuEventKind::Memset);
+  memory(w.zeroGrad, kn_.fill, localParams * 4.0);
+  memory(w.gradNormLocal, kn_.l2norm, localParams * 4.0);
+  memory(w.optimizer, kn_.scale, localParams * 4.0);
+  memory(w.optimizer, kn_.adam, localParams * 28.0);
+  memory(w.optimizer, kn_.scale, localParams * 6.0);
+
+  // Communication ops.
+  const double p2pBytes = T * h * kBf16 / tp;  // scatter-gather across tensor-parallel ranks
+  if (s > 0) {
+    const int rank = topo_.rankOf(0, 0, s);
+    collective(w.p2pPrev, CommScope::P2pPrev,
+               &topo_.groups()[static_cast<size_t>(topo_.p2pPrevOf(rank))],
+               CollectiveKind::SendRecv, p2pBytes, false, false, kPipelineStream);
+  }
+  if (!last) {
+    const int rank = topo_.rankOf(0, 0, s);
+    collective(w.p2pNext, CommScope::P2pNext,
+               &topo_.groups()[static_cast<size_t>(topo_.groupOf(GroupKind::P2pPair, rank))],
+               CollectiveKind::SendRecv, p2pBytes, false, false, kPipelineStream);
+  }
+  auto dpCollectives = [&](OpCost& op, double fraction) {
+    if (!c.fsdp && dpGroup)
+      collective(op, CommScope::Dp, dpGroup, CollectiveKind::AllReduce,
+                 w.denseParams * kBf16 * fraction, false, false, kDataParallelStream);
+    if (m.moe() && c.dp / c.ep > 1)
+      collective(op, CommScope::ExpertDp, group(GroupKind::ExpertDp), CollectiveKind::AllReduce,
+                 w.expertParams * kBf16 * fraction, false, false, kDataParallelStream);
+  };
+  dpCollectives(w.dpReduce, 1.0);
+  const double buckets = c.dpBuckets;
+  dpCollectives(w.dpMain, (buckets - 1.0) / buckets);
+  dpCollectives(w.dpTail, 1.0 / buckets);
+  if (m.tied_embeddings && c.pp > 1 && (first || last)) {
+    const int rank = topo_.rankOf(0, 0, s);
+    const int g = topo_.groupOf(GroupKind::Embedding, rank);
+    if (g >= 0)
+      collective(w.embeddingSync, CommScope::Embedding, &topo_.groups()[static_cast<size_t>(g)],
+                 CollectiveKind::AllReduce, V * h / tp * kBf16, false, false, kDataParallelStream);
+  }
+  if (c.tp * c.pp > 1)
+    collective(w.gradNorm, CommScope::ModelParallel, group(GroupKind::ModelParallel),
+               CollectiveKind::AllReduce, 4.0, true, false, kDataParallelStream);
+  return w;
+}
+
+}  // namespace wl::sim

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The seed paper's experiment matrix (tests/data/charllm, a copy of the real file).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/error.h"
+#include "sim/experiment_matrix.h"
+#include "support/temp_dir.h"
+
+namespace wl::sim {
+namespace {
+
+const std::filesystem::path kMatrix =
+    std::filesystem::path(WATTLINE_TEST_DATA) / "charllm" / "experiment-matrix.csv";
+
+TEST(ExperimentMatrix, ReadsEveryConfigurationOfTheRealFile) {
+  const auto rows = readExperimentMatrix(kMatrix);
+  EXPECT_EQ(rows.size(), 386u);
+  // Line 268 of the file, read by eye:
+  // optimization-sweep-h100,gpt3-175b,gpt3-175b_1_00000,8,8,64,2,32,1,,,1,,True,1,128,2048,96,
+  // 12288,49152,96,,,,,,,False,False,False,...
+  const MatrixEntry& e =
+      findMatrixEntry(rows, "optimization-sweep-h100/gpt3-175b_1_00000", "", "", kMatrix);
+  EXPECT_EQ(e.line, 268);
+  EXPECT_EQ(e.platformId, "h100");
+  EXPECT_EQ(e.nodes, 8);
+  EXPECT_EQ(e.gpusPerNode, 8);
+  EXPECT_EQ(e.tp, 2);
+  EXPECT_EQ(e.pp, 32);
+  EXPECT_EQ(e.dp, 1);
+  EXPECT_EQ(e.mbs, 1);
+  EXPECT_EQ(e.gbs, 128);
+  EXPECT_EQ(e.seq, 2048);
+  EXPECT_EQ(e.model.layers, 96);
+  EXPECT_EQ(e.model.hidden, 12288);
+  EXPECT_EQ(e.model.ffn, 49152);
+  EXPECT_EQ(e.model.query_groups, 96);
+  EXPECT_TRUE(e.sequenceParallel);
+  EXPECT_FALSE(e.recompute);
+  EXPECT_FALSE(e.overlap);
+  // Line 230: microbatch-sweep-h200,llama3-70b,llama3-70b_2_mbs4,4,8,32,4,4,1,,,2,,True,4,128,
+  // 8192,80,8192,28672,64,8,,,full,block,20,False,False,False,...
+  const MatrixEntry& l = findMatrixEntry(rows, "llama3-70b_2_mbs4", "h200", "", kMatrix);
+  EXPECT_EQ(l.line, 230);
+  EXPECT_EQ(l.mbs, 4);
+  EXPECT_EQ(l.model.query_groups, 8);
+  EXPECT_TRUE(l.recompute);
+  EXPECT_EQ(l.recomputeLayers, 20);
+  SimConfig c;
+  applyMatrixEntry(l, c);
+  EXPECT_EQ(c.tp * c.pp * c.dp, c.nodes * c.gpusPerNode);
+  EXPECT_EQ(c.model.name, "Llama3-70B");
+}
+
+TEST(ExperimentMatrix, AmbiguousAndUnknownNamesAreClearErrors) {
+  const auto rows = readExperimentMatrix(kMatrix);
+  try {
+    findMatrixEntry(rows, "gpt3-175b_1_00000", "", "", kMatrix);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("names 2 configurations"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(findMatrixEntry(rows, "gpt3-175b_1_00000", "h200", "", kMatrix).line, 336);
+  EXPECT_THROW(findMatrixEntry(rows, "no-such-run", "", "", kMatrix), Error);
+}
+
+TEST(ExperimentMatrix, AFileWithoutTheColumnsIsRejectedNamingTheLine) {
+  test::TempDir dir;
+  std::ofstream(dir / "bad.csv") << "a,b,c\n1,2,3\n";
+  try {
+    readExperimentMatrix(dir / "bad.csv");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 1"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace wl::sim
