@@ -12,7 +12,7 @@ namespace wl::sim {
 namespace {
 
 const std::filesystem::path kMatrix =
-    std::filesystem::path(WATTLINE_TEST_DATA) / "charllm" / "experiment-matrix.csv";
+    std::filesystem::path(WATTLINE_SOURCE_DIR) / "loaders/import/telemetry/charllm-experiment-matrix.csv";
 
 TEST(ExperimentMatrix, ReadsEveryConfigurationOfTheRealFile) {
   const auto rows = readExperimentMatrix(kMatrix);

@@ -14,7 +14,7 @@ namespace wl {
 namespace {
 
 const std::string kMatrix =
-    (std::filesystem::path(WATTLINE_TEST_DATA) / "charllm" / "experiment-matrix.csv").string();
+    (std::filesystem::path(WATTLINE_SOURCE_DIR) / "loaders/import/telemetry/charllm-experiment-matrix.csv").string();
 
 std::vector<std::string> small(const std::string& out) {
   return {"simulate",
