@@ -27,6 +27,18 @@ QStandardItem* makeItem(const QString& text, TrackTree::Kind kind, int run, int 
   return item;
 }
 
+// Shown by default: power, GPU temperature, SM clock and utilization, when the run has them (a
+// run with none of them shows everything).
+bool isDefaultMetric(const std::string& id, const SeriesGroupMeta& tel) {
+  static const char* kDefault[] = {"power_w", "temp_c", "sm_clock_mhz", "util_pct"};
+  bool any = false;
+  for (const char* d : kDefault) any = any || tel.metric(d) != nullptr;
+  if (!any) return true;
+  for (const char* d : kDefault)
+    if (id == d) return true;
+  return false;
+}
+
 }  // namespace
 
 TrackTree::TrackTree(QWidget* parent) : QTreeView(parent), model_(new QStandardItemModel(this)) {
@@ -112,6 +124,8 @@ void TrackTree::addRun(const std::shared_ptr<const RunFile>& run, int runIndex) 
       for (const MetricInfo& m : tel.metrics) {
         auto* mi = makeItem(QString::fromStdString(m.label), MetricItem, r, g.id,
                             QString::fromStdString(m.id));
+        // The four metrics the throttling story needs are shown; the rest are a click away.
+        if (!isDefaultMetric(m.id, tel)) mi->setCheckState(Qt::Unchecked);
         mi->setDropEnabled(false);
         auto* unit = new QStandardItem(QString::fromStdString(m.unit));
         unit->setEditable(false);

@@ -18,6 +18,7 @@
 #include <QToolBar>
 
 #include "gui/recent_files.h"
+#include "import_dialog.h"
 #include "gui/run_session.h"
 #include "kernel_details_view.h"
 #include "run_summary_view.h"
@@ -76,8 +77,15 @@ MainWindow::MainWindow(QWidget* parent)
   setAcceptDrops(true);
   setCentralWidget(page_);
   makeDock(this, tr("Tracks"), "tracksDock", tree_, Qt::LeftDockWidgetArea);
-  makeDock(this, tr("Run"), "runDock", summary_, Qt::LeftDockWidgetArea);
-  makeDock(this, tr("Kernel details"), "detailsDock", details_, Qt::RightDockWidgetArea);
+  QDockWidget* runDock = makeDock(this, tr("Run"), "runDock", summary_, Qt::LeftDockWidgetArea);
+  QDockWidget* detailsDock =
+      makeDock(this, tr("Kernel details"), "detailsDock", details_, Qt::LeftDockWidgetArea);
+  tabifyDockWidget(runDock, detailsDock);
+  runDock->raise();
+  // Clicking a kernel brings its details to the front.
+  connect(page_->view(), &TimelineView::kernelSelected, detailsDock, [detailsDock](const KernelRef& k) {
+    if (k.valid()) detailsDock->raise();
+  });
 
   createActions();
   statusBar()->showMessage(tr("Open a run with File > Open or drop a .h5 file on the window."));
@@ -122,6 +130,13 @@ MainWindow::MainWindow(QWidget* parent)
 void MainWindow::rebuildRows() {
   RowOptions o;
   o.heatmap = heatmapAction_ && heatmapAction_->isChecked();
+  // Compact rows when there are many GPUs, so kernels are not far below the counters.
+  size_t gpus = 0;
+  for (const auto& r : page_->store()->runs()) gpus += r->gpus().size();
+  if (gpus >= 8) {
+    o.counterHeight = 32;
+    o.kernelHeight = 20;
+  }
   if (heatmapMetric_ && !heatmapMetric_->currentData().toString().isEmpty())
     o.heatmapMetric = heatmapMetric_->currentData().toString().toStdString();
   page_->setRows(buildRows(*tree_->trackModel(), page_->store()->runs(), o));
@@ -146,6 +161,15 @@ void MainWindow::createActions() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open Run…"), this, &MainWindow::showOpenDialog);
   open->setShortcut(QKeySequence::Open);
+  QAction* importAction = file->addAction(tr("&Import Traces and Telemetry…"), this, [this] {
+    auto* d = new ImportDialog(this);
+    d->setAttribute(Qt::WA_DeleteOnClose);
+    connect(d, &ImportDialog::imported, this, &MainWindow::openRun);
+    d->open();
+  });
+  importAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
+  importAction->setToolTip(tr("Turn PyTorch profiler, rocprof, Nsight Systems, nvidia-smi, DCGM, "
+                              "amd-smi, Zeus or CharLLM-PPT files into one run"));
   QMenu* recentMenu = file->addMenu(tr("Open &Recent"));
   recent_ = new RecentFiles(recentMenu, this);
   connect(recent_, &RecentFiles::openRequested, this, &MainWindow::openRun);
@@ -251,6 +275,7 @@ void MainWindow::createActions() {
   QToolBar* tb = addToolBar(tr("Main"));
   tb->setObjectName(QStringLiteral("mainToolbar"));
   tb->addAction(open);
+  tb->addAction(importAction);
   tb->addSeparator();
   tb->addAction(back);
   tb->addAction(fwd);

@@ -129,7 +129,9 @@ SeriesGroupMeta RunFile::loadSeries(std::string_view group, size_t expectedEntit
                      lengthOf(g, "throttle_reasons"), total));
   h5::Id lod = h5::openGroup(g, "lod");
   m.grid = loadGrid(lod, path_, group);
-  if (m.hasThrottle) {
+  // The throttle-reason pyramid is optional (files written before it existed lack it).
+  m.hasThrottleLod = m.hasThrottle && h5::exists(lod, "L0/throttle_reasons/any");
+  if (m.hasThrottleLod) {
     for (size_t k = 0; k < m.grid.levels(); ++k) {
       for (const char* stat : {"any", "throttled"}) {
         const std::string p = fmt::format("L{}/throttle_reasons/{}", k, stat);
@@ -500,7 +502,7 @@ RunFile::ThrottleLodBlock RunFile::readThrottleLod(size_t level, size_t entity0,
   std::lock_guard lock(h5::lock());
   const SeriesGroupMeta& m = gpu_;
   ThrottleLodBlock b;
-  if (!m.hasThrottle || level >= m.grid.levels()) return b;
+  if (!m.hasThrottleLod || level >= m.grid.levels()) return b;
   entity0 = std::min(entity0, m.entities);
   entities = std::min(entities, m.entities - entity0);
   bucket0 = std::min(bucket0, m.grid.buckets[level]);

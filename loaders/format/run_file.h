@@ -39,6 +39,7 @@ struct SeriesGroupMeta {
   size_t entities = 0;
   std::vector<MetricInfo> metrics;
   bool hasThrottle = false;
+  bool hasThrottleLod = false;    // the optional throttle-reason pyramid
   std::vector<uint64_t> offsets;  // entities + 1
   std::vector<int64_t> medianIntervalNs;
   std::vector<int64_t> gapThresholdNs;

@@ -189,3 +189,28 @@ TEST(RunWriterSafety, ExistingOutputIsReplacedOnlyWhenFinished) {
 
 }  // namespace
 }  // namespace wl
+
+namespace wl {
+namespace {
+
+TEST(FormatCompatibility, ThrottlePyramidIsOptional) {
+  test::TempDir dir;
+  test::writeSyntheticRun(test::makeSyntheticRun(2, 4.0, 20), dir / "run.h5");
+  {
+    std::lock_guard lock(h5::lock());
+    h5::silenceErrors();
+    hid_t f = H5Fopen((dir / "run.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    for (int k = 0; k < 8; ++k)
+      H5Ldelete(f, ("telemetry/lod/L" + std::to_string(k) + "/throttle_reasons").c_str(), H5P_DEFAULT);
+    H5Fclose(f);
+  }
+  const auto run = RunFile::open(dir / "run.h5");
+  EXPECT_TRUE(run->series().hasThrottle);
+  EXPECT_FALSE(run->series().hasThrottleLod);
+  EXPECT_TRUE(run->readThrottleLod(0, 0, 2, 0, 10).any.empty());
+  EXPECT_EQ(run->readThrottle(0, 0, 3).size(), 3u);
+}
+
+}  // namespace
+}  // namespace wl

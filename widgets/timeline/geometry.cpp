@@ -278,6 +278,8 @@ CounterGeometry buildCounterGeometry(const RunFile& run, const CounterSource& sr
   if (grid.levels() == 0 || map.span() <= 0) return g;
   const int want = chooseLevel(grid, map.nsPerPx());
   const bool bands = src.throttleBands && tel.hasThrottle;
+  // Without the reason pyramid, bands come from raw masks only (when zoomed in).
+  const bool lodBands = bands && tel.hasThrottleLod;
 
   TileKey base{src.run, TileKind::CounterLod, src.gpu, src.metric, 0, 0};
   TileKey bandBase{src.run, TileKind::ThrottleLod, src.gpu, -1, 0, 0};
@@ -309,16 +311,16 @@ CounterGeometry buildCounterGeometry(const RunFile& run, const CounterSource& sr
     k.level = level;
     auto tiles = fetchAll(k, lodTiles(grid, static_cast<size_t>(level), map), fetch, miss);
     std::optional<std::vector<TilePtr>> bandTiles;
-    if (bands) {
+    if (lodBands) {
       TileKey bk = bandBase;
       bk.level = level;
       bandTiles = fetchAll(bk, lodTiles(grid, static_cast<size_t>(level), map), fetch, miss);
     }
-    if (!tiles || (bands && !bandTiles)) continue;
+    if (!tiles || (lodBands && !bandTiles)) continue;
     g.level = level;
     g.complete = first;
     envelopeFromLod(g, grid, static_cast<size_t>(level), *tiles, map);
-    if (bands) bandsFromLod(g, grid, static_cast<size_t>(level), *bandTiles, map);
+    if (lodBands) bandsFromLod(g, grid, static_cast<size_t>(level), *bandTiles, map);
     return g;
   }
   g.complete = false;

@@ -72,7 +72,7 @@ void OverviewStrip::refresh() {
     points_.clear();
   }
   // Where any GPU throttled (throttle pyramid of every GPU, top level).
-  if (tel.hasThrottle) {
+  if (tel.hasThrottleLod) {
     const auto block = run.readThrottleLod(static_cast<size_t>(top), 0, tel.entities, 0,
                                            g.buckets[static_cast<size_t>(top)]);
     for (size_t b = 0; b < points_.size() && b < block.buckets; ++b)
