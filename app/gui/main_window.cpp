@@ -88,6 +88,11 @@ MainWindow::MainWindow(QWidget* parent)
   });
 
   createActions();
+  auto* loading = new QLabel(this);
+  statusBar()->addPermanentWidget(loading);
+  connect(page_, &TimelinePage::loadingChanged, loading, [loading](int pending) {
+    loading->setText(pending > 0 ? tr("Loading data… (%1 tiles)").arg(pending) : QString());
+  });
   statusBar()->showMessage(tr("Open a run with File > Open or drop a .h5 file on the window."));
 
   connect(session_, &RunSession::openStarted, this,

@@ -465,7 +465,7 @@ std::vector<uint32_t> RunFile::readThrottle(size_t gpu, size_t first, size_t cou
 }
 
 LodBlock RunFile::readLod(SeriesKind kind, std::string_view metric, size_t level, size_t entity0,
-                          size_t entities, size_t bucket0, size_t buckets) const {
+                          size_t entities, size_t bucket0, size_t buckets, unsigned stats) const {
   std::lock_guard lock(h5::lock());
   const SeriesGroupMeta& m = series(kind);
   if (level >= m.grid.levels()) fail(fmt::format("no pyramid level {}", level));
@@ -488,12 +488,12 @@ LodBlock RunFile::readLod(SeriesKind kind, std::string_view metric, size_t level
   auto rd = [&](const char* stat, hid_t type, void* out) {
     h5::readBlock(seriesDataset(kind, base + stat), type, out, entity0, entities, bucket0, buckets);
   };
-  rd("min", H5T_NATIVE_FLOAT, b.min.data());
-  rd("max", H5T_NATIVE_FLOAT, b.max.data());
-  rd("count", H5T_NATIVE_UINT32, b.count.data());
-  rd("wsum", H5T_NATIVE_DOUBLE, b.wsum.data());
-  rd("tsum", H5T_NATIVE_DOUBLE, b.tsum.data());
-  rd("dt", H5T_NATIVE_DOUBLE, b.dt.data());
+  if (stats & kMin) rd("min", H5T_NATIVE_FLOAT, b.min.data());
+  if (stats & kMax) rd("max", H5T_NATIVE_FLOAT, b.max.data());
+  if (stats & kCount) rd("count", H5T_NATIVE_UINT32, b.count.data());
+  if (stats & kWsum) rd("wsum", H5T_NATIVE_DOUBLE, b.wsum.data());
+  if (stats & kTsum) rd("tsum", H5T_NATIVE_DOUBLE, b.tsum.data());
+  if (stats & kDt) rd("dt", H5T_NATIVE_DOUBLE, b.dt.data());
   return b;
 }
 

@@ -128,8 +128,19 @@ class RunFile {
   Samples readAllSamples(SeriesKind kind, size_t entity, std::string_view metric) const;
   // Throttle masks of samples [first, first + count) of a GPU; empty if the run has none.
   std::vector<uint32_t> readThrottle(size_t gpu, size_t first, size_t count) const;
+  // Which statistics readLod() reads (the others stay at their fill values: NaN or 0).
+  enum LodStat : unsigned {
+    kMin = 1,
+    kMax = 2,
+    kCount = 4,
+    kWsum = 8,
+    kTsum = 16,
+    kDt = 32,
+    kAllStats = 63
+  };
   LodBlock readLod(SeriesKind kind, std::string_view metric, size_t level, size_t entity0,
-                   size_t entities, size_t bucket0, size_t buckets) const;
+                   size_t entities, size_t bucket0, size_t buckets,
+                   unsigned stats = kAllStats) const;
   // Throttle-reason pyramid block [entities][buckets]: OR of masks and slowdown sample counts.
   // Empty vectors if the run has no throttle reasons.
   struct ThrottleLodBlock {

@@ -447,9 +447,9 @@ HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metri
   g.columns = columnsOf(map);
   g.values.assign(g.rows * g.columns, kNaNf);
   if (grid.levels() == 0 || g.rows == 0 || map.span() <= 0) return g;
-  const int want = std::max(0, chooseLevel(grid, map.nsPerPx()));
-  std::vector<float> sum(g.values.size(), 0.0f);
-  std::vector<uint16_t> n(g.values.size(), 0);
+  // A heatmap shows a colour per pixel, not an envelope: buckets up to two pixels wide are
+  // plenty and read a quarter of the data of the finer level.
+  const int want = std::max(0, chooseLevel(grid, 2.0 * map.nsPerPx()));
   for (int level = want; level < static_cast<int>(grid.levels()); ++level) {
     const bool first = level == want;
     TileKey k{runIndex, TileKind::Heatmap, -1, metric, level, 0};
@@ -459,32 +459,55 @@ HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metri
     g.level = level;
     g.complete = first;
     const int64_t w = grid.widths_ns[static_cast<size_t>(level)];
-    for (const TilePtr& tp : *tiles) {
-      const auto& t = std::get<HeatmapTile>(*tp);
+    // The columns each bucket covers are the same for every GPU: computed once per tile.
+    struct Span {
+      size_t bucket;
+      long c0, c1;
+    };
+    std::vector<std::vector<Span>> spans(tiles->size());
+    for (size_t ti = 0; ti < tiles->size(); ++ti) {
+      const auto& t = std::get<HeatmapTile>(*(*tiles)[ti]);
       for (size_t b = 0; b < t.buckets; ++b) {
         const int64_t bs = grid.bucketStart(static_cast<size_t>(level), t.bucket0 + b);
         auto [c0, c1] = columnsCovered(map, bs, bs + w);
         if (c1 < 0 || c0 >= static_cast<long>(g.columns)) continue;
-        c0 = std::max(c0, 0L);
-        c1 = std::min(c1, static_cast<long>(g.columns) - 1);
-        for (size_t e = 0; e < t.entities; ++e) {
-          const float v = useMax ? t.max[e * t.buckets + b] : t.mean[e * t.buckets + b];
+        spans[ti].push_back({b, std::max(c0, 0L), std::min(c1, static_cast<long>(g.columns) - 1)});
+      }
+    }
+    // Per GPU, buckets arrive in time order, so columns only move right: a running mean per
+    // column needs no per-cell scratch memory.
+    for (size_t e = 0; e < g.rows; ++e) {
+      float* row = g.values.data() + e * g.columns;
+      long col = -1;
+      double sum = 0;
+      int n = 0;
+      auto flush = [&] {
+        if (col >= 0 && n > 0) row[col] = static_cast<float>(sum / n);
+      };
+      for (size_t ti = 0; ti < tiles->size(); ++ti) {
+        const auto& t = std::get<HeatmapTile>(*(*tiles)[ti]);
+        const float* vals = (useMax ? t.max.data() : t.mean.data()) + e * t.buckets;
+        for (const Span& sp : spans[ti]) {
+          const float v = vals[sp.bucket];
           if (std::isnan(v)) continue;
-          for (long c = c0; c <= c1; ++c) {
-            const size_t at = e * g.columns + static_cast<size_t>(c);
+          for (long c = sp.c0; c <= sp.c1; ++c) {
             if (useMax) {
-              g.values[at] = std::isnan(g.values[at]) ? v : std::max(g.values[at], v);
-            } else {
-              sum[at] += v;
-              ++n[at];
+              row[c] = std::isnan(row[c]) ? v : std::max(row[c], v);
+              continue;
             }
+            if (c != col) {
+              flush();
+              col = c;
+              sum = 0;
+              n = 0;
+            }
+            sum += v;
+            ++n;
           }
         }
       }
+      if (!useMax) flush();
     }
-    if (!useMax)
-      for (size_t i = 0; i < g.values.size(); ++i)
-        if (n[i]) g.values[i] = sum[i] / static_cast<float>(n[i]);
     return g;
   }
   g.complete = false;

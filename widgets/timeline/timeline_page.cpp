@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "timeline/timeline_page.h"
 
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace wl {
@@ -31,6 +32,17 @@ TimelinePage::TimelinePage(QWidget* parent)
     view_->revealKernel(k);
   });
   setTheme(Theme::fromPalette(palette()));
+  // Visible progress of tile loading without blocking: poll the store's queue a few times a second.
+  auto* poll = new QTimer(this);
+  poll->setInterval(150);
+  connect(poll, &QTimer::timeout, this, [this] {
+    const int pending = static_cast<int>(store_->pending());
+    if (pending != lastPending_) {
+      lastPending_ = pending;
+      emit loadingChanged(pending);
+    }
+  });
+  poll->start();
 }
 
 int TimelinePage::addRun(const std::shared_ptr<const RunFile>& run) {

@@ -32,7 +32,12 @@ class TimelinePage : public QWidget {
   void setRows(std::vector<TrackRow> rows) { view_->setRows(std::move(rows)); }
   void setTheme(const Theme& theme);
 
+ signals:
+  // Tiles waiting to be read (0 when the view is complete); polled while the store is busy.
+  void loadingChanged(int pendingTiles);
+
  private:
+  int lastPending_ = 0;
   Viewport* viewport_;
   TileStore* store_;
   OverviewStrip* overview_;
