@@ -15,6 +15,8 @@ namespace {
 constexpr std::array kCommands = {
     Command{"info", "show what a run holds: metadata, GPUs, ranks, samples, data quality",
             &cmdInfo},
+    Command{"analyze", "analyses: energy, throttling, burstiness, kernel breakdowns, stragglers",
+            &cmdAnalyze},
 };
 
 }  // namespace

@@ -28,5 +28,6 @@ std::string topLevelUsage();
 
 // The commands.
 int cmdInfo(const Args& args);
+int cmdAnalyze(const Args& args);
 
 }  // namespace wl::cli
