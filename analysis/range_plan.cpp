@@ -67,7 +67,9 @@ std::vector<Interval> rawPieces(const RangePlan& plan, const LodGrid& grid,
     add(kMin, r.t1);
     return out;
   }
-  if (r.t0 < plan.wholeStart) add(kMin, plan.wholeStart);
+  // Segments that start before the first whole bucket: those inside the range before it, and the
+  // one that starts before the range and runs into it (none when the range starts the grid).
+  if (r.t0 < plan.wholeStart || r.t0 > grid.origin_ns) add(kMin, plan.wholeStart);
   for (size_t b = plan.b0; b < plan.b1; ++b)
     if (b - plan.b0 < rawBucket.size() && rawBucket[b - plan.b0])
       add(grid.bucketStart(plan.level, b), grid.bucketStart(plan.level, b + 1));

@@ -13,26 +13,27 @@ namespace {
 
 constexpr size_t kMinPairs = 10;
 
-// Solves the 3x3 system m x = r by Gaussian elimination with partial pivoting.
-bool solve3(std::array<std::array<double, 3>, 3> m, std::array<double, 3> r,
-            std::array<double, 3>& x) {
-  for (int c = 0; c < 3; ++c) {
-    int piv = c;
-    for (int i = c + 1; i < 3; ++i)
+// Solves the n x n system m x = r by Gaussian elimination with partial pivoting.
+template <size_t N>
+bool solve(std::array<std::array<double, N>, N> m, std::array<double, N> r,
+           std::array<double, N>& x) {
+  for (size_t c = 0; c < N; ++c) {
+    size_t piv = c;
+    for (size_t i = c + 1; i < N; ++i)
       if (std::fabs(m[i][c]) > std::fabs(m[piv][c])) piv = i;
     if (std::fabs(m[piv][c]) < 1e-12) return false;
     std::swap(m[c], m[piv]);
     std::swap(r[c], r[piv]);
-    for (int i = c + 1; i < 3; ++i) {
+    for (size_t i = c + 1; i < N; ++i) {
       const double f = m[i][c] / m[c][c];
-      for (int k = c; k < 3; ++k)
+      for (size_t k = c; k < N; ++k)
         m[i][k] -= f * m[c][k];
       r[i] -= f * r[c];
     }
   }
-  for (int c = 2; c >= 0; --c) {
+  for (size_t c = N; c-- > 0;) {
     double s = r[c];
-    for (int k = c + 1; k < 3; ++k)
+    for (size_t k = c + 1; k < N; ++k)
       s -= m[c][k] * x[k];
     x[c] = s / m[c][c];
   }
@@ -45,11 +46,15 @@ FirstOrderFit fitFirstOrder(std::span<const double> temp, std::span<const double
                             double dtS) {
   FirstOrderFit f;
   const size_t n = std::min(temp.size(), power.size());
+  auto usable = [&](size_t i) {
+    return std::isfinite(temp[i]) && std::isfinite(power[i]) && std::isfinite(temp[i + 1]) &&
+           std::isfinite(power[i + 1]);
+  };
   // Centre the data for conditioning; the intercept absorbs the shift.
   double tMean = 0, pMean = 0;
   size_t cnt = 0;
   for (size_t i = 0; i + 1 < n; ++i)
-    if (std::isfinite(temp[i]) && std::isfinite(power[i]) && std::isfinite(temp[i + 1])) {
+    if (usable(i)) {
       tMean += temp[i];
       pMean += power[i];
       ++cnt;
@@ -57,34 +62,46 @@ FirstOrderFit fitFirstOrder(std::span<const double> temp, std::span<const double
   if (cnt < kMinPairs) return f;
   tMean /= static_cast<double>(cnt);
   pMean /= static_cast<double>(cnt);
-  std::array<std::array<double, 3>, 3> m{};
-  std::array<double, 3> r{};
+  // Regressors T[n], P[n], P[n+1], 1: bucket means of a first-order system see the input of both
+  // buckets (with point samples and a held input, the P[n+1] weight comes out as zero).
+  std::array<std::array<double, 4>, 4> m{};
+  std::array<double, 4> r{};
   for (size_t i = 0; i + 1 < n; ++i) {
-    if (!(std::isfinite(temp[i]) && std::isfinite(power[i]) && std::isfinite(temp[i + 1])))
-      continue;
-    const std::array<double, 3> x = {temp[i] - tMean, power[i] - pMean, 1.0};
+    if (!usable(i)) continue;
+    const std::array<double, 4> x = {temp[i] - tMean, power[i] - pMean, power[i + 1] - pMean, 1.0};
     const double y = temp[i + 1] - tMean;
-    for (int a = 0; a < 3; ++a) {
-      for (int b = 0; b < 3; ++b)
+    for (size_t a = 0; a < 4; ++a) {
+      for (size_t b = 0; b < 4; ++b)
         m[a][b] += x[a] * x[b];
       r[a] += x[a] * y;
     }
   }
-  std::array<double, 3> sol{};
-  if (!solve3(m, r, sol)) return f;
+  std::array<double, 4> sol{};
+  if (!solve<4>(m, r, sol)) {
+    // A constant or held input: fall back to T[n+1] = a T[n] + b P[n] + c.
+    std::array<std::array<double, 3>, 3> m3{};
+    std::array<double, 3> r3{}, s3{};
+    for (size_t a = 0; a < 3; ++a) {
+      const size_t ia = a < 2 ? a : 3;
+      for (size_t b = 0; b < 3; ++b)
+        m3[a][b] = m[ia][b < 2 ? b : 3];
+      r3[a] = r[ia];
+    }
+    if (!solve<3>(m3, r3, s3)) return f;
+    sol = {s3[0], s3[1], 0.0, s3[2]};
+  }
   f.a = sol[0];
-  f.b = sol[1];
-  f.c = sol[2] + tMean * (1 - sol[0]) - sol[1] * pMean;
+  f.b = sol[1] + sol[2];  // steady-state gain per W is b / (1 - a)
+  f.c = sol[3] + tMean * (1 - sol[0]) - (sol[1] + sol[2]) * pMean;
   f.pairs = cnt;
   double ssRes = 0, ssTot = 0, yMean = 0;
   for (size_t i = 0; i + 1 < n; ++i)
-    if (std::isfinite(temp[i]) && std::isfinite(power[i]) && std::isfinite(temp[i + 1]))
-      yMean += temp[i + 1];
+    if (usable(i)) yMean += temp[i + 1];
   yMean /= static_cast<double>(cnt);
   for (size_t i = 0; i + 1 < n; ++i) {
-    if (!(std::isfinite(temp[i]) && std::isfinite(power[i]) && std::isfinite(temp[i + 1])))
-      continue;
-    const double pred = f.a * temp[i] + f.b * power[i] + f.c;
+    if (!usable(i)) continue;
+    const double pred = tMean + sol[0] * (temp[i] - tMean) + sol[1] * (power[i] - pMean) +
+                        sol[2] * (power[i + 1] - pMean) + sol[3];
     ssRes += (temp[i + 1] - pred) * (temp[i + 1] - pred);
     ssTot += (temp[i + 1] - yMean) * (temp[i + 1] - yMean);
   }

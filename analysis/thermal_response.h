@@ -19,8 +19,9 @@
 
 namespace wl {
 
-// T[n+1] = a T[n] + b P[n] + c by least squares over consecutive valid pairs; the time constant
-// is -dt / ln(a) when 0 < a < 1.
+// T[n+1] = a T[n] + b0 P[n+1] + b1 P[n] + c by least squares over consecutive valid pairs (bucket
+// means of a first-order system depend on the input of both buckets); the time constant is
+// -dt / ln(a) when 0 < a < 1, and b = b0 + b1 (steady-state gain b / (1 - a) in C per W).
 struct FirstOrderFit {
   double a = kNaN, b = kNaN, c = kNaN;
   double tau_s = kNaN;
