@@ -57,8 +57,10 @@ struct AnalysisOptions {
   // otherwise their values are null and a note says why. 0 means no limit.
   uint64_t rawSampleBudget = 20'000'000;
 
-  // Thermal fit: bucket means of the finest pyramid level whose buckets are at least this wide.
+  // Thermal fit: bucket means of the finest pyramid level whose buckets are at least this wide and
+  // that keeps GPUs x buckets within thermalFitMaxCells (the resolution is reported).
   double thermalFitMinBucketS = 2.0;
+  size_t thermalFitMaxCells = size_t{1} << 20;
   // Longest temperature-power lag searched, in seconds.
   double thermalMaxLagS = 120.0;
 };

@@ -27,10 +27,9 @@ double percentile(std::vector<double>& x, double q) {
 
 void Histogram::add(double x, double w) {
   if (values.empty() || !std::isfinite(x)) return;
-  auto it = std::upper_bound(edges.begin(), edges.end(), x);
-  size_t bin = it == edges.begin() ? 0 : static_cast<size_t>(it - edges.begin()) - 1;
-  bin = std::min(bin, values.size() - 1);
-  values[bin] += w;
+  const double pos = log10 ? (x > 0 ? std::log10(x / lo) / step : -1.0) : (x - lo) / step;
+  const double last = static_cast<double>(values.size() - 1);
+  values[static_cast<size_t>(std::clamp(std::floor(pos), 0.0, last))] += w;
 }
 
 Histogram& Histogram::operator+=(const Histogram& o) {
@@ -45,6 +44,8 @@ Histogram& Histogram::operator+=(const Histogram& o) {
 
 Histogram powerHistogram() {
   Histogram h;
+  h.lo = 0.0;
+  h.step = 10.0;
   for (int i = 0; i <= 150; ++i)
     h.edges.push_back(10.0 * i);
   h.values.assign(150, 0.0);
@@ -53,6 +54,9 @@ Histogram powerHistogram() {
 
 Histogram rampHistogram() {
   Histogram h;
+  h.log10 = true;
+  h.lo = 1.0;
+  h.step = 0.1;
   for (int i = 0; i <= 60; ++i)
     h.edges.push_back(std::pow(10.0, i / 10.0));
   h.values.assign(60, 0.0);

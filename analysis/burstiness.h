@@ -28,6 +28,8 @@ struct RampStats {
 struct Histogram {
   std::vector<double> edges;   // bins + 1 edges
   std::vector<double> values;  // per bin: seconds (time-weighted) or counts
+  bool log10 = false;          // edges are lo * 10^(i / perUnit) instead of lo + i * step
+  double lo = 0.0, step = 1.0;
 
   void add(double x, double w);
   Histogram& operator+=(const Histogram& o);

@@ -16,38 +16,57 @@ EnergyIntegral::EnergyIntegral(std::vector<int64_t> t, std::vector<double> p, in
       p_.push_back(p[i]);
     }
   cum_.assign(t_.size(), 0.0);
+  slope_.assign(t_.size(), 0.0);
   gapAfter_.assign(t_.size(), 1);
   for (size_t i = 0; i + 1 < t_.size(); ++i) {
     const int64_t d = t_[i + 1] - t_[i];
     double e = 0.0;
     if (d > 0 && d <= gap_) {
       e = 0.5 * (p_[i] + p_[i + 1]) * static_cast<double>(d) * 1e-9;
+      slope_[i] = (p_[i + 1] - p_[i]) / static_cast<double>(d);
       gapAfter_[i] = 0;
     }
     cum_[i + 1] = cum_[i] + e;
   }
 }
 
-double EnergyIntegral::cumulativeAt(int64_t x) const {
-  if (t_.empty() || x <= t_.front()) return 0.0;
+double EnergyIntegral::cumulativeAt(int64_t x, Cursor& c) const {
+  const size_t n = t_.size();
+  if (n == 0 || x <= t_.front()) return 0.0;
   if (x >= t_.back()) return cum_.back();
-  const size_t j = static_cast<size_t>(std::upper_bound(t_.begin(), t_.end(), x) - t_.begin());
-  const size_t i = j - 1;  // t_[i] <= x < t_[j]
+  // Find i with t_[i] <= x < t_[i + 1]: usually the cursor's segment or one just after it.
+  size_t i = c.i < n - 1 && t_[c.i] <= x ? c.i : 0;
+  if (t_[i + 1] <= x) {
+    if (i + 8 < n && t_[i + 8] <= x) {
+      i = static_cast<size_t>(
+              std::upper_bound(t_.begin() + static_cast<std::ptrdiff_t>(i) + 8, t_.end(), x) -
+              t_.begin()) -
+          1;
+    } else {
+      while (t_[i + 1] <= x)
+        ++i;
+    }
+  }
+  c.i = i;
   if (gapAfter_[i]) return cum_[i];
-  const double d = static_cast<double>(t_[j] - t_[i]);
   const double u = static_cast<double>(x - t_[i]);
-  const double px = p_[i] + (p_[j] - p_[i]) * u / d;
-  return cum_[i] + 0.5 * (p_[i] + px) * u * 1e-9;
+  return cum_[i] + (p_[i] + 0.5 * slope_[i] * u) * u * 1e-9;
 }
 
 double EnergyIntegral::between(int64_t a, int64_t b) const {
-  return b > a ? cumulativeAt(b) - cumulativeAt(a) : 0.0;
+  if (b <= a) return 0.0;
+  Cursor c;
+  const double ca = cumulativeAt(a, c);
+  return cumulativeAt(b, c) - ca;
 }
 
 double EnergyIntegral::over(const IntervalSet& set) const {
   double e = 0.0;
-  for (const Interval& iv : set)
-    e += between(iv.start, iv.end);
+  Cursor c;  // the set is sorted: one forward walk over the samples
+  for (const Interval& iv : set) {
+    const double a = cumulativeAt(iv.start, c);
+    e += cumulativeAt(iv.end, c) - a;
+  }
   return e;
 }
 
@@ -63,21 +82,19 @@ std::string phaseOf(std::string_view name) {
 }
 
 EnergyAttribution attributeEnergy(const EnergyIntegral& power, TimeRange range,
-                                  const RankBreakdown& b, const ClassUnions& u,
+                                  const RankBreakdown& b, const ClassStateTotals& st,
                                   const std::vector<Iteration>& iterations,
                                   const std::vector<std::pair<std::string, IntervalSet>>& phases) {
   EnergyAttribution e;
   e.rank = b.rank;
   e.gpu = b.gpu;
   e.total_j = power.between(range.t0, range.t1);
-  if (b.first_ns >= 0) {
-    const IntervalSet cc = unite(u.compute, u.communication);
-    const IntervalSet ccm = unite(cc, u.memory);
-    e.compute_j = power.over(u.compute);
-    e.exposed_comm_j = power.over(subtract(u.communication, u.compute));
-    e.exposed_memory_j = power.over(subtract(u.memory, cc));
-    e.other_events_j = power.over(subtract(u.other, ccm));
-    e.idle_j = power.over(subtract(IntervalSet{{b.first_ns, b.last_ns}}, u.all));
+  if (b.first_ns >= 0 && st.has_energy) {
+    e.compute_j = st.joulesWhere(kStateCompute);
+    e.exposed_comm_j = st.joulesWhere(kStateComm, kStateCompute);
+    e.exposed_memory_j = st.joulesWhere(kStateMemory, kStateCompute | kStateComm);
+    e.other_events_j = st.joulesWhere(kStateOther, kStateCompute | kStateComm | kStateMemory);
+    e.idle_j = power.between(b.first_ns, b.last_ns) - st.joulesWhere(0);
     e.outside_span_j = power.between(range.t0, b.first_ns) + power.between(b.last_ns, range.t1);
   }
   std::vector<double> it;

@@ -28,11 +28,18 @@ class EnergyIntegral {
   double between(int64_t a, int64_t b) const;
   double over(const IntervalSet& set) const;
 
+  // Energy from the first sample to x. A cursor remembers where the last lookup ended, so
+  // increasing x walk forward in amortised constant time.
+  struct Cursor {
+    size_t i = 0;
+  };
+  double cumulativeAt(int64_t x, Cursor& c) const;
+
  private:
-  double cumulativeAt(int64_t x) const;
   std::vector<int64_t> t_;
   std::vector<double> p_;
-  std::vector<double> cum_;  // energy from the first sample to sample i
+  std::vector<double> cum_;    // energy from the first sample to sample i
+  std::vector<double> slope_;  // W per ns from sample i to i + 1
   std::vector<char> gapAfter_;
   int64_t gap_ = 0;
 };
@@ -55,8 +62,9 @@ struct EnergyAttribution {
 // The phase a range annotation belongs to ("forward", "backward", "optimizer"), or "".
 std::string phaseOf(std::string_view annotationName);
 
+// `states` must come from sweepClassStates(unions, &power).
 EnergyAttribution attributeEnergy(const EnergyIntegral& power, TimeRange range,
-                                  const RankBreakdown& breakdown, const ClassUnions& unions,
+                                  const RankBreakdown& breakdown, const ClassStateTotals& states,
                                   const std::vector<Iteration>& rankIterations,
                                   const std::vector<std::pair<std::string, IntervalSet>>& phases);
 

@@ -12,6 +12,7 @@
 //   overlap ratio           = |communication union ∩ compute union| / |communication union|
 // The idle breakdown per stream follows HTA's get_idle_time_breakdown.
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -22,11 +23,28 @@
 
 namespace wl {
 
+class EnergyIntegral;
+
 // Unions of one rank's event intervals by class, clipped to the range.
 struct ClassUnions {
   IntervalSet all, compute, communication, memory, other;
 };
 ClassUnions classUnions(const std::vector<std::span<const KernelEvent>>& streams, TimeRange range);
+
+// The rank's time split by which classes run: state bit 0 compute, 1 communication, 2 memory,
+// 3 other (so state 0b0011 is compute overlapped with communication). One sweep over the class
+// unions gives every HTA number at once, and with a power series the energy of each state.
+struct ClassStateTotals {
+  std::array<int64_t, 16> ns{};
+  std::array<double, 16> joules{};
+  bool has_energy = false;
+
+  // Time (or energy) of the states that have every bit of `all` and none of `none`.
+  int64_t nsWhere(unsigned all, unsigned none = 0) const;
+  double joulesWhere(unsigned all, unsigned none = 0) const;
+};
+inline constexpr unsigned kStateCompute = 1, kStateComm = 2, kStateMemory = 4, kStateOther = 8;
+ClassStateTotals sweepClassStates(const ClassUnions& u, const EnergyIntegral* power = nullptr);
 
 // HTA's idle breakdown of one stream: the gap before each kernel (its start minus the previous
 // kernel's end, by start order) is kernel-wait when under kernelWaitNs and "other" otherwise.
@@ -67,9 +85,15 @@ struct RankBreakdown {
   std::vector<StreamIdle> streams;
 };
 
-// The breakdown of one rank from its streams' events (each sorted by start).
+// The breakdown of one rank from its streams' events (each sorted by start), given their class
+// unions and state totals.
 RankBreakdown breakdownRank(int rank, const std::vector<std::span<const KernelEvent>>& streams,
                             const std::vector<int64_t>& streamIds, TimeRange range,
-                            int64_t kernelWaitNs, ClassUnions* unionsOut = nullptr);
+                            int64_t kernelWaitNs, const ClassUnions& unions,
+                            const ClassStateTotals& states);
+// The same, computing the unions and states.
+RankBreakdown breakdownRank(int rank, const std::vector<std::span<const KernelEvent>>& streams,
+                            const std::vector<int64_t>& streamIds, TimeRange range,
+                            int64_t kernelWaitNs);
 
 }  // namespace wl

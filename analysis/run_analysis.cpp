@@ -19,7 +19,7 @@
 namespace wl {
 namespace {
 
-constexpr int64_t kLagBinMinNs = 100'000'000;  // activity/power lag: bins of at least 100 ms
+constexpr int64_t kLagBinMinNs = 250'000'000;  // activity/power lag: bins of at least 250 ms
 constexpr int64_t kLagMaxNs = 5'000'000'000;   // searched up to +-5 s
 constexpr double kSkewWarnS = 2.0;             // a lag beyond this is reported as clock skew
 constexpr double kLagMinCorrelation = 0.7;
@@ -174,7 +174,7 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
     if (std::isfinite(s)) slowdown[k] = s;
   }
   const std::vector<ThresholdTime> hot =
-      timeAbove(run, metric::kTemp, gpus, slowdown, true, planned);
+      timeAbove(run, metric::kTemp, gpus, slowdown, true, planned, false);
   const std::vector<ThermalFitResult> fits =
       thermalFits(run, gpus, planned, options, &a.thermal_fit_resolution_s);
 
@@ -242,10 +242,26 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
     }
     std::vector<std::span<const KernelEvent>> spans(events.begin(), events.end());
     RankAnalysis ra;
-    ClassUnions unions;
-    ra.breakdown = breakdownRank(rank, spans, streamIds, range, options.kernelWaitNs, &unions);
+    const ClassUnions unions = classUnions(spans, range);
+    int gpu = -1;
     for (const RankInfo& r : run.ranks())
-      if (r.rank == rank) ra.breakdown.gpu = r.gpu;
+      if (r.rank == rank) gpu = r.gpu;
+    // The GPU's raw power over the range, for energy attribution and the trace/telemetry checks.
+    Samples power;
+    const bool hasPower = gpu >= 0 && static_cast<size_t>(gpu) < meta.entities &&
+                          meta.metric(metric::kPower) &&
+                          meta.samples(static_cast<size_t>(gpu)) > 0 && !unions.all.empty();
+    const int64_t thr = hasPower ? meta.gapThresholdNs[static_cast<size_t>(gpu)] : 0;
+    if (hasPower)
+      power = run.readSamples(SeriesKind::Gpu, static_cast<size_t>(gpu), metric::kPower,
+                              range.t0 - thr, range.t1 + thr, false);
+    const std::optional<EnergyIntegral> integral =
+        hasPower ? std::optional<EnergyIntegral>(std::in_place, power.t_ns, power.v, thr)
+                 : std::nullopt;
+    const ClassStateTotals states = sweepClassStates(unions, integral ? &*integral : nullptr);
+    ra.breakdown =
+        breakdownRank(rank, spans, streamIds, range, options.kernelWaitNs, unions, states);
+    ra.breakdown.gpu = gpu;
     if (ra.breakdown.kernels > 0) ranksWithKernels.push_back(rank);
     KernelTableBuilder table;
     for (const auto& s : spans)
@@ -258,7 +274,6 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
     }
     allKernels.merge(table);
 
-    const int gpu = ra.breakdown.gpu;
     const GpuAnalysis* ga = a.gpu(gpu);
     if (ga) ra.slowdown = estimateSlowdown(ga->throttle, unions.compute);
     std::vector<Iteration> its;
@@ -270,13 +285,9 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
         itd.push_back(static_cast<double>(it.end_ns - it.start_ns) * 1e-9);
     ra.iteration_s = spreadOf(itd);
 
-    // Energy attribution and trace/telemetry checks need the GPU's raw power over the range.
-    if (gpu >= 0 && static_cast<size_t>(gpu) < meta.entities && meta.metric(metric::kPower) &&
-        meta.samples(static_cast<size_t>(gpu)) > 0 && ra.breakdown.kernels > 0) {
+    if (integral) {
       const auto gi = static_cast<size_t>(gpu);
-      const int64_t thr = meta.gapThresholdNs[gi];
-      const Samples s = run.readSamples(SeriesKind::Gpu, gi, metric::kPower, range.t0 - thr,
-                                        range.t1 + thr, false);
+      const Samples& s = power;
       std::vector<std::pair<std::string, IntervalSet>> phases;
       std::map<std::string, std::vector<Interval>> byPhase;
       for (const Annotation& an : run.annotations()) {
@@ -286,8 +297,7 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
       }
       for (auto& [name, ivs] : byPhase)
         phases.emplace_back(name, unionOf(std::move(ivs)));
-      const EnergyIntegral integral(s.t_ns, s.v, thr);
-      EnergyAttribution e = attributeEnergy(integral, range, ra.breakdown, unions, its, phases);
+      EnergyAttribution e = attributeEnergy(*integral, range, ra.breakdown, states, its, phases);
       e.sample_interval_s = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
       ra.energy = std::move(e);
 

@@ -148,8 +148,10 @@ std::vector<ThermalFitResult> thermalFits(const RunFile& run, const std::vector<
     return out;
   const LodGrid& grid = meta.grid;
   size_t level = grid.levels() - 1;
+  const size_t n = std::max<size_t>(gpus.size(), 1);
   for (size_t k = 0; k < grid.levels(); ++k)
-    if (static_cast<double>(grid.widths_ns[k]) * 1e-9 >= options.thermalFitMinBucketS) {
+    if (static_cast<double>(grid.widths_ns[k]) * 1e-9 >= options.thermalFitMinBucketS &&
+        grid.buckets[k] * n <= options.thermalFitMaxCells) {
       level = k;
       break;
     }

@@ -5,9 +5,10 @@
 // temperature and power, and the lag of temperature behind power (cross-correlation peak).
 //
 // The fit and the lag use bucket means of the finest pyramid level whose buckets are at least
-// AnalysisOptions::thermalFitMinBucketS wide (the reported resolution): the time constants of
-// GPU packages are tens of seconds, and bucket means keep the cost independent of the sampling
-// rate.
+// AnalysisOptions::thermalFitMinBucketS wide and that keeps GPUs x buckets within
+// thermalFitMaxCells (the resolution is reported): the time constants of GPU packages are tens of
+// seconds, and bucket means keep the cost independent of the sampling rate. The resolution, and
+// so the estimate, can differ between a run-wide analysis and one of a few GPUs.
 
 #include <cstdint>
 #include <span>

@@ -52,7 +52,7 @@ void finishAbove(ThresholdTime& acc) {
 std::vector<ThresholdTime> timeAbove(const RunFile& run, std::string_view metric,
                                      const std::vector<int>& gpus,
                                      const std::vector<double>& levels, bool inclusive,
-                                     TimeRange range) {
+                                     TimeRange range, bool withRuns) {
   std::vector<ThresholdTime> out(gpus.size());
   const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
   if (!meta.metric(metric) || meta.grid.levels() == 0) return out;
@@ -67,8 +67,15 @@ std::vector<ThresholdTime> timeAbove(const RunFile& run, std::string_view metric
     std::vector<bool> raw(plan.buckets(), false);
     for (size_t b = plan.b0; b < plan.b1; ++b) {
       const auto c = rows.at(g, b);
-      const double mx = c.max;
-      raw[b - plan.b0] = c.count > 0 && (inclusive ? mx >= level : mx > level);
+      if (c.count == 0) continue;
+      const double mx = c.max, mn = c.min;
+      const bool anyAbove = inclusive ? mx >= level : mx > level;
+      const bool allAbove = inclusive ? mn >= level : mn > level;
+      if (allAbove && !withRuns) {
+        out[k].time_s += c.dt;
+      } else {
+        raw[b - plan.b0] = anyAbove;
+      }
     }
     const int64_t thr = meta.gapThresholdNs[static_cast<size_t>(g)];
     for (const Interval& piece : rawPieces(plan, meta.grid, raw)) {
@@ -78,6 +85,10 @@ std::vector<ThresholdTime> timeAbove(const RunFile& run, std::string_view metric
       accumulateAbove(out[k], s.t_ns, s.v, thr, level, inclusive, piece, plan.range);
     }
     finishAbove(out[k]);
+    if (!withRuns) {
+      out[k].runs.clear();
+      out[k].peak = kNaN;
+    }
   }
   return out;
 }

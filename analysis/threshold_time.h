@@ -34,10 +34,11 @@ void accumulateAbove(ThresholdTime& acc, std::span<const int64_t> t, std::span<c
 void finishAbove(ThresholdTime& acc);
 
 // For each GPU, the time its metric is above levels[k] (>= when inclusive). A NaN level gives an
-// empty result.
+// empty result. Without runs (withRuns false) a bucket whose every sample is above the level is
+// also taken from the pyramid, and `runs` and `peak` stay empty.
 std::vector<ThresholdTime> timeAbove(const RunFile& run, std::string_view metric,
                                      const std::vector<int>& gpus,
                                      const std::vector<double>& levels, bool inclusive,
-                                     TimeRange range);
+                                     TimeRange range, bool withRuns = true);
 
 }  // namespace wl

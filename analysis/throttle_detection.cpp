@@ -7,6 +7,7 @@
 #include "core/metrics.h"
 #include "core/throttle_reasons.h"
 #include "range_plan.h"
+#include "telemetry_stats.h"
 
 namespace wl {
 namespace {
@@ -68,11 +69,17 @@ std::string_view busySourceId(BusySource s) {
 void detectThrottleInSamples(const ThrottleColumns& c, const ThrottleParams& p,
                              const Interval& piece, const TimeRange& range, GpuThrottle& out) {
   const size_t n = std::min(c.t.size(), c.clock.size());
+  // A sample's weight is the share of its period with a kernel running (utilization / 100);
+  // it is busy for throttle intervals when its utilization reaches the busy threshold.
+  auto weightAt = [&](size_t i) {
+    if (finite(c.util, i)) return std::clamp(c.util[i] / 100.0, 0.0, 1.0);
+    if (i < c.masks.size() && c.masks[i] != throttle::kUnknown)
+      return (c.masks[i] & throttle::kGpuIdle) ? 0.0 : 1.0;
+    return 1.0;
+  };
   auto busyAt = [&](size_t i) {
     if (finite(c.util, i)) return c.util[i] >= p.busy_util_pct;
-    if (i < c.masks.size() && c.masks[i] != throttle::kUnknown)
-      return (c.masks[i] & throttle::kGpuIdle) == 0;
-    return true;
+    return weightAt(i) > 0.0;
   };
   size_t prev = SIZE_MAX;
   for (size_t j = 0; j < n; ++j) {
@@ -83,10 +90,11 @@ void detectThrottleInSamples(const ThrottleColumns& c, const ThrottleParams& p,
       const int64_t a = std::max(c.t[i], range.t0);
       const int64_t b = std::min(c.t[j], range.t1);
       if (c.t[i] >= piece.start && c.t[i] < piece.end && d > 0 && d <= p.gap_threshold_ns &&
-          b > a && busyAt(i)) {
+          b > a) {
         const double ds = static_cast<double>(b - a) * 1e-9;
-        out.busy_s += ds;
-        if (c.clock[i] < p.threshold_mhz) {
+        const double w = weightAt(i);
+        if (p.busy_source != BusySource::Utilization) out.busy_s += w * ds;
+        if (c.clock[i] < p.threshold_mhz && busyAt(i)) {
           ThrottleSegment seg{a, b, static_cast<float>(c.clock[i]), 0, 0};
           const uint32_t mask = i < c.masks.size() ? c.masks[i] : throttle::kUnknown;
           if (mask != throttle::kUnknown) seg.recorded_reasons = mask & throttle::kSlowdownMask;
@@ -102,10 +110,10 @@ void detectThrottleInSamples(const ThrottleColumns& c, const ThrottleParams& p,
           } else {
             seg.causes = causeBit(ThrottleCause::Unknown);
           }
-          out.throttled_s += ds;
+          out.throttled_s += w * ds;
           for (size_t k = 0; k < kThrottleCauseCount; ++k)
-            if (seg.causes & (1u << k)) out.by_cause_s[k] += ds;
-          out.clock_deficit_mhz_s += (p.reference_clock_mhz - c.clock[i]) * ds;
+            if (seg.causes & (1u << k)) out.by_cause_s[k] += w * ds;
+          out.clock_deficit_mhz_s += (p.reference_clock_mhz - c.clock[i]) * w * ds;
           out.segments.push_back(seg);
         }
       }
@@ -202,9 +210,9 @@ std::vector<GpuThrottle> detectThrottle(const RunFile& run, const std::vector<in
   const bool hasUtil = meta.metric(metric::kUtil) != nullptr;
   const PyramidRows clockRows(run, SeriesKind::Gpu, metric::kSmClock, plan.level, gpus, plan.b0,
                               plan.b1);
-  PyramidRows utilRows;
-  if (hasUtil)
-    utilRows = PyramidRows(run, SeriesKind::Gpu, metric::kUtil, plan.level, gpus, plan.b0, plan.b1);
+  // With utilization recorded, busy time is its time-weighted integral / 100 (pyramid + edges).
+  std::vector<MetricStats> util;
+  if (hasUtil) util = metricStats(run, metric::kUtil, gpus, range);
 
   for (size_t k = 0; k < gpus.size(); ++k) {
     const int g = gpus[k];
@@ -215,39 +223,29 @@ std::vector<GpuThrottle> detectThrottle(const RunFile& run, const std::vector<in
     res.reference_clock_mhz = p.reference_clock_mhz;
     res.threshold_mhz = p.threshold_mhz;
     if (!std::isfinite(p.threshold_mhz) || meta.samples(static_cast<size_t>(g)) == 0) continue;
+    if (p.busy_source == BusySource::Utilization)
+      res.busy_s = util[k].covered_s > 0 ? util[k].mean * util[k].covered_s / 100.0 : 0.0;
 
-    // Decide whole buckets from the pyramid; mark the rest for raw samples.
+    // Whole buckets whose lowest clock is at or above the threshold hold no throttled sample;
+    // the others are read raw.
     std::vector<bool> raw(plan.buckets(), false);
     for (size_t b = plan.b0; b < plan.b1; ++b) {
       const auto clk = clockRows.at(g, b);
       if (clk.count == 0) continue;
-      bool needRaw = static_cast<double>(clk.min) < p.threshold_mhz;
-      double busy = 0.0;
       switch (p.busy_source) {
-        case BusySource::Utilization: {
-          const auto u = utilRows.at(g, b);
-          if (u.count != clk.count) {
-            needRaw = true;
-          } else if (static_cast<double>(u.min) >= p.busy_util_pct) {
-            busy = clk.dt;
-          } else if (static_cast<double>(u.max) < p.busy_util_pct) {
-            busy = 0.0;
-          } else {
-            needRaw = true;
-          }
+        case BusySource::Utilization:
+          raw[b - plan.b0] = static_cast<double>(clk.min) < p.threshold_mhz;
           break;
-        }
         case BusySource::IdleReasonBit:
-          needRaw = true;
+          raw[b - plan.b0] = true;
           break;
         case BusySource::AssumedBusy:
-          busy = clk.dt;
+          if (static_cast<double>(clk.min) < p.threshold_mhz) {
+            raw[b - plan.b0] = true;
+          } else {
+            res.busy_s += clk.dt;
+          }
           break;
-      }
-      if (needRaw) {
-        raw[b - plan.b0] = true;
-      } else {
-        res.busy_s += busy;
       }
     }
 
@@ -263,9 +261,23 @@ std::vector<GpuThrottle> detectThrottle(const RunFile& run, const std::vector<in
                               : std::vector<double>{};
       };
       const std::vector<double> util = hasUtil ? col(metric::kUtil) : std::vector<double>{};
-      const std::vector<double> power = col(metric::kPower);
-      const std::vector<double> temp = col(metric::kTemp);
+      // Columns are read only as far as they matter: with utilization recorded, a window without
+      // a busy sample below the threshold adds nothing (its busy time is already counted).
+      bool candidate = p.busy_source != BusySource::Utilization;
+      for (size_t i = 0; i < clock.v.size() && !candidate; ++i)
+        candidate = clock.v[i] < p.threshold_mhz &&
+                    (i >= util.size() || !std::isfinite(util[i]) || util[i] >= p.busy_util_pct);
+      if (!candidate) continue;
       const std::vector<uint32_t> masks = run.readThrottle(gi, clock.first, clock.t_ns.size());
+      // Power and temperature only matter for throttled samples without a recorded reason.
+      bool infer = false;
+      for (size_t i = 0; i < clock.v.size() && !infer; ++i) {
+        if (!(clock.v[i] < p.threshold_mhz)) continue;
+        infer = i >= masks.size() || masks[i] == throttle::kUnknown ||
+                (masks[i] & throttle::kSlowdownMask) == 0;
+      }
+      const std::vector<double> power = infer ? col(metric::kPower) : std::vector<double>{};
+      const std::vector<double> temp = infer ? col(metric::kTemp) : std::vector<double>{};
       const ThrottleColumns cols{clock.t_ns, clock.v, util, power, temp, masks};
       detectThrottleInSamples(cols, p, piece, plan.range, res);
     }

@@ -2,17 +2,21 @@
 #pragma once
 // Throttle detection and attribution (docs/analyses.md, "Throttle detection").
 //
-// A clock sample is throttled when the GPU is busy and its SM clock is below a threshold fraction
-// of the reference clock. It owns the segment to the next valid clock sample (left Riemann, like
-// the time-weighted mean; gap segments own nothing). Its cause comes from the recorded NVML
-// reason bits where the sample has any slowdown bit, else it is inferred: temperature at or above
+// A clock sample is throttled when the GPU is busy (utilization at or above a threshold) and its
+// SM clock is below a threshold fraction of the reference clock. It owns the segment to the next
+// valid clock sample (left Riemann, like the time-weighted mean; gap segments own nothing).
+// Times are kernel time: a segment counts utilization / 100 of its length (NVML utilization is the
+// share of the sample period with a kernel running), so busy time is the utilization's
+// time-weighted integral / 100 and the throttled fraction is the share of kernel time spent
+// throttled. Without utilization, a sample counts fully unless its reasons say "GPU idle".
+// A throttled sample's cause comes from the recorded NVML reason bits where the sample has any
+// slowdown bit, else it is inferred: temperature at or above
 // the slowdown threshold -> thermal, power at or above 98 % of the power limit -> power cap, else
 // unknown. Touching throttled segments form intervals.
 //
-// detectThrottle() reads the SM-clock and utilization pyramids and decides most buckets from
-// them exactly (a bucket whose lowest clock is at or above the threshold holds no throttled
-// sample; a bucket whose utilization samples are all at or above, or all below, the busy
-// threshold is all busy or all idle); only the other buckets and the range edges are read raw.
+// detectThrottle() takes busy time from the utilization pyramid and skips every whole bucket whose
+// lowest SM clock is at or above the threshold (it holds no throttled sample); only the other
+// buckets and the range edges are read raw.
 
 #include <array>
 #include <cstdint>
@@ -78,8 +82,8 @@ struct GpuThrottle {
   BusySource busy_source = BusySource::AssumedBusy;
   double reference_clock_mhz = kNaN;
   double threshold_mhz = kNaN;
-  double busy_s = 0.0;
-  double throttled_s = 0.0;
+  double busy_s = 0.0;       // kernel time, s
+  double throttled_s = 0.0;  // kernel time while throttled, s
   // Throttled seconds per cause; a sample with several recorded bits counts toward each.
   std::array<double, kThrottleCauseCount> by_cause_s{};
   double clock_deficit_mhz_s = 0.0;  // sum of (reference - clock) x seconds over throttled time
@@ -114,8 +118,9 @@ struct ThrottleColumns {
   std::span<const uint32_t> masks;
 };
 
-// Adds the busy and throttled time of the clock segments whose first sample lies in `piece`,
-// clipped to `range`, and their throttled segments (in time order).
+// Adds the throttled time of the clock segments whose first sample lies in `piece`, clipped to
+// `range`, and their throttled segments (in time order); and their busy time, unless the busy
+// source is Utilization (then busy time is the utilization integral, computed by the caller).
 void detectThrottleInSamples(const ThrottleColumns& cols, const ThrottleParams& params,
                              const Interval& piece, const TimeRange& range, GpuThrottle& out);
 // Builds the intervals from the segments (touching segments merge).

@@ -69,7 +69,7 @@ TEST(Stragglers, KnownSkewsAndCause) {
   EXPECT_EQ(s.ranks[3].last, 5u);
   EXPECT_EQ(s.ranks[0].last, 0u);
   EXPECT_EQ(s.likely_cause, "throttling (sw_thermal)");
-  EXPECT_DOUBLE_EQ(s.straggler.throttled_fraction, 1.0);
+  EXPECT_NEAR(s.straggler.throttled_fraction, 1.0, 1e-9);
   EXPECT_DOUBLE_EQ(s.others.throttled_fraction, 0.0);
   ASSERT_EQ(s.worst.size(), 10u);
   EXPECT_EQ(s.worst[0].skew_ns, 5 * kMs);

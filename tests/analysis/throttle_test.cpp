@@ -11,6 +11,7 @@
 #include "core/throttle_reasons.h"
 #include "interval_set.h"
 #include "support/temp_dir.h"
+#include "telemetry_stats.h"
 #include "throttle_detection.h"
 #include "throttle_validation.h"
 
@@ -169,9 +170,14 @@ TEST(ThrottleDetection, PyramidPathEqualsRawReference) {
       GpuThrottle ref;
       ref.gpu = g;
       ref.reference_clock_mhz = p.reference_clock_mhz;
+      const TimeRange clipped{std::max(r.t0, kT0), r.t1};
       detectThrottleInSamples({clk.t_ns, clk.v, util, power, temp, masks}, p, {INT64_MIN, r.t1},
-                              {std::max(r.t0, kT0), r.t1}, ref);
+                              clipped, ref);
       finishThrottle(ref);
+      // Busy time: the utilization's time-weighted integral / 100 (left Riemann over its
+      // segments, as the mean is).
+      const MetricStats u = statsOfSamples(clk.t_ns, util, p.gap_threshold_ns, clipped);
+      ref.busy_s = u.covered_s > 0 ? u.mean * u.covered_s / 100 : 0;
       const GpuThrottle fast = detectThrottle(*run, {g}, r, opt)[0];
       SCOPED_TRACE(testing::Message() << "gpu " << g << " range " << r.t0 - kT0);
       EXPECT_NEAR(fast.busy_s, ref.busy_s, 1e-6);
