@@ -333,7 +333,7 @@ json toJson(const RunAnalysis& a) {
                      {"power_mean_w", toJson(n.power_mean_w)}});
   }
   json slots = json::array();
-  for (const SlotSummary& sl : sp.slots)
+  for (const SlotSummary& sl : sp.by_slot)
     slots.push_back({{"slot", sl.slot},
                      {"gpus", sl.gpus},
                      {"temp_mean_c", num(sl.temp_mean_c)},

@@ -88,9 +88,9 @@ SpatialImbalance analyzeSpatial(std::vector<SlotCondition> gpus) {
       if (s.temp_mean_c > hot) hot = s.temp_mean_c, r.hottest_slot = slot;
       if (s.temp_mean_c < cool) cool = s.temp_mean_c, r.coolest_slot = slot;
     }
-    r.slots.push_back(s);
+    r.by_slot.push_back(s);
   }
-  if (r.hottest_slot >= 0 && cool > 0 && r.slots.size() > 1)
+  if (r.hottest_slot >= 0 && cool > 0 && r.by_slot.size() > 1)
     r.hottest_vs_coolest_pct = (hot - cool) / cool * 100.0;
   return r;
 }

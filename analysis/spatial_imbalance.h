@@ -42,7 +42,7 @@ struct SlotSummary {
 
 struct SpatialImbalance {
   std::vector<NodeImbalance> nodes;
-  std::vector<SlotSummary> slots;
+  std::vector<SlotSummary> by_slot;
   Spread temp_mean_c, clock_mean_mhz, power_mean_w;  // over all GPUs
   int hottest_slot = -1, coolest_slot = -1;
   double hottest_vs_coolest_pct = kNaN;  // (T_hot - T_cool) / T_cool x 100, slot means

@@ -216,9 +216,9 @@ void printText(const RunAnalysis& a) {
           st.straggler_rank, st.straggler_gpu, pct(st.straggler_share), st.likely_cause);
   }
 
-  if (a.spatial.slots.size() > 1) {
+  if (a.spatial.by_slot.size() > 1) {
     s += "\nspatial imbalance (mean over nodes, by slot)\n";
-    for (const SlotSummary& sl : a.spatial.slots)
+    for (const SlotSummary& sl : a.spatial.by_slot)
       s += fmt::format("  slot {:>2}  {:>3} GPUs  T {:>6} C  clock {:>6} MHz  power {:>6} W\n",
                        sl.slot, sl.gpus, num(sl.temp_mean_c), num(sl.clock_mean_mhz, 0),
                        num(sl.power_mean_w));
