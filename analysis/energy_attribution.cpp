@@ -53,6 +53,29 @@ double EnergyIntegral::cumulativeAt(int64_t x, Cursor& c) const {
   return cum_[i] + (p_[i] + 0.5 * slope_[i] * u) * u * 1e-9;
 }
 
+double EnergyIntegral::integrate(int64_t a, int64_t b, Cursor& c) const {
+  const size_t n = t_.size();
+  if (n < 2) return 0.0;
+  a = std::max(a, t_.front());
+  b = std::min(b, t_.back());
+  if (b <= a) return 0.0;
+  cumulativeAt(a, c);  // positions the cursor: t_[c.i] <= a < t_[c.i + 1]
+  size_t i = c.i;
+  double e = 0.0;
+  while (a < b) {
+    const int64_t end = std::min(b, t_[i + 1]);
+    if (!gapAfter_[i]) {
+      // Power is linear on the segment: the midpoint value times the length is exact.
+      const double mid = 0.5 * static_cast<double>(a + end) - static_cast<double>(t_[i]);
+      e += static_cast<double>(end - a) * (p_[i] + slope_[i] * mid) * 1e-9;
+    }
+    a = end;
+    if (a >= t_[i + 1] && i + 2 < n) ++i;
+  }
+  c.i = i;
+  return e;
+}
+
 double EnergyIntegral::between(int64_t a, int64_t b) const {
   if (b <= a) return 0.0;
   Cursor c;

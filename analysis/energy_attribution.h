@@ -34,6 +34,8 @@ class EnergyIntegral {
     size_t i = 0;
   };
   double cumulativeAt(int64_t x, Cursor& c) const;
+  // Joules between a and b; calls with increasing a walk forward from the cursor.
+  double integrate(int64_t a, int64_t b, Cursor& c) const;
 
  private:
   std::vector<int64_t> t_;

@@ -7,6 +7,7 @@ namespace wl {
 
 IntervalSet unionOfSorted(std::span<const Interval> sorted) {
   IntervalSet out;
+  out.reserve(sorted.size());
   for (const Interval& iv : sorted) {
     if (iv.end <= iv.start) continue;
     if (!out.empty() && iv.start <= out.back().end) {
@@ -34,6 +35,7 @@ IntervalSet unite(const IntervalSet& a, const IntervalSet& b) {
 
 IntervalSet intersect(const IntervalSet& a, const IntervalSet& b) {
   IntervalSet out;
+  out.reserve(std::min(a.size(), b.size()));
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
     const int64_t lo = std::max(a[i].start, b[j].start);
@@ -50,6 +52,7 @@ IntervalSet intersect(const IntervalSet& a, const IntervalSet& b) {
 
 IntervalSet subtract(const IntervalSet& a, const IntervalSet& b) {
   IntervalSet out;
+  out.reserve(a.size() + b.size());
   size_t j = 0;
   for (const Interval& iv : a) {
     int64_t cur = iv.start;

@@ -10,9 +10,8 @@ namespace wl {
 
 ClassUnions classUnions(const std::vector<std::span<const KernelEvent>>& streams, TimeRange range) {
   // One pass per stream builds the union of each class (events are sorted by start); the
-  // streams' unions are then merged. A stream of one class (the usual case) is its own "all".
+  // streams' unions are then merged.
   std::array<IntervalSet, kKernelClassCount> acc;
-  IntervalSet all;
   for (const auto& events : streams) {
     std::array<size_t, kKernelClassCount> counts{};
     for (const KernelEvent& e : events)
@@ -31,19 +30,13 @@ ClassUnions classUnions(const std::vector<std::span<const KernelEvent>>& streams
         set.push_back({s, f});
       }
     }
-    size_t nonEmpty = 0, only = 0;
-    for (size_t c = 0; c < kKernelClassCount; ++c)
-      if (!u[c].empty()) ++nonEmpty, only = c;
-    IntervalSet streamAll;
-    if (nonEmpty == 1) {
-      streamAll = u[only];
-    } else if (nonEmpty > 1) {
-      streamAll = unite(unite(u[0], u[1]), unite(u[2], u[3]));
-    }
-    all = all.empty() ? std::move(streamAll) : unite(all, streamAll);
     for (size_t c = 0; c < kKernelClassCount; ++c)
       acc[c] = acc[c].empty() ? std::move(u[c]) : unite(acc[c], u[c]);
   }
+  // All events: the union of the classes (a copy when only one class ran).
+  IntervalSet all;
+  for (const IntervalSet& set : acc)
+    if (!set.empty()) all = all.empty() ? set : unite(all, set);
   ClassUnions out;
   out.compute = std::move(acc[static_cast<size_t>(KernelClass::Compute)]);
   out.communication = std::move(acc[static_cast<size_t>(KernelClass::Communication)]);
@@ -77,7 +70,6 @@ ClassStateTotals sweepClassStates(const ClassUnions& u, const EnergyIntegral* po
   int64_t at = 0;
   bool started = false;
   EnergyIntegral::Cursor cursor;
-  double energyAt = 0.0;
   for (;;) {
     // The next boundary: the earliest start (if outside) or end (if inside) over the four sets.
     int64_t next = INT64_MAX;
@@ -89,13 +81,7 @@ ClassStateTotals sweepClassStates(const ClassUnions& u, const EnergyIntegral* po
     if (next == INT64_MAX) break;
     if (started && state != 0 && next > at) {
       out.ns[state] += next - at;
-      if (power) {
-        const double e = power->cumulativeAt(next, cursor);
-        out.joules[state] += e - energyAt;
-        energyAt = e;
-      }
-    } else if (power) {
-      energyAt = power->cumulativeAt(next, cursor);
+      if (power) out.joules[state] += power->integrate(at, next, cursor);
     }
     at = next;
     started = true;
