@@ -119,10 +119,10 @@ void printText(const RunAnalysis& a) {
   std::string reasons;
   for (size_t c = 0; c < kThrottleCauseCount; ++c)
     if (std::isfinite(t.by_cause_fraction[c]) && t.by_cause_fraction[c] > 0)
-      reasons +=
-          fmt::format("{}{} {}", reasons.empty() ? "" : ", ",
-                      throttleCauseId(static_cast<ThrottleCause>(c)), pct(t.by_cause_fraction[c]));
-  s += fmt::format("  throttled           {} of busy time{}\n", pct(t.throttled_fraction),
+      reasons += fmt::format("{}{} {}", reasons.empty() ? "" : ", ",
+                             throttleCauseId(static_cast<ThrottleCause>(c)),
+                             pct(t.by_cause_fraction[c], 2));
+  s += fmt::format("  throttled           {} of kernel time{}\n", pct(t.throttled_fraction, 2),
                    reasons.empty() ? "" : " (" + reasons + ")");
   if (t.iterations > 0) {
     s += fmt::format("  iterations          {} of {} s (cv {})\n", t.iterations,

@@ -179,7 +179,7 @@ TEST(ThrottleDetection, PyramidPathEqualsRawReference) {
       const MetricStats u = statsOfSamples(clk.t_ns, util, p.gap_threshold_ns, clipped);
       ref.busy_s = u.covered_s > 0 ? u.mean * u.covered_s / 100 : 0;
       const GpuThrottle fast = detectThrottle(*run, {g}, r, opt)[0];
-      SCOPED_TRACE(testing::Message() << "gpu " << g << " range " << r.t0 - kT0);
+      SCOPED_TRACE(testing::Message() << "gpu " << g << " range " << r.t0 << ".." << r.t1);
       EXPECT_NEAR(fast.busy_s, ref.busy_s, 1e-6);
       EXPECT_NEAR(fast.throttled_s, ref.throttled_s, 1e-6);
       for (size_t c = 0; c < kThrottleCauseCount; ++c)
