@@ -12,6 +12,7 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -317,9 +318,12 @@ void ImportDialog::launchWorker() {
         QMetaObject::invokeMethod(
             this,
             [this, permille, stage] {
-              if (!progress_) return;
-              progress_->setValue(permille);
-              progress_->setLabelText(stage);
+              // setValue() of a modal progress dialog processes events, in which the import can
+              // finish and drop the dialog: set the label first and hold a guarded pointer.
+              QPointer<QProgressDialog> dialog = progress_;
+              if (!dialog) return;
+              dialog->setLabelText(stage);
+              dialog->setValue(permille);
             },
             Qt::QueuedConnection);
       }

@@ -19,6 +19,8 @@ constexpr std::array kCommands = {
             &cmdImport},
     Command{"simulate", "simulate a training run's telemetry and kernel traces into a run file",
             &cmdSimulate},
+    Command{"analyze", "analyses: energy, throttling, burstiness, kernel breakdowns, stragglers",
+            &cmdAnalyze},
 };
 
 }  // namespace

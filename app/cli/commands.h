@@ -30,5 +30,6 @@ std::string topLevelUsage();
 int cmdInfo(const Args& args);
 int cmdImport(const Args& args);
 int cmdSimulate(const Args& args);
+int cmdAnalyze(const Args& args);
 
 }  // namespace wl::cli

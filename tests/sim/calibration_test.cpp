@@ -10,9 +10,8 @@
 #include <fstream>
 #include <sstream>
 
-#include <zlib.h>
-
 #include "sim_test_support.h"
+#include "support/read_file.h"
 #include "support/temp_dir.h"
 
 namespace wl {
@@ -23,21 +22,9 @@ struct RealGpu {
   std::vector<double> busyPower;  // samples with utilization >= 90 %
 };
 
-// The capture is stored gzip-compressed (tests/data/telemetry); zlib reads it whole.
-std::string readGzip(const std::filesystem::path& path) {
-  std::string out;
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) return out;
-  char buf[65536];
-  int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  gzclose(f);
-  return out;
-}
-
 std::vector<RealGpu> readNanoGpt() {
-  std::istringstream in(readGzip(std::filesystem::path(WATTLINE_TEST_DATA) / "telemetry" /
-                                 "nanogpt-8gpu-h100class-nvidia-smi.csv.gz"));
+  std::istringstream in(test::readFile(std::filesystem::path(WATTLINE_TEST_DATA) / "telemetry" /
+                                       "nanogpt-8gpu-h100class-nvidia-smi.csv.gz"));
   std::string line;
   std::getline(in, line);  // timestamp,gpu_index,temperature_C,utilization_gpu_percent,power_W
   std::vector<RealGpu> gpus(8);

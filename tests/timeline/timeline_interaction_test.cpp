@@ -72,10 +72,10 @@ class TimelineInteractionTest : public QObject {
     QTest::keyClick(view, Qt::Key_W);
     const TimeRange in = vp->range();
     QCOMPARE(in.span(), static_cast<int64_t>(std::llround(0.64 * static_cast<double>(all.span()))));
-    QCOMPARE(in.start + in.span() / 2, all.start + all.span() / 2);
+    QCOMPARE(in.t0 + in.span() / 2, all.t0 + all.span() / 2);
     QTest::keyClick(view, Qt::Key_D);  // pan right by 15% of the span (room is left)
     const TimeRange right = vp->range();
-    QCOMPARE(right.start - in.start, static_cast<int64_t>(0.15 * static_cast<double>(in.span())));
+    QCOMPARE(right.t0 - in.t0, static_cast<int64_t>(0.15 * static_cast<double>(in.span())));
     QTest::keyClick(view, Qt::Key_A);
     QCOMPARE(vp->range(), in);
     QTest::keyClick(view, Qt::Key_S);
@@ -112,8 +112,8 @@ class TimelineInteractionTest : public QObject {
     QTest::mouseRelease(vw, Qt::LeftButton, Qt::NoModifier,
                         QPoint(TimelineView::kLabelWidth + 300, y));
     QVERIFY(vp->selection().has_value());
-    QCOMPARE(vp->selection()->start, map.t(100));
-    QCOMPARE(vp->selection()->end, map.t(300));
+    QCOMPARE(vp->selection()->t0, map.t(100));
+    QCOMPARE(vp->selection()->t1, map.t(300));
     QTest::keyClick(view, Qt::Key_F);
     const int64_t margin = vp->selection()->span() / 20;
     QCOMPARE(vp->range(), (TimeRange{map.t(100) - margin, map.t(300) + margin}));
@@ -133,7 +133,7 @@ class TimelineInteractionTest : public QObject {
     QTest::mouseMove(vw, QPoint(TimelineView::kLabelWidth + 300, y));
     QTest::mouseRelease(vw, Qt::LeftButton, Qt::ShiftModifier,
                         QPoint(TimelineView::kLabelWidth + 300, y));
-    const int64_t moved = vp->range().start - before.start;
+    const int64_t moved = vp->range().t0 - before.t0;
     QVERIFY(std::abs(static_cast<double>(moved) - 100 * nsPerPx) <= nsPerPx);
     QVERIFY(!vp->selection().has_value());
   }

@@ -86,14 +86,14 @@ double OverviewStrip::xOf(int64_t t) const {
   const TimeRange b = vp_->bounds();
   const double w = std::max(1, width() - labelWidth_);
   return labelWidth_ +
-         static_cast<double>(t - b.start) / static_cast<double>(std::max<int64_t>(1, b.span())) * w;
+         static_cast<double>(t - b.t0) / static_cast<double>(std::max<int64_t>(1, b.span())) * w;
 }
 
 int64_t OverviewStrip::timeAt(double x) const {
   const TimeRange b = vp_->bounds();
   const double w = std::max(1, width() - labelWidth_);
   const double f = std::clamp((x - labelWidth_) / w, 0.0, 1.0);
-  return b.start + static_cast<int64_t>(std::llround(f * static_cast<double>(b.span())));
+  return b.t0 + static_cast<int64_t>(std::llround(f * static_cast<double>(b.span())));
 }
 
 void OverviewStrip::paintEvent(QPaintEvent*) {
@@ -140,11 +140,11 @@ void OverviewStrip::paintEvent(QPaintEvent*) {
   p.drawPath(meanPath);
   p.setRenderHint(QPainter::Antialiasing, false);
   if (const auto sel = vp_->selection())
-    p.fillRect(QRectF(QPointF(xOf(sel->start), 0), QPointF(xOf(sel->end), height())),
+    p.fillRect(QRectF(QPointF(xOf(sel->t0), 0), QPointF(xOf(sel->t1), height())),
                theme_.selectionFill);
   const TimeRange r = vp_->range();
-  const QRectF box(QPointF(xOf(r.start), 1),
-                   QPointF(std::max(xOf(r.end), xOf(r.start) + 3), height() - 1));
+  const QRectF box(QPointF(xOf(r.t0), 1),
+                   QPointF(std::max(xOf(r.t1), xOf(r.t0) + 3), height() - 1));
   QColor shade = theme_.background;
   shade.setAlpha(110);
   p.fillRect(QRectF(QPointF(labelWidth_, 0), QPointF(box.left(), height())), shade);
@@ -160,9 +160,9 @@ void OverviewStrip::mousePressEvent(QMouseEvent* e) {
   if (e->button() != Qt::LeftButton || e->position().x() < labelWidth_) return;
   const int64_t t = timeAt(e->position().x());
   const TimeRange r = vp_->range();
-  if (t >= r.start && t <= r.end) {
+  if (t >= r.t0 && t <= r.t1) {
     drag_ = Drag::Move;
-    grabOffset_ = t - r.start;
+    grabOffset_ = t - r.t0;
   } else {
     drag_ = Drag::Range;
     dragStart_ = t;
@@ -175,7 +175,7 @@ void OverviewStrip::mouseMoveEvent(QMouseEvent* e) {
   const int64_t t = timeAt(e->position().x());
   if (drag_ == Drag::Move) {
     const TimeRange r = vp_->range();
-    vp_->pan(t - grabOffset_ - r.start);
+    vp_->pan(t - grabOffset_ - r.t0);
   } else if (drag_ == Drag::Range && std::abs(xOf(t) - xOf(dragStart_)) > 4) {
     vp_->setRange({std::min(t, dragStart_), std::max(t, dragStart_)});
   }

@@ -139,9 +139,9 @@ TilePtr TileStore::readTile(const TileKey& key) const {
 
   switch (key.kind) {
     case TileKind::CounterLod: {
-      const LodBlock b =
-          run.readLod(SeriesKind::Gpu, metricId(), static_cast<size_t>(key.level), entity, 1, b0, T,
-                      RunFile::kMin | RunFile::kMax | RunFile::kCount | RunFile::kWsum | RunFile::kDt);
+      const LodBlock b = run.readLod(
+          SeriesKind::Gpu, metricId(), static_cast<size_t>(key.level), entity, 1, b0, T,
+          RunFile::kMin | RunFile::kMax | RunFile::kCount | RunFile::kWsum | RunFile::kDt);
       CounterLodTile t;
       t.bucket0 = b.bucket0;
       t.min = b.min;

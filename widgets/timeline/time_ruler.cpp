@@ -44,7 +44,7 @@ QString TimeRuler::tickLabel(int64_t offset, int64_t step) {
 
 int64_t TimeRuler::timeAt(double x) const {
   const TimeRange r = vp_->range();
-  const TimeMapping map{r.start, r.end, std::max(1.0, static_cast<double>(width() - labelWidth_))};
+  const TimeMapping map{r.t0, r.t1, std::max(1.0, static_cast<double>(width() - labelWidth_))};
   return map.t(std::clamp(x - labelWidth_, 0.0, map.width));
 }
 
@@ -52,14 +52,14 @@ void TimeRuler::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), theme_.labelBackground);
   const TimeRange r = vp_->range();
-  const TimeMapping map{r.start, r.end, std::max(1.0, static_cast<double>(width() - labelWidth_))};
+  const TimeMapping map{r.t0, r.t1, std::max(1.0, static_cast<double>(width() - labelWidth_))};
   QFont f = font();
   const double base = f.pointSizeF() > 0 ? f.pointSizeF() : 9.0;
   f.setPointSizeF(base * 0.85);
   p.setFont(f);
 
   // Label column: the absolute time of the left edge, or of the cursor.
-  const int64_t shown = hover_.value_or(r.start);
+  const int64_t shown = hover_.value_or(r.t0);
   const QString abs = QString::fromStdString(formatUtc(shown, map.nsPerPx() < 1e6 ? 6 : 3));
   p.setPen(theme_.mutedText);
   p.drawText(QRectF(6, 2, labelWidth_ - 10, 16), Qt::AlignLeft | Qt::AlignVCenter,
@@ -71,23 +71,23 @@ void TimeRuler::paintEvent(QPaintEvent*) {
   const QRectF content(labelWidth_, 0, width() - labelWidth_, height());
   p.setClipRect(content);
   if (const auto sel = vp_->selection()) {
-    const double x0 = labelWidth_ + map.x(sel->start), x1 = labelWidth_ + map.x(sel->end);
+    const double x0 = labelWidth_ + map.x(sel->t0), x1 = labelWidth_ + map.x(sel->t1);
     p.fillRect(QRectF(QPointF(x0, 0), QPointF(x1, height())), theme_.selectionFill);
   }
   const int64_t step = niceTimeStep(map.nsPerPx(), 90);
   const int64_t minor = step / 5 > 0 ? step / 5 : step;
-  const int64_t rel0 = r.start - runStart_;
+  const int64_t rel0 = r.t0 - runStart_;
   // Ticks at multiples of the step counted from the run start.
   auto firstTick = [&](int64_t s) {
     const int64_t k = rel0 >= 0 ? (rel0 + s - 1) / s : rel0 / s;
     return runStart_ + k * s;
   };
   p.setPen(QPen(theme_.separator, 1.0));
-  for (int64_t t = firstTick(minor); t <= r.end; t += minor) {
+  for (int64_t t = firstTick(minor); t <= r.t1; t += minor) {
     const double x = labelWidth_ + map.x(t);
     p.drawLine(QPointF(x, height() - 5), QPointF(x, height()));
   }
-  for (int64_t t = firstTick(step); t <= r.end; t += step) {
+  for (int64_t t = firstTick(step); t <= r.t1; t += step) {
     const double x = labelWidth_ + map.x(t);
     p.setPen(QPen(theme_.separator, 1.0));
     p.drawLine(QPointF(x, height() - 12), QPointF(x, height()));

@@ -49,8 +49,8 @@ int TimelinePage::addRun(const std::shared_ptr<const RunFile>& run) {
   const int index = store_->addRun(run);
   TimeRange bounds{run->info().start_ns, run->info().end_ns};
   for (const auto& r : store_->runs()) {
-    bounds.start = std::min(bounds.start, r->info().start_ns);
-    bounds.end = std::max(bounds.end, r->info().end_ns);
+    bounds.t0 = std::min(bounds.t0, r->info().start_ns);
+    bounds.t1 = std::max(bounds.t1, r->info().end_ns);
   }
   viewport_->setBounds(bounds);
   ruler_->setRunStart(store_->run(0).info().start_ns);

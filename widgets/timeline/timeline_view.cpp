@@ -82,7 +82,7 @@ void TimelineView::setYMode(YMode mode) {
 
 TimeMapping TimelineView::mapping() const {
   const TimeRange r = vp_->range();
-  return TimeMapping{r.start, r.end,
+  return TimeMapping{r.t0, r.t1,
                      std::max(1.0, static_cast<double>(viewport()->width() - kLabelWidth))};
 }
 
@@ -191,7 +191,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
   const QRectF content(kLabelWidth, 0, w - kLabelWidth, viewport()->height());
   p.setClipRect(content);
   if (const auto sel = vp_->selection()) {
-    const double x0 = kLabelWidth + map.x(sel->start), x1 = kLabelWidth + map.x(sel->end);
+    const double x0 = kLabelWidth + map.x(sel->t0), x1 = kLabelWidth + map.x(sel->t1);
     p.fillRect(QRectF(QPointF(x0, 0), QPointF(x1, content.bottom())), th.selectionFill);
     p.setPen(QPen(th.selectionEdge, 1.0));
     p.drawLine(QPointF(x0, 0), QPointF(x0, content.bottom()));

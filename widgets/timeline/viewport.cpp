@@ -9,7 +9,7 @@ namespace wl {
 Viewport::Viewport(QObject* parent) : QObject(parent) {}
 
 void Viewport::setBounds(TimeRange bounds) {
-  if (bounds.end <= bounds.start) bounds.end = bounds.start + kMinSpanNs;
+  if (bounds.t1 <= bounds.t0) bounds.t1 = bounds.t0 + kMinSpanNs;
   bounds_ = bounds;
   back_.clear();
   forward_.clear();
@@ -24,9 +24,9 @@ void Viewport::setBounds(TimeRange bounds) {
 TimeRange Viewport::clamp(TimeRange r) const {
   const int64_t total = bounds_.span();
   int64_t span = std::clamp<int64_t>(r.span(), std::min(kMinSpanNs, total), total);
-  int64_t start = r.start;
-  if (r.span() != span) start = r.start + (r.span() - span) / 2;
-  start = std::clamp(start, bounds_.start, bounds_.end - span);
+  int64_t start = r.t0;
+  if (r.span() != span) start = r.t0 + (r.span() - span) / 2;
+  start = std::clamp(start, bounds_.t0, bounds_.t1 - span);
   return {start, start + span};
 }
 
@@ -53,23 +53,23 @@ void Viewport::setRange(TimeRange r) {
 
 void Viewport::zoom(double factor, int64_t anchor) {
   if (!(factor > 0) || !std::isfinite(factor)) return;
-  const double left = static_cast<double>(anchor - range_.start) * factor;
-  const double right = static_cast<double>(range_.end - anchor) * factor;
+  const double left = static_cast<double>(anchor - range_.t0) * factor;
+  const double right = static_cast<double>(range_.t1 - anchor) * factor;
   TimeRange r{anchor - static_cast<int64_t>(std::llround(left)),
               anchor + static_cast<int64_t>(std::llround(right))};
   if (r.span() < kMinSpanNs) {
     // Keep the anchor's relative position at the deepest zoom.
-    const double frac = range_.span() > 0 ? static_cast<double>(anchor - range_.start) /
+    const double frac = range_.span() > 0 ? static_cast<double>(anchor - range_.t0) /
                                                 static_cast<double>(range_.span())
                                           : 0.5;
-    r.start = anchor - static_cast<int64_t>(std::llround(frac * kMinSpanNs));
-    r.end = r.start + kMinSpanNs;
+    r.t0 = anchor - static_cast<int64_t>(std::llround(frac * kMinSpanNs));
+    r.t1 = r.t0 + kMinSpanNs;
   }
   apply(r, true);
 }
 
 void Viewport::pan(int64_t delta) {
-  apply({range_.start + delta, range_.end + delta}, true);
+  apply({range_.t0 + delta, range_.t1 + delta}, true);
 }
 
 void Viewport::fitAll() {
@@ -77,7 +77,7 @@ void Viewport::fitAll() {
 }
 
 void Viewport::setSelection(std::optional<TimeRange> s) {
-  if (s && s->end < s->start) std::swap(s->start, s->end);
+  if (s && s->t1 < s->t0) std::swap(s->t0, s->t1);
   if (s && s->span() <= 0) s.reset();
   if (s == selection_) return;
   selection_ = s;
@@ -87,7 +87,7 @@ void Viewport::setSelection(std::optional<TimeRange> s) {
 void Viewport::fitSelection() {
   if (!selection_) return;
   const int64_t margin = selection_->span() / 20;
-  apply({selection_->start - margin, selection_->end + margin}, false);
+  apply({selection_->t0 - margin, selection_->t1 + margin}, false);
 }
 
 void Viewport::goBack() {

@@ -14,14 +14,9 @@
 #include <optional>
 #include <vector>
 
-namespace wl {
+#include "core/time_range.h"
 
-struct TimeRange {
-  int64_t start = 0;
-  int64_t end = 0;
-  int64_t span() const { return end - start; }
-  bool operator==(const TimeRange&) const = default;
-};
+namespace wl {
 
 class Viewport : public QObject {
   Q_OBJECT

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "run_analysis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "core/metrics.h"
+#include "core/time_format.h"
+#include "counters.h"
+#include "gaps.h"
+#include "range_plan.h"
+#include "threshold_time.h"
+
+namespace wl {
+namespace {
+
+constexpr int64_t kLagBinMinNs = 250'000'000;  // activity/power lag: bins of at least 250 ms
+constexpr int64_t kLagMaxNs = 5'000'000'000;   // searched up to +-5 s
+constexpr double kSkewWarnS = 2.0;             // a lag beyond this is reported as clock skew
+constexpr double kLagMinCorrelation = 0.7;
+
+std::string causeOf(const GpuThrottle& t) {
+  if (t.throttled_s <= 0) return "";
+  const auto it = std::max_element(t.by_cause_s.begin(), t.by_cause_s.end());
+  return std::string(throttleCauseId(static_cast<ThrottleCause>(it - t.by_cause_s.begin())));
+}
+
+}  // namespace
+
+const GpuAnalysis* RunAnalysis::gpu(int id) const {
+  for (const GpuAnalysis& g : gpus)
+    if (g.info.id == id) return &g;
+  return nullptr;
+}
+
+const RankAnalysis* RunAnalysis::rank(int r) const {
+  for (const RankAnalysis& a : ranks)
+    if (a.breakdown.rank == r) return &a;
+  return nullptr;
+}
+
+std::vector<int> scopeGpus(const RunFile& run, const AnalysisScope& scope) {
+  const int n = static_cast<int>(run.gpus().size());
+  std::vector<int> out;
+  if (scope.gpus.empty()) {
+    for (int g = 0; g < n; ++g)
+      out.push_back(g);
+    return out;
+  }
+  for (int g : scope.gpus) {
+    if (g < 0 || g >= n)
+      throw Error(fmt::format("{}: no GPU {} in the run (it has GPUs 0-{})", run.path().string(), g,
+                              n - 1));
+    out.push_back(g);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<int> scopeRanks(const RunFile& run, const AnalysisScope& scope) {
+  std::set<int> known;
+  for (const RankInfo& r : run.ranks())
+    known.insert(r.rank);
+  for (const TrackInfo& t : run.tracks())
+    known.insert(t.rank);
+  if (scope.ranks.empty()) return {known.begin(), known.end()};
+  std::vector<int> out;
+  for (int r : scope.ranks) {
+    if (!known.count(r))
+      throw Error(fmt::format("{}: no rank {} in the run", run.path().string(), r));
+    out.push_back(r);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<double> windowMeans(const RunFile& run, std::string_view metric,
+                                const std::vector<int>& gpus, TimeRange window, size_t maxCells,
+                                double* widthS) {
+  std::vector<double> out(gpus.size(), kNaN);
+  const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
+  const LodGrid& grid = meta.grid;
+  if (!meta.metric(metric) || grid.levels() == 0 || window.empty()) return out;
+  size_t level = grid.levels() - 1;
+  for (size_t k = 0; k < grid.levels(); ++k)
+    if (grid.buckets[k] * std::max<size_t>(gpus.size(), 1) <= maxCells) {
+      level = k;
+      break;
+    }
+  if (widthS) *widthS = static_cast<double>(grid.widths_ns[level]) * 1e-9;
+  const int64_t w = grid.widths_ns[level];
+  const auto nb = static_cast<int64_t>(grid.buckets[level]);
+  const int64_t lo = std::max(window.t0, grid.origin_ns);
+  const int64_t first = std::clamp<int64_t>((lo - grid.origin_ns + w - 1) / w, 0, nb);
+  const int64_t last = std::clamp<int64_t>((window.t1 - grid.origin_ns) / w, 0, nb);
+  if (last <= first) return out;
+  const PyramidRows rows(run, SeriesKind::Gpu, metric, level, gpus, static_cast<size_t>(first),
+                         static_cast<size_t>(last));
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    if (!rows.has(gpus[k])) continue;
+    double ws = 0, dt = 0;
+    for (auto b = static_cast<size_t>(first); b < static_cast<size_t>(last); ++b) {
+      const auto c = rows.at(gpus[k], b);
+      ws += c.wsum;
+      dt += c.dt;
+    }
+    if (dt > 0) out[k] = ws / dt;
+  }
+  return out;
+}
+
+RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
+                       const AnalysisOptions& options, const Progress& progress) {
+  RunAnalysis a;
+  a.info = run.info();
+  a.options = options;
+  const int64_t runEnd = std::max(a.info.end_ns, a.info.start_ns) + 1;
+  a.range = {std::max(scope.range.t0, a.info.start_ns), std::min(scope.range.t1, runEnd)};
+  if (a.range.t1 < a.range.t0) a.range.t1 = a.range.t0;
+  a.duration_s = static_cast<double>(std::min(a.range.t1, a.info.end_ns) - a.range.t0) * 1e-9;
+  const TimeRange range = a.range;
+  // Functions that plan on the pyramid treat a range reaching past the run end as "to the end".
+  const TimeRange planned{range.t0, range.t1 >= runEnd ? INT64_MAX : range.t1};
+  const std::vector<int> gpus = scopeGpus(run, scope);
+  const std::vector<int> ranks = scopeRanks(run, scope);
+  const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
+  progress.report(0.0, "telemetry statistics");
+
+  // 1. Statistics of every gauge metric (pyramid + range edges).
+  std::map<std::string, std::vector<MetricStats>> stats;
+  for (const MetricInfo& m : meta.metrics)
+    if (m.kind == MetricKind::Gauge) stats[m.id] = metricStats(run, m.id, gpus, planned);
+  auto statOf = [&](std::string_view m, size_t k) {
+    auto it = stats.find(std::string(m));
+    return it == stats.end() ? MetricStats{} : it->second[k];
+  };
+  std::vector<MetricStats> power(gpus.size());
+  for (size_t k = 0; k < gpus.size(); ++k)
+    power[k] = statOf(metric::kPower, k);
+  uint64_t powerSamples = 0;
+  for (const MetricStats& p : power)
+    powerSamples += p.samples;
+  const bool rawOk = options.rawSampleBudget == 0 || powerSamples <= options.rawSampleBudget;
+  a.raw_analyses = rawOk;
+  if (!rawOk)
+    a.notes.push_back(fmt::format(
+        "|dP/dt| percentiles, histograms and counter deltas were skipped: the range holds {} "
+        "power samples, more than the raw-sample budget of {} (select fewer GPUs or a shorter "
+        "range, or raise the budget)",
+        powerSamples, options.rawSampleBudget));
+
+  progress.report(0.15, "throttle detection");
+  // 2. Throttling.
+  std::vector<GpuThrottle> throttle = detectThrottle(run, gpus, planned, options);
+
+  progress.report(0.3, "burstiness and thermal response");
+  // 3. Burstiness.
+  BurstinessResult burst = analyzeBurstiness(run, gpus, power, planned, rawOk);
+  if (rawOk) {
+    a.power_hist = burst.power_hist;
+    a.ramp_hist = burst.ramp_hist;
+  }
+  // 4. Thermal response.
+  std::vector<double> slowdown(gpus.size(), kNaN);
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    const float s = run.gpus()[static_cast<size_t>(gpus[k])].slowdown_temp_c;
+    if (std::isfinite(s)) slowdown[k] = s;
+  }
+  const std::vector<ThresholdTime> hot =
+      timeAbove(run, metric::kTemp, gpus, slowdown, true, planned, false);
+  const std::vector<ThermalFitResult> fits =
+      thermalFits(run, gpus, planned, options, &a.thermal_fit_resolution_s);
+
+  progress.report(0.4, "gaps and counters");
+  // 5. Gaps and counters.
+  const std::vector<Gap> gaps = findGaps(run, metric::kPower, gpus, planned);
+  std::vector<CounterSummary> counters;
+  if (rawOk) counters = counterSummaries(run, gpus, range);
+
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    GpuAnalysis g;
+    g.info = run.gpus()[static_cast<size_t>(gpus[k])];
+    g.power = power[k];
+    g.temp = statOf(metric::kTemp, k);
+    g.sm_clock = statOf(metric::kSmClock, k);
+    g.util = statOf(metric::kUtil, k);
+    for (const auto& [id, v] : stats)
+      g.metrics.emplace_back(id, v[k]);
+    g.energy_j = g.power.integral;
+    g.throttle = std::move(throttle[k]);
+    g.burstiness = burst.gpus[k];
+    ThermalResponse& th = g.thermal;
+    th.slowdown_c = slowdown[k];
+    if (std::isfinite(slowdown[k])) {
+      th.time_above_slowdown_s = hot[k].time_s;
+      if (std::isfinite(g.temp.max)) th.headroom_c = slowdown[k] - g.temp.max;
+    }
+    if (!g.throttle.intervals.empty())
+      th.time_to_first_throttle_s =
+          static_cast<double>(g.throttle.intervals.front().start_ns - range.t0) * 1e-9;
+    th.time_constant_s = fits[k].fit.tau_s;
+    th.fit_r2 = fits[k].fit.r2;
+    th.lag_s = fits[k].lag.lag_s;
+    th.lag_correlation = fits[k].lag.correlation;
+    th.fit_resolution_s = a.thermal_fit_resolution_s;
+    for (const Gap& gp : gaps)
+      if (gp.gpu == g.info.id) ++g.gaps;
+    a.gpus.push_back(std::move(g));
+  }
+
+  // 6. Kernels, rank by rank.
+  progress.report(0.5, "kernel breakdown");
+  CollectiveMatcher matcher(run);
+  KernelTableBuilder allKernels;
+  std::vector<int> ranksWithKernels;
+  std::vector<QualityNote> findings;
+  const bool wholeRange = range.t0 <= a.info.start_ns && range.t1 >= runEnd;
+  for (size_t ri = 0; ri < ranks.size(); ++ri) {
+    const int rank = ranks[ri];
+    progress.report(0.5 + 0.35 * static_cast<double>(ri) / static_cast<double>(ranks.size()),
+                    "kernel breakdown");
+    std::vector<std::vector<KernelEvent>> events;
+    std::vector<int64_t> streamIds;
+    for (size_t t = 0; t < run.tracks().size(); ++t) {
+      if (run.tracks()[t].rank != rank) continue;
+      KernelSlice slice;
+      if (wholeRange) {
+        slice.events = run.readAllKernels(t);
+      } else {
+        slice = run.readKernels(t, range.t0, range.t1);
+      }
+      matcher.addTrack(t, slice.first, slice.events, range);
+      events.push_back(std::move(slice.events));
+      streamIds.push_back(run.tracks()[t].stream);
+    }
+    std::vector<std::span<const KernelEvent>> spans(events.begin(), events.end());
+    RankAnalysis ra;
+    const ClassUnions unions = classUnions(spans, range);
+    int gpu = -1;
+    for (const RankInfo& r : run.ranks())
+      if (r.rank == rank) gpu = r.gpu;
+    // The GPU's raw power over the range, for energy attribution and the trace/telemetry checks.
+    Samples power;
+    const bool hasPower = gpu >= 0 && static_cast<size_t>(gpu) < meta.entities &&
+                          meta.metric(metric::kPower) &&
+                          meta.samples(static_cast<size_t>(gpu)) > 0 && !unions.all.empty();
+    const int64_t thr = hasPower ? meta.gapThresholdNs[static_cast<size_t>(gpu)] : 0;
+    if (hasPower)
+      power = run.readSamples(SeriesKind::Gpu, static_cast<size_t>(gpu), metric::kPower,
+                              range.t0 - thr, range.t1 + thr, false);
+    const std::optional<EnergyIntegral> integral =
+        hasPower ? std::optional<EnergyIntegral>(std::in_place, power.t_ns, power.v, thr)
+                 : std::nullopt;
+    const ClassStateTotals states = sweepClassStates(unions, integral ? &*integral : nullptr);
+    ra.breakdown =
+        breakdownRank(rank, spans, streamIds, range, options.kernelWaitNs, unions, states);
+    ra.breakdown.gpu = gpu;
+    if (ra.breakdown.kernels > 0) ranksWithKernels.push_back(rank);
+    KernelTableBuilder table;
+    for (const auto& s : spans)
+      table.add(s, range);
+    ra.seed_categories = table.seedCategories(run);
+    ra.corrected_categories = table.correctedCategories(run);
+    for (size_t c = 0; c < kKernelCategoryCount; ++c) {
+      a.seed_categories[c] += ra.seed_categories[c];
+      a.corrected_categories[c] += ra.corrected_categories[c];
+    }
+    allKernels.merge(table);
+
+    const GpuAnalysis* ga = a.gpu(gpu);
+    if (ga) ra.slowdown = estimateSlowdown(ga->throttle, unions.compute);
+    std::vector<Iteration> its;
+    for (const Iteration& it : run.iterations())
+      if (it.rank == rank) its.push_back(it);
+    std::vector<double> itd;
+    for (const Iteration& it : its)
+      if (it.start_ns >= range.t0 && it.end_ns <= range.t1 && it.end_ns > it.start_ns)
+        itd.push_back(static_cast<double>(it.end_ns - it.start_ns) * 1e-9);
+    ra.iteration_s = spreadOf(itd);
+
+    if (integral) {
+      const auto gi = static_cast<size_t>(gpu);
+      const Samples& s = power;
+      std::vector<std::pair<std::string, IntervalSet>> phases;
+      std::map<std::string, std::vector<Interval>> byPhase;
+      for (const Annotation& an : run.annotations()) {
+        if (an.rank != rank) continue;
+        const std::string ph = phaseOf(run.str(an.name));
+        if (!ph.empty()) byPhase[ph].push_back({an.start_ns, an.start_ns + an.dur_ns});
+      }
+      for (auto& [name, ivs] : byPhase)
+        phases.emplace_back(name, unionOf(std::move(ivs)));
+      EnergyAttribution e = attributeEnergy(*integral, range, ra.breakdown, states, its, phases);
+      e.sample_interval_s = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
+      ra.energy = std::move(e);
+
+      // Kernel activity outside the GPU's telemetry, and the activity/power lag.
+      int64_t tFirst = INT64_MAX, tLast = INT64_MIN;
+      for (size_t i = 0; i < s.t_ns.size(); ++i)
+        if (std::isfinite(s.v[i])) {
+          tFirst = std::min(tFirst, s.t_ns[i]);
+          tLast = std::max(tLast, s.t_ns[i]);
+        }
+      const std::string subject = fmt::format("rank {}", rank);
+      if (tFirst != INT64_MAX &&
+          (ra.breakdown.first_ns < tFirst - thr || ra.breakdown.last_ns > tLast + thr))
+        findings.push_back(
+            {Severity::Warning, "trace_outside_telemetry", subject,
+             fmt::format("kernels run from {} to {} but GPU {} has power samples only from {} "
+                         "to {}",
+                         formatUtc(ra.breakdown.first_ns), formatUtc(ra.breakdown.last_ns), gpu,
+                         formatUtc(tFirst), formatUtc(tLast))});
+      const int64_t bin = std::max(kLagBinMinNs, meta.medianIntervalNs[gi]);
+      const ActivityLag lag = estimateActivityLag(s.t_ns, s.v, unions.all, range, bin, kLagMaxNs);
+      // Only a clear peak inside the searched window says something.
+      if (std::isfinite(lag.lag_s) && lag.correlation >= kLagMinCorrelation &&
+          std::fabs(lag.lag_s) < 0.999 * static_cast<double>(kLagMaxNs) * 1e-9) {
+        const bool skewed = std::fabs(lag.lag_s) > kSkewWarnS;
+        findings.push_back(
+            {skewed ? Severity::Warning : Severity::Info, skewed ? "clock_skew" : "activity_lag",
+             subject,
+             fmt::format("GPU {} power follows kernel activity by {:+.1f} s (correlation {:.2f}){}",
+                         gpu, lag.lag_s, lag.correlation,
+                         skewed ? ": trace and telemetry clocks probably disagree" : "")});
+      }
+    }
+    a.ranks.push_back(std::move(ra));
+  }
+  a.top_kernels = allKernels.top(run, options.topKernels);
+
+  // 7. Stragglers.
+  progress.report(0.85, "stragglers");
+  std::vector<GpuCondition> conditions;
+  for (const GpuAnalysis& g : a.gpus)
+    conditions.push_back({g.info.id, g.sm_clock.mean, g.temp.mean, g.power.mean,
+                          g.throttle.fraction(), causeOf(g.throttle)});
+  a.stragglers =
+      analyzeStragglers(run, matcher.instances(), conditions, options.stragglerInstances);
+
+  // 8. Iterations and totals.
+  a.iterations = analyzeIterations(run.iterations(), ranks, range);
+  RunTotals& t = a.totals;
+  double energy = 0, meanSum = 0;
+  size_t energyN = 0, meanN = 0;
+  for (const GpuAnalysis& g : a.gpus) {
+    if (std::isfinite(g.energy_j)) energy += g.energy_j, ++energyN;
+    if (std::isfinite(g.power.mean)) meanSum += g.power.mean, ++meanN;
+    if (std::isfinite(g.power.max))
+      t.peak_power_w =
+          std::isnan(t.peak_power_w) ? g.power.max : std::max(t.peak_power_w, g.power.max);
+    if (g.throttle.has_clock) {
+      t.busy_s += g.throttle.busy_s;
+      t.throttled_s += g.throttle.throttled_s;
+      for (size_t c = 0; c < kThrottleCauseCount; ++c)
+        t.by_cause_fraction[c] += g.throttle.by_cause_s[c];
+    }
+  }
+  if (energyN) t.energy_j = energy;
+  if (meanN) t.mean_power_w = meanSum / static_cast<double>(meanN);
+  if (t.busy_s > 0) {
+    t.throttled_fraction = t.throttled_s / t.busy_s;
+    for (double& f : t.by_cause_fraction)
+      f /= t.busy_s;
+  } else {
+    t.by_cause_fraction.fill(kNaN);
+  }
+  t.iterations = a.iterations.steps.size();
+  if (!a.iterations.steps.empty()) {
+    t.iteration_time_s = a.iterations.step_s.mean;
+    int64_t wEnd = 0;
+    int64_t wStart = INT64_MAX;
+    for (const StepTime& s : a.iterations.steps) {
+      wStart = std::min(wStart, s.start_ns);
+      wEnd = std::max(wEnd, s.end_ns);
+    }
+    t.iteration_window_s = static_cast<double>(wEnd - wStart) * 1e-9;
+    const std::vector<double> wm = windowMeans(run, metric::kPower, gpus, {wStart, wEnd});
+    double sum = 0;
+    size_t n = 0;
+    for (double m : wm)
+      if (std::isfinite(m)) sum += m, ++n;
+    if (n) t.iteration_window_power_w = sum;
+    const auto& cfg = a.info.config;
+    if (cfg.gbs && *cfg.gbs > 0 && t.iteration_time_s > 0) {
+      t.throughput_samples_per_s = *cfg.gbs / t.iteration_time_s;
+      if (cfg.seq_len && *cfg.seq_len > 0)
+        t.tokens_per_s = t.throughput_samples_per_s * *cfg.seq_len;
+    }
+    if (n && t.iteration_time_s > 0) {
+      t.energy_per_iteration_j = t.iteration_window_power_w * t.iteration_time_s;
+      if (cfg.gbs && cfg.seq_len && *cfg.gbs > 0 && *cfg.seq_len > 0)
+        t.energy_per_token_j =
+            t.energy_per_iteration_j / (static_cast<double>(*cfg.gbs) * *cfg.seq_len);
+      const double windowMj = t.iteration_window_power_w * t.iteration_window_s * 1e-6;
+      if (std::isfinite(t.throughput_samples_per_s) && windowMj > 0)
+        t.efficiency_samples_per_s_mj = t.throughput_samples_per_s / windowMj;
+    }
+  }
+
+  // 9. Spatial imbalance and data quality.
+  progress.report(0.95, "data quality");
+  std::vector<SlotCondition> slots;
+  for (const GpuAnalysis& g : a.gpus)
+    slots.push_back({g.info.id, g.info.node, g.info.slot >= 0 ? g.info.slot : g.info.local_index,
+                     g.info.hostname, g.temp.mean, g.temp.max, g.sm_clock.mean, g.power.mean});
+  a.spatial = analyzeSpatial(std::move(slots));
+  QualityInputs qi;
+  qi.gpus = gpus;
+  qi.power = power;
+  qi.duration_s = a.duration_s;
+  qi.gaps = gaps;
+  qi.counters = counters;
+  qi.ranks = ranks;
+  qi.ranksWithKernels = ranksWithKernels;
+  qi.findings = std::move(findings);
+  a.quality = assessDataQuality(run, qi);
+  progress.report(1.0, "done");
+  return a;
+}
+
+}  // namespace wl

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The whole analysis report of one run (or of a time range, GPUs and ranks of it): every analysis
+// of docs/analyses.md in one value. `wattline analyze` prints it (analysis_json.h for --json) and
+// the GUI's analysis panel shows it; both call analyzeRun(), so they show the same numbers.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis_options.h"
+#include "burstiness.h"
+#include "core/progress.h"
+#include "data_quality.h"
+#include "energy_attribution.h"
+#include "format/run_file.h"
+#include "iterations.h"
+#include "kernel_breakdown.h"
+#include "kernel_table.h"
+#include "spatial_imbalance.h"
+#include "stragglers.h"
+#include "telemetry_stats.h"
+#include "thermal_response.h"
+#include "throttle_detection.h"
+
+namespace wl {
+
+struct GpuAnalysis {
+  GpuInfo info;
+  MetricStats power, temp, sm_clock, util;
+  std::vector<std::pair<std::string, MetricStats>> metrics;  // every gauge metric of the run
+  double energy_j = kNaN;                                    // = power.integral
+  GpuThrottle throttle;
+  Burstiness burstiness;
+  ThermalResponse thermal;
+  size_t gaps = 0;
+};
+
+struct RankAnalysis {
+  RankBreakdown breakdown;
+  CategoryTimes seed_categories{};
+  CategoryTimes corrected_categories{};
+  std::optional<ThrottleSlowdown> slowdown;  // when the rank's GPU telemetry was analysed
+  std::optional<EnergyAttribution> energy;   // when the rank's GPU has power samples
+  SpreadStats iteration_s;
+};
+
+struct RunTotals {
+  double energy_j = kNaN;      // sum over GPUs of the trapezoid energy
+  double mean_power_w = kNaN;  // mean over GPUs of the time-weighted mean power
+  double peak_power_w = kNaN;  // max over GPUs
+  double busy_s = 0.0;
+  double throttled_s = 0.0;
+  double throttled_fraction = kNaN;  // sum throttled / sum busy
+  std::array<double, kThrottleCauseCount> by_cause_fraction{};
+  size_t iterations = 0;  // steps wholly inside the range
+  double iteration_time_s = kNaN;
+  double iteration_window_s = kNaN;        // first step start to last step end
+  double iteration_window_power_w = kNaN;  // sum over GPUs of the mean power in that window
+  double throughput_samples_per_s = kNaN;
+  double tokens_per_s = kNaN;
+  double energy_per_iteration_j = kNaN;
+  double energy_per_token_j = kNaN;
+  double efficiency_samples_per_s_mj = kNaN;
+};
+
+struct RunAnalysis {
+  RunInfo info;
+  AnalysisOptions options;
+  TimeRange range;  // analysed, clamped to the run: [max(t0, start), min(t1, end))
+  double duration_s = 0.0;
+  std::vector<GpuAnalysis> gpus;
+  std::vector<RankAnalysis> ranks;
+  RunTotals totals;
+  std::vector<KernelStat> top_kernels;  // over the analysed ranks
+  CategoryTimes seed_categories{};
+  CategoryTimes corrected_categories{};
+  IterationStats iterations;
+  StragglerReport stragglers;
+  SpatialImbalance spatial;
+  DataQualityReport quality;
+  bool raw_analyses = false;  // |dP/dt|, histograms and counters ran (raw budget)
+  Histogram power_hist;       // seconds per 10 W bin, all analysed GPUs
+  Histogram ramp_hist;        // segments per |dP/dt| bin
+  double thermal_fit_resolution_s = kNaN;
+  std::vector<std::string> notes;  // what was skipped and why
+
+  const GpuAnalysis* gpu(int id) const;
+  const RankAnalysis* rank(int rank) const;
+};
+
+// Analyses `scope` of the run. Unknown GPU ids or ranks in the scope throw wl::Error.
+RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope = {},
+                       const AnalysisOptions& options = {}, const Progress& progress = {});
+
+// The GPUs and ranks a scope covers (all when empty), validated.
+std::vector<int> scopeGpus(const RunFile& run, const AnalysisScope& scope);
+std::vector<int> scopeRanks(const RunFile& run, const AnalysisScope& scope);
+
+// The mean of a metric over the whole buckets inside `window`, per GPU, from the finest pyramid
+// level that keeps the read under maxCells cells (GPUs x buckets). widthS receives that level's
+// bucket width.
+std::vector<double> windowMeans(const RunFile& run, std::string_view metric,
+                                const std::vector<int>& gpus, TimeRange window,
+                                size_t maxCells = size_t{1} << 20, double* widthS = nullptr);
+
+}  // namespace wl

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Spatial imbalance (docs/analyses.md, "Spatial imbalance"): per node, temperature, SM clock and
+// power by GPU slot, with their spread (max - min) and coefficient of variation (population
+// standard deviation / mean); and per slot across nodes, which shows whether rear GPUs run hotter
+// than front ones (the seed paper reports up to 27 %). A GPU's slot is its chassis slot where the
+// metadata has one, else its index inside the node.
+
+#include <string>
+#include <vector>
+
+#include "core/run_model.h"
+
+namespace wl {
+
+struct SlotCondition {
+  int gpu = -1;
+  int node = 0;
+  int slot = 0;
+  std::string hostname;
+  double temp_mean_c = kNaN, temp_max_c = kNaN, clock_mean_mhz = kNaN, power_mean_w = kNaN;
+};
+
+struct Spread {
+  size_t n = 0;
+  double min = kNaN, max = kNaN, spread = kNaN, mean = kNaN, cv = kNaN;
+};
+Spread spreadOfValues(const std::vector<double>& values);  // NaN values are skipped
+
+struct NodeImbalance {
+  int node = 0;
+  std::string hostname;
+  std::vector<SlotCondition> gpus;  // by slot
+  Spread temp_mean_c, clock_mean_mhz, power_mean_w;
+};
+
+struct SlotSummary {
+  int slot = 0;
+  size_t gpus = 0;
+  double temp_mean_c = kNaN, clock_mean_mhz = kNaN, power_mean_w = kNaN;
+};
+
+struct SpatialImbalance {
+  std::vector<NodeImbalance> nodes;
+  std::vector<SlotSummary> by_slot;
+  Spread temp_mean_c, clock_mean_mhz, power_mean_w;  // over all GPUs
+  int hottest_slot = -1, coolest_slot = -1;
+  double hottest_vs_coolest_pct = kNaN;  // (T_hot - T_cool) / T_cool x 100, slot means
+};
+
+SpatialImbalance analyzeSpatial(std::vector<SlotCondition> gpus);
+
+}  // namespace wl

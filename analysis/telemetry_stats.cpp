@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "telemetry_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "range_plan.h"
+
+namespace wl {
+
+void SeriesAccumulator::addSample(double v) {
+  min = std::min(min, v);
+  max = std::max(max, v);
+  ++count;
+}
+
+void SeriesAccumulator::addBucket(float bmin, float bmax, uint32_t bcount, double bwsum,
+                                  double btsum, double bdt) {
+  if (bcount > 0) {
+    min = std::min(min, static_cast<double>(bmin));
+    max = std::max(max, static_cast<double>(bmax));
+    count += bcount;
+  }
+  wsum += bwsum;
+  tsum += btsum;
+  dt += bdt;
+}
+
+MetricStats SeriesAccumulator::stats() const {
+  MetricStats s;
+  s.samples = count;
+  s.covered_s = dt;
+  if (count > 0) {
+    s.min = min;
+    s.max = max;
+  }
+  if (dt > 0) {
+    s.mean = wsum / dt;
+    s.integral = tsum;
+  }
+  return s;
+}
+
+void accumulateRaw(SeriesAccumulator& acc, std::span<const int64_t> t, std::span<const double> v,
+                   int64_t gapThresholdNs, const Interval& piece, const TimeRange& range) {
+  const size_t n = std::min(t.size(), v.size());
+  const int64_t sampleLo = std::max(piece.start, range.t0);
+  const int64_t sampleHi = std::min(piece.end, range.t1);
+  size_t prev = SIZE_MAX;
+  for (size_t j = 0; j < n; ++j) {
+    if (!std::isfinite(v[j])) continue;
+    if (t[j] >= sampleLo && t[j] < sampleHi) acc.addSample(v[j]);
+    if (prev != SIZE_MAX) {
+      const size_t i = prev;
+      const int64_t d = t[j] - t[i];
+      if (t[i] >= piece.start && t[i] < piece.end && d > 0 && d <= gapThresholdNs) {
+        const int64_t a = std::max(t[i], range.t0);
+        const int64_t b = std::min(t[j], range.t1);
+        if (b > a) {
+          const double ds = static_cast<double>(b - a) * 1e-9;
+          const double slope = (v[j] - v[i]) / static_cast<double>(d);
+          const double va = a == t[i] ? v[i] : v[i] + slope * static_cast<double>(a - t[i]);
+          const double vb = b == t[j] ? v[j] : v[i] + slope * static_cast<double>(b - t[i]);
+          acc.wsum += v[i] * ds;
+          acc.tsum += 0.5 * (va + vb) * ds;
+          acc.dt += ds;
+        }
+      }
+    }
+    prev = j;
+  }
+}
+
+MetricStats statsOfSamples(std::span<const int64_t> t, std::span<const double> v,
+                           int64_t gapThresholdNs, TimeRange range) {
+  SeriesAccumulator acc;
+  accumulateRaw(acc, t, v, gapThresholdNs, {std::numeric_limits<int64_t>::min(), range.t1}, range);
+  return acc.stats();
+}
+
+std::vector<MetricStats> metricStats(const RunFile& run, std::string_view metric,
+                                     const std::vector<int>& entities, TimeRange range,
+                                     SeriesKind kind) {
+  std::vector<MetricStats> out(entities.size());
+  const SeriesGroupMeta& meta = run.series(kind);
+  if (!meta.metric(metric) || meta.grid.levels() == 0) return out;
+  const RangePlan plan = planRange(meta.grid, run.info().start_ns, run.info().end_ns, range);
+  if (plan.range.empty()) return out;
+  const PyramidRows rows(run, kind, metric, plan.level, entities, plan.b0, plan.b1);
+  const std::vector<Interval> pieces = rawPieces(plan, meta.grid);
+  for (size_t k = 0; k < entities.size(); ++k) {
+    const int e = entities[k];
+    if (e < 0 || static_cast<size_t>(e) >= meta.entities) continue;
+    SeriesAccumulator acc;
+    if (rows.has(e))
+      for (size_t b = plan.b0; b < plan.b1; ++b) {
+        const auto c = rows.at(e, b);
+        acc.addBucket(c.min, c.max, c.count, c.wsum, c.tsum, c.dt);
+      }
+    if (meta.samples(static_cast<size_t>(e)) > 0) {
+      const int64_t thr = meta.gapThresholdNs[static_cast<size_t>(e)];
+      for (const Interval& piece : pieces) {
+        const Interval w = rawWindow(piece, plan.range, thr);
+        const Samples s =
+            run.readSamples(kind, static_cast<size_t>(e), metric, w.start, w.end, false);
+        accumulateRaw(acc, s.t_ns, s.v, thr, piece, plan.range);
+      }
+    }
+    out[k] = acc.stats();
+  }
+  return out;
+}
+
+}  // namespace wl

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// wattline analyze RUN.h5 [--json] [--range START:END] [--gpus LIST] [--ranks LIST]
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "analysis_json.h"
+#include "cli/arg_parser.h"
+#include "cli/commands.h"
+#include "core/time_format.h"
+#include "format/run_file.h"
+#include "run_analysis.h"
+
+namespace wl::cli {
+namespace {
+
+// "0,2,4-7" -> {0, 2, 4, 5, 6, 7}.
+std::vector<int> parseList(const std::string& option, const std::string& text) {
+  std::vector<int> out;
+  size_t pos = 0;
+  auto bad = [&] {
+    return UsageError(fmt::format("--{} expects a list like 0,2,4-7, got '{}'", option, text));
+  };
+  while (pos <= text.size()) {
+    const size_t comma = text.find(',', pos);
+    const std::string item =
+        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (item.empty()) throw bad();
+    const size_t dash = item.find('-', 1);
+    try {
+      size_t used = 0;
+      const int a = std::stoi(item.substr(0, dash), &used);
+      if (used != (dash == std::string::npos ? item.size() : dash) || a < 0) throw bad();
+      int b = a;
+      if (dash != std::string::npos) {
+        const std::string rest = item.substr(dash + 1);
+        b = std::stoi(rest, &used);
+        if (used != rest.size() || b < a) throw bad();
+      }
+      if (b - a > 1'000'000) throw bad();
+      for (int v = a; v <= b; ++v)
+        out.push_back(v);
+    } catch (const std::logic_error&) {
+      throw bad();
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// One end of --range: a duration after the run start ("10s", "1m", "2.5" seconds) or, as a bare
+// integer of 16 or more digits, an absolute time in ns since the epoch. Empty: the run's edge.
+int64_t parseRangeEnd(const std::string& text, int64_t runStart, int64_t dflt) {
+  if (text.empty()) return dflt;
+  const bool digitsOnly =
+      text.find_first_not_of("0123456789") == std::string::npos && text.size() >= 16;
+  if (digitsOnly) {
+    try {
+      return std::stoll(text);
+    } catch (const std::logic_error&) {
+      throw UsageError(fmt::format("--range: '{}' is not a time in ns", text));
+    }
+  }
+  const auto d = parseDuration(text);
+  if (!d)
+    throw UsageError(fmt::format(
+        "--range: '{}' is neither a duration (10s, 1.5m, 250ms, 12) nor a time in ns", text));
+  return runStart + *d;
+}
+
+std::string num(double v, int digits = 1) {
+  return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "-";
+}
+
+std::string pct(double f, int digits = 1) {
+  return std::isfinite(f) ? fmt::format("{:.{}f} %", 100.0 * f, digits) : "-";
+}
+
+std::string ms(int64_t ns) {
+  return fmt::format("{:.1f}", static_cast<double>(ns) * 1e-6);
+}
+
+std::string energyText(double j) {
+  if (!std::isfinite(j)) return "-";
+  if (std::fabs(j) >= 1e6) return fmt::format("{:.3f} MJ", j * 1e-6);
+  if (std::fabs(j) >= 1e3) return fmt::format("{:.2f} kJ", j * 1e-3);
+  return fmt::format("{:.1f} J", j);
+}
+
+void printText(const RunAnalysis& a) {
+  std::string s;
+  const RunInfo& i = a.info;
+  s += fmt::format("run        {}{}\n", i.name.empty() ? "(unnamed)" : i.name,
+                   i.simulated ? "  [SIMULATED]" : "");
+  s += fmt::format("platform   {}\n", i.platform.empty() ? "(unknown)" : i.platform);
+  s += fmt::format("range      {} .. {} ({}), {} GPUs, {} ranks\n", formatUtc(a.range.t0),
+                   formatUtc(std::min(a.range.t1, i.end_ns)),
+                   formatDuration(static_cast<int64_t>(a.duration_s * 1e9)), a.gpus.size(),
+                   a.ranks.size());
+  if (a.quality.valid) {
+    s += "data       valid\n";
+  } else {
+    s += "data       INVALID RUN:";
+    for (const std::string& r : a.quality.invalid_reasons)
+      s += " " + r + ";";
+    s += "\n";
+  }
+
+  const RunTotals& t = a.totals;
+  s += "\ntotals\n";
+  s += fmt::format("  energy              {}\n", energyText(t.energy_j));
+  s += fmt::format("  mean power          {} W (mean over GPUs)\n", num(t.mean_power_w));
+  s += fmt::format("  peak power          {} W\n", num(t.peak_power_w));
+  std::string reasons;
+  for (size_t c = 0; c < kThrottleCauseCount; ++c)
+    if (std::isfinite(t.by_cause_fraction[c]) && t.by_cause_fraction[c] > 0)
+      reasons += fmt::format("{}{} {}", reasons.empty() ? "" : ", ",
+                             throttleCauseId(static_cast<ThrottleCause>(c)),
+                             pct(t.by_cause_fraction[c], 2));
+  s += fmt::format("  throttled           {} of kernel time{}\n", pct(t.throttled_fraction, 2),
+                   reasons.empty() ? "" : " (" + reasons + ")");
+  if (t.iterations > 0) {
+    s += fmt::format("  iterations          {} of {} s (cv {})\n", t.iterations,
+                     num(t.iteration_time_s, 3), num(a.iterations.step_s.cv, 3));
+    s += fmt::format("  throughput          {} samples/s, {} tokens/s\n",
+                     num(t.throughput_samples_per_s, 2), num(t.tokens_per_s, 0));
+    s += fmt::format(
+        "  energy / iteration  {}   energy / token {} J   efficiency {} "
+        "samples/(s*MJ)\n",
+        energyText(t.energy_per_iteration_j), num(t.energy_per_token_j, 4),
+        num(t.efficiency_samples_per_s_mj, 2));
+  }
+
+  s += fmt::format("\nGPUs ({})\n", a.gpus.size());
+  s += fmt::format(
+      "  {:>4} {:>4} {:>4} {:>11} {:>7} {:>7} {:>7} {:>6} {:>6} {:>7} {:>9} {:>10} "
+      "{:>5} {:>6} {:>9}\n",
+      "gpu", "node", "slot", "energy", "P mean", "P min", "P max", "T mean", "T max", "clk",
+      "throttled", "deficit", "P2A", "excurs", "dP/dt p99");
+  for (const GpuAnalysis& g : a.gpus) {
+    const Burstiness& b = g.burstiness;
+    s += fmt::format(
+        "  {:>4} {:>4} {:>4} {:>11} {:>7} {:>7} {:>7} {:>6} {:>6} {:>7} {:>9} {:>10} {:>5} {:>6} "
+        "{:>9}\n",
+        g.info.id, g.info.node, g.info.slot >= 0 ? g.info.slot : g.info.local_index,
+        energyText(g.energy_j), num(g.power.mean), num(g.power.min), num(g.power.max),
+        num(g.temp.mean), num(g.temp.max), num(g.sm_clock.mean, 0), pct(g.throttle.fraction()),
+        num(g.throttle.has_clock ? g.throttle.clock_deficit_mhz_s : kNaN, 0),
+        num(b.peak_to_average, 2),
+        std::isfinite(b.power_limit_w) ? std::to_string(b.excursions) : "-",
+        b.ramp_computed ? num(b.ramp.p99, 0) : "-");
+  }
+  s += "  (energy trapezoid; P in W, T in C, clock in MHz, deficit in MHz*s, dP/dt in W/s)\n";
+
+  size_t nIntervals = 0;
+  for (const GpuAnalysis& g : a.gpus)
+    nIntervals += g.throttle.intervals.size();
+  s += fmt::format("\nthrottle intervals ({})\n", nIntervals);
+  size_t shown = 0;
+  for (const GpuAnalysis& g : a.gpus)
+    for (const ThrottleInterval& iv : g.throttle.intervals) {
+      if (shown++ >= 20) break;
+      s += fmt::format("  gpu {:>4}  at {:>10} s  for {:>9}  {:<20} min clock {} MHz\n", iv.gpu,
+                       num(static_cast<double>(iv.start_ns - a.range.t0) * 1e-9, 2),
+                       formatDuration(iv.end_ns - iv.start_ns), throttleCauseLabel(iv.cause),
+                       num(iv.min_clock_mhz, 0));
+    }
+  if (nIntervals > 20) s += fmt::format("  ... {} more (see --json)\n", nIntervals - 20);
+
+  s += fmt::format("\nranks ({}; HTA breakdown, times in ms)\n", a.ranks.size());
+  s += fmt::format(
+      "  {:>5} {:>4} {:>9} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} "
+      "{:>8}\n",
+      "rank", "gpu", "kernels", "comm", "span", "idle", "compute", "non-comp", "comm", "exposed",
+      "memory", "overlap");
+  for (const RankAnalysis& r : a.ranks) {
+    const RankBreakdown& b = r.breakdown;
+    s += fmt::format(
+        "  {:>5} {:>4} {:>9} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}\n", b.rank,
+        b.gpu, b.kernels, b.comm_kernels, ms(b.span_ns), ms(b.idle_ns), ms(b.compute_ns),
+        ms(b.non_compute_ns), ms(b.comm_ns), ms(b.exposed_comm_ns), ms(b.memory_ns),
+        pct(b.overlap_ratio));
+  }
+
+  if (!a.top_kernels.empty()) {
+    s += "\ntop kernels (by total time)\n";
+    s += fmt::format("  {:>12} {:>9} {:>11} {:<14} {}\n", "total ms", "count", "mean us", "class",
+                     "name");
+    for (const KernelStat& k : a.top_kernels)
+      s += fmt::format("  {:>12} {:>9} {:>11} {:<14} {}\n", ms(k.total_ns), k.count,
+                       num(k.mean_ns() * 1e-3, 1), k.others ? "" : kernelClassName(k.cls),
+                       k.name_text.substr(0, 80));
+    s += "\nkernel categories (ms; seed paper order / corrected order)\n";
+    for (size_t c = 0; c < kKernelCategoryCount; ++c)
+      if (a.seed_categories[c] || a.corrected_categories[c])
+        s += fmt::format("  {:<22} {:>12} {:>12}\n",
+                         kernelCategoryLabel(static_cast<KernelCategory>(c)),
+                         ms(a.seed_categories[c]), ms(a.corrected_categories[c]));
+  }
+
+  const StragglerReport& st = a.stragglers;
+  if (st.instances > 0) {
+    s += fmt::format("\nstragglers ({} collective instances matched across ranks)\n", st.instances);
+    s += fmt::format("  arrival skew        mean {} ms, p50 {} ms, p99 {} ms, max {} ms\n",
+                     num(st.skew_mean_ns * 1e-6, 3), num(st.skew_p50_ns * 1e-6, 3),
+                     num(st.skew_p99_ns * 1e-6, 3), num(st.skew_max_ns * 1e-6, 3));
+    if (st.straggler_rank >= 0)
+      s += fmt::format(
+          "  straggler           rank {} (GPU {}), last at {} of instances; likely "
+          "cause: {}\n",
+          st.straggler_rank, st.straggler_gpu, pct(st.straggler_share), st.likely_cause);
+  }
+
+  if (a.spatial.by_slot.size() > 1) {
+    s += "\nspatial imbalance (mean over nodes, by slot)\n";
+    for (const SlotSummary& sl : a.spatial.by_slot)
+      s += fmt::format("  slot {:>2}  {:>3} GPUs  T {:>6} C  clock {:>6} MHz  power {:>6} W\n",
+                       sl.slot, sl.gpus, num(sl.temp_mean_c), num(sl.clock_mean_mhz, 0),
+                       num(sl.power_mean_w));
+    s +=
+        fmt::format("  hottest slot {} is {} hotter than coolest slot {}\n", a.spatial.hottest_slot,
+                    num(a.spatial.hottest_vs_coolest_pct) + " %", a.spatial.coolest_slot);
+  }
+
+  s += fmt::format("\ndata quality ({} notes)\n", a.quality.notes.size());
+  for (const QualityNote& n : a.quality.notes)
+    s += fmt::format("  {:<7} {}: {}\n", n.severity == Severity::Warning ? "warning" : "info",
+                     n.subject, n.message);
+  for (const std::string& n : a.notes)
+    s += fmt::format("\nnote: {}\n", n);
+  std::fputs(s.c_str(), stdout);
+}
+
+}  // namespace
+
+int cmdAnalyze(const Args& args) {
+  ArgParser p("analyze",
+              "Run the built-in analyses on a run: telemetry statistics and energy, throttle "
+              "detection, burstiness, thermal response, HTA kernel breakdowns, kernel tables, "
+              "iterations, stragglers, spatial imbalance and data quality (docs/analyses.md).");
+  p.flag("json", "print JSON instead of tables (schema in docs/analyses.md)")
+      .option("range", "START:END",
+              "analyse only [START, END): durations after the run start (10s:25.5s, 1m:2m, bare "
+              "seconds) or absolute times in ns; either side may be empty")
+      .option("gpus", "LIST", "analyse only these GPUs (0,2,4-7)")
+      .option("ranks", "LIST", "analyse only these ranks (0,2,4-7)")
+      .option("raw-budget", "N",
+              "most raw samples for |dP/dt|, histograms and counters (default 20000000; 0: no "
+              "limit)")
+      .positionals("RUN.h5", "a Wattline run", 1, 1);
+  if (!p.parse(args)) return 0;
+  AnalysisScope scope;
+  AnalysisOptions options;
+  if (auto v = p.value("gpus")) scope.gpus = parseList("gpus", *v);
+  if (auto v = p.value("ranks")) scope.ranks = parseList("ranks", *v);
+  if (auto v = p.value("raw-budget")) {
+    try {
+      size_t used = 0;
+      const long long n = std::stoll(*v, &used);
+      if (used != v->size() || n < 0) throw std::invalid_argument("negative");
+      options.rawSampleBudget = static_cast<uint64_t>(n);
+    } catch (const std::logic_error&) {
+      throw UsageError(fmt::format("--raw-budget expects a number of samples, got '{}'", *v));
+    }
+  }
+  std::optional<std::string> rangeText = p.value("range");
+  if (rangeText && rangeText->find(':') == std::string::npos)
+    throw UsageError(fmt::format("--range expects START:END, got '{}'", *rangeText));
+  const auto run = RunFile::open(p.positional().front());
+  if (rangeText) {
+    const size_t colon = rangeText->find(':');
+    const int64_t start = run->info().start_ns;
+    scope.range.t0 = parseRangeEnd(rangeText->substr(0, colon), start, scope.range.t0);
+    scope.range.t1 = parseRangeEnd(rangeText->substr(colon + 1), start, scope.range.t1);
+    if (scope.range.t1 <= scope.range.t0)
+      throw UsageError(fmt::format("--range: END must be after START in '{}'", *rangeText));
+  }
+  const RunAnalysis a = analyzeRun(*run, scope, options);
+  if (p.has("json")) {
+    std::fputs((toJson(a).dump(2) + "\n").c_str(), stdout);
+  } else {
+    printText(a);
+  }
+  return 0;
+}
+
+}  // namespace wl::cli

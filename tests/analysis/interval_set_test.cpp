@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Interval-set operations on hand-made sets.
+#include <gtest/gtest.h>
+
+#include "interval_set.h"
+
+namespace wl {
+namespace {
+
+TEST(IntervalSet, UnionMergesOverlappingAndTouching) {
+  const IntervalSet u = unionOf({{5, 8}, {0, 3}, {2, 4}, {8, 9}, {10, 10}, {12, 15}});
+  EXPECT_EQ(u, (IntervalSet{{0, 4}, {5, 9}, {12, 15}}));
+  EXPECT_EQ(totalLength(u), 4 + 4 + 3);
+}
+
+TEST(IntervalSet, IntersectSubtractUnite) {
+  const IntervalSet a{{0, 10}, {20, 30}};
+  const IntervalSet b{{5, 25}, {28, 40}};
+  EXPECT_EQ(intersect(a, b), (IntervalSet{{5, 10}, {20, 25}, {28, 30}}));
+  EXPECT_EQ(subtract(a, b), (IntervalSet{{0, 5}, {25, 28}}));
+  EXPECT_EQ(subtract(b, a), (IntervalSet{{10, 20}, {30, 40}}));
+  EXPECT_EQ(unite(a, b), (IntervalSet{{0, 40}}));
+  EXPECT_EQ(overlapLength(a, b), 5 + 5 + 2);
+  EXPECT_EQ(clip(a, 3, 22), (IntervalSet{{3, 10}, {20, 22}}));
+  // b covers all of a's middle; a hole inside one interval.
+  EXPECT_EQ(subtract(IntervalSet{{0, 100}}, IntervalSet{{10, 20}, {30, 40}}),
+            (IntervalSet{{0, 10}, {20, 30}, {40, 100}}));
+}
+
+}  // namespace
+}  // namespace wl

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Time-weighted mean, min, max and trapezoid energy: on a hand-checkable trace with a gap and a
+// missing sample, on clipped ranges, and pyramid + edges against the raw reference on many random
+// ranges of a long noisy series.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "analysis_test_util.h"
+#include "gaps.h"
+#include "support/temp_dir.h"
+#include "telemetry_stats.h"
+
+namespace wl {
+namespace {
+
+using test::kSec;
+using test::kT0;
+
+// Power 100, 200, 300, 400 W at 0-3 s, then 500, 600, 700 W at 10-12 s: the median interval is
+// 1 s, the gap threshold max(1 s, 5 x 1 s) = 5 s, so 3 s -> 10 s is a gap.
+test::RunSpec handTrace() {
+  test::RunSpec s = test::baseRun(2, 13.0);
+  for (int g = 0; g < 2; ++g) {
+    TelemetryTable t;
+    t.columns.push_back({"power_w", {}});
+    const double secs[] = {0, 1, 2, 3, 10, 11, 12};
+    for (int i = 0; i < 7; ++i) {
+      t.t_ns.push_back(kT0 + static_cast<int64_t>(secs[i]) * kSec);
+      t.columns[0].values.push_back(g == 1 && i == 2 ? kNaN : 100.0 * (i + 1));
+    }
+    s.telemetry.push_back(t);
+  }
+  return s;
+}
+
+TEST(TelemetryStats, WholeRunEnergyAndMeanSkipTheGap) {
+  test::TempDir dir;
+  const auto run = test::writeAndOpen(handTrace(), dir / "run.h5");
+  const auto st = metricStats(*run, "power_w", {0, 1}, TimeRange{});
+  // Trapezoid: 150 + 250 + 350 + (gap) + 550 + 650 J.
+  EXPECT_DOUBLE_EQ(st[0].integral, 1950.0);
+  // Left Riemann: (100 + 200 + 300 + 500 + 600) x 1 s / 5 s.
+  EXPECT_DOUBLE_EQ(st[0].mean, 340.0);
+  EXPECT_DOUBLE_EQ(st[0].covered_s, 5.0);
+  EXPECT_EQ(st[0].samples, 7u);
+  EXPECT_EQ(st[0].min, 100.0);
+  EXPECT_EQ(st[0].max, 700.0);
+  // GPU 1 misses the 300 W sample: 1 s -> 3 s is one 2 s segment (below the threshold).
+  EXPECT_DOUBLE_EQ(st[1].integral, 150.0 + 600.0 + 550.0 + 650.0);
+  EXPECT_DOUBLE_EQ(st[1].mean, (100.0 + 2 * 200.0 + 500.0 + 600.0) / 5.0);
+  EXPECT_EQ(st[1].samples, 6u);
+  // The gap is listed.
+  const auto gaps = findGaps(*run, "power_w", {0, 1});
+  ASSERT_EQ(gaps.size(), 2u);
+  EXPECT_EQ(gaps[0], (Gap{0, kT0 + 3 * kSec, kT0 + 10 * kSec}));
+  EXPECT_EQ(gaps[1].gpu, 1);
+}
+
+TEST(TelemetryStats, ClippedRangeInterpolatesAtTheEdges) {
+  test::TempDir dir;
+  const auto run = test::writeAndOpen(handTrace(), dir / "run.h5");
+  const TimeRange r{kT0 + 1500 * test::kMs, kT0 + 11500 * test::kMs};
+  const MetricStats st = metricStats(*run, "power_w", {0}, r)[0];
+  // [1.5, 2]: (250 + 300) / 2 x 0.5; [2, 3]: 350; [10, 11]: 550; [11, 11.5]: (600 + 650) / 2 x 0.5.
+  EXPECT_DOUBLE_EQ(st.integral, 137.5 + 350.0 + 550.0 + 312.5);
+  // Held values: 200 x 0.5 + 300 + 500 + 600 x 0.5 over 3 s.
+  EXPECT_DOUBLE_EQ(st.mean, 1200.0 / 3.0);
+  EXPECT_DOUBLE_EQ(st.covered_s, 3.0);
+  EXPECT_EQ(st.samples, 4u);  // 2, 3, 10, 11 s
+  EXPECT_EQ(st.min, 300.0);
+  EXPECT_EQ(st.max, 600.0);
+  // The raw reference agrees.
+  const Samples raw = run->readAllSamples(SeriesKind::Gpu, 0, "power_w");
+  const MetricStats ref = statsOfSamples(raw.t_ns, raw.v, 5 * kSec, r);
+  EXPECT_DOUBLE_EQ(ref.integral, st.integral);
+  EXPECT_DOUBLE_EQ(ref.mean, st.mean);
+  // A range inside the gap covers nothing: no mean, no energy.
+  const MetricStats none = metricStats(*run, "power_w", {0}, {kT0 + 5 * kSec, kT0 + 8 * kSec})[0];
+  EXPECT_TRUE(std::isnan(none.mean));
+  EXPECT_TRUE(std::isnan(none.integral));
+  EXPECT_EQ(none.samples, 0u);
+}
+
+// Three GPUs, 20 Hz for 30 minutes with jitter, random values (multiples of 1/4 W so float32
+// storage is exact), NaN stretches and gaps of several seconds.
+TEST(TelemetryStats, PyramidPlusEdgesEqualsRawOnRandomRanges) {
+  test::TempDir dir;
+  const double seconds = 1800;
+  test::RunSpec s = test::baseRun(3, seconds);
+  s.info.sample_interval_s = 0.05;
+  std::mt19937_64 rng(7);
+  for (int g = 0; g < 3; ++g) {
+    TelemetryTable t;
+    t.columns.push_back({"power_w", {}});
+    int64_t ts = kT0 + static_cast<int64_t>(rng() % 1000) * 1000;
+    while (ts < s.info.end_ns) {
+      t.t_ns.push_back(ts);
+      const uint64_t r = rng();
+      t.columns[0].values.push_back(r % 97 == 0 ? kNaN : 0.25 * static_cast<double>(r % 3200));
+      ts += 50 * test::kMs + static_cast<int64_t>(rng() % 10'000'000) - 5'000'000;
+      if (rng() % 5000 == 0) ts += (2 + static_cast<int64_t>(rng() % 8)) * kSec;  // a gap
+    }
+    s.telemetry.push_back(t);
+  }
+  const auto run = test::writeAndOpen(s, dir / "run.h5");
+  const SeriesGroupMeta& meta = run->series(SeriesKind::Gpu);
+  std::vector<Samples> raw;
+  for (int g = 0; g < 3; ++g)
+    raw.push_back(run->readAllSamples(SeriesKind::Gpu, static_cast<size_t>(g), "power_w"));
+  std::vector<TimeRange> ranges = {TimeRange{}, {kT0, s.info.end_ns + 1}};
+  const int64_t w0 = meta.grid.widths_ns[0];
+  for (int i = 0; i < 60; ++i) {
+    int64_t a = kT0 + static_cast<int64_t>(rng() % static_cast<uint64_t>(seconds * 1e9));
+    int64_t b = kT0 + static_cast<int64_t>(rng() % static_cast<uint64_t>(seconds * 1e9));
+    if (a > b) std::swap(a, b);
+    if (i % 3 == 0) a = kT0 + (a - kT0) / w0 * w0, b = kT0 + (b - kT0) / w0 * w0;  // aligned
+    if (i % 7 == 0) b = a + 3 * kSec;                                              // short
+    ranges.push_back({a, b});
+  }
+  for (const TimeRange& r : ranges) {
+    const auto fast = metricStats(*run, "power_w", {0, 1, 2}, r);
+    for (int g = 0; g < 3; ++g) {
+      const MetricStats ref =
+          statsOfSamples(raw[g].t_ns, raw[g].v, meta.gapThresholdNs[static_cast<size_t>(g)],
+                         {std::max(r.t0, kT0), r.t1});
+      SCOPED_TRACE(testing::Message() << "gpu " << g << " range " << r.t0 << ".." << r.t1);
+      EXPECT_EQ(fast[g].samples, ref.samples);
+      EXPECT_NEAR(fast[g].covered_s, ref.covered_s, 1e-9 * (1 + ref.covered_s));
+      if (ref.samples) {
+        EXPECT_EQ(fast[g].min, ref.min);
+        EXPECT_EQ(fast[g].max, ref.max);
+      }
+      if (ref.covered_s > 0) {
+        EXPECT_NEAR(fast[g].integral, ref.integral, 1e-9 * std::fabs(ref.integral) + 1e-6);
+        EXPECT_NEAR(fast[g].mean, ref.mean, 1e-9 * std::fabs(ref.mean) + 1e-9);
+      }
+    }
+  }
+  // Gaps found through the pyramid filter equal the raw scan.
+  const auto gaps = findGaps(*run, "power_w", {0, 1, 2});
+  size_t expected = 0;
+  for (int g = 0; g < 3; ++g)
+    expected += findGapsInSamples(raw[g].t_ns, raw[g].v, meta.gapThresholdNs[g]).size();
+  EXPECT_EQ(gaps.size(), expected);
+  EXPECT_GT(expected, 0u);
+}
+
+}  // namespace
+}  // namespace wl

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis_panel.h"
+
+#include <QChartView>
+#include <QComboBox>
+#include <QFutureWatcher>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPointer>
+#include <QProgressBar>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <cmath>
+
+#include "analysis_charts.h"
+#include "core/error.h"
+#include "core/time_format.h"
+
+namespace wl {
+namespace {
+
+constexpr int kDebounceMs = 200;
+
+QStandardItem* cell(double value, int decimals, const QString& suffix = {}) {
+  auto* item = new QStandardItem(
+      std::isfinite(value) ? QString::number(value, 'f', decimals) + suffix : QStringLiteral("–"));
+  item->setData(std::isfinite(value) ? QVariant(value) : QVariant(-INFINITY), Qt::UserRole);
+  item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  item->setEditable(false);
+  return item;
+}
+
+QStandardItem* textCell(const QString& text) {
+  auto* item = new QStandardItem(text);
+  item->setData(text, Qt::UserRole);
+  item->setEditable(false);
+  return item;
+}
+
+QStandardItemModel* makeModel(QObject* parent, const QStringList& headers) {
+  auto* m = new QStandardItemModel(0, static_cast<int>(headers.size()), parent);
+  m->setHorizontalHeaderLabels(headers);
+  return m;
+}
+
+QTableView* makeView(QAbstractItemModel* model, QWidget* parent) {
+  auto* v = new QTableView(parent);
+  v->setModel(model);
+  v->setSortingEnabled(true);
+  v->sortByColumn(0, Qt::AscendingOrder);
+  v->setSelectionBehavior(QAbstractItemView::SelectRows);
+  v->setSelectionMode(QAbstractItemView::SingleSelection);
+  v->verticalHeader()->hide();
+  v->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  v->horizontalHeader()->setStretchLastSection(true);
+  return v;
+}
+
+QString num(double v, int decimals) {
+  return std::isfinite(v) ? QString::number(v, 'f', decimals) : QStringLiteral("–");
+}
+
+QString html(const RunAnalysis& a) {
+  const RunInfo& i = a.info;
+  const RunTotals& t = a.totals;
+  QString s;
+  s += QStringLiteral("<h3>%1%2</h3>")
+           .arg(QString::fromStdString(i.name).toHtmlEscaped(),
+                i.simulated ? QStringLiteral(" <i>(simulated)</i>") : QString());
+  s += QStringLiteral("<p>%1 &ndash; %2 (%3), %4 GPUs, %5 ranks</p>")
+           .arg(QString::fromStdString(formatUtc(a.range.t0)),
+                QString::fromStdString(formatUtc(std::min(a.range.t1, i.end_ns))),
+                QString::fromStdString(formatDuration(static_cast<int64_t>(a.duration_s * 1e9))))
+           .arg(a.gpus.size())
+           .arg(a.ranks.size());
+  if (!a.quality.valid) {
+    s += QStringLiteral("<p><b>Invalid run:</b> ");
+    for (const std::string& r : a.quality.invalid_reasons)
+      s += QString::fromStdString(r).toHtmlEscaped() + QStringLiteral("; ");
+    s += QStringLiteral("</p>");
+  }
+  s += QStringLiteral("<table>");
+  auto row = [&](const QString& k, const QString& v) {
+    s += QStringLiteral("<tr><td>%1</td><td align='right'>%2</td></tr>").arg(k, v);
+  };
+  row(QStringLiteral("Energy"), num(t.energy_j * 1e-3, 2) + QStringLiteral(" kJ"));
+  row(QStringLiteral("Mean power (mean over GPUs)"), num(t.mean_power_w, 1) + QStringLiteral(" W"));
+  row(QStringLiteral("Peak power"), num(t.peak_power_w, 1) + QStringLiteral(" W"));
+  row(QStringLiteral("Throttled share of kernel time"),
+      num(t.throttled_fraction * 100, 2) + QStringLiteral(" %"));
+  for (size_t c = 0; c < kThrottleCauseCount; ++c)
+    if (std::isfinite(t.by_cause_fraction[c]) && t.by_cause_fraction[c] > 0)
+      row(QStringLiteral("&nbsp;&nbsp;") +
+              QString::fromUtf8(throttleCauseLabel(static_cast<ThrottleCause>(c)).data()),
+          num(t.by_cause_fraction[c] * 100, 2) + QStringLiteral(" %"));
+  if (t.iterations > 0) {
+    row(QStringLiteral("Iterations"), QString::number(t.iterations));
+    row(QStringLiteral("Iteration time"), num(t.iteration_time_s, 3) + QStringLiteral(" s"));
+    row(QStringLiteral("Throughput"), num(t.throughput_samples_per_s, 2) +
+                                          QStringLiteral(" samples/s, ") + num(t.tokens_per_s, 0) +
+                                          QStringLiteral(" tokens/s"));
+    row(QStringLiteral("Energy per iteration"),
+        num(t.energy_per_iteration_j * 1e-3, 2) + QStringLiteral(" kJ"));
+    row(QStringLiteral("Energy per token"), num(t.energy_per_token_j, 4) + QStringLiteral(" J"));
+    row(QStringLiteral("Efficiency"),
+        num(t.efficiency_samples_per_s_mj, 2) + QStringLiteral(" samples/(s·MJ)"));
+  }
+  const StragglerReport& st = a.stragglers;
+  if (st.straggler_rank >= 0)
+    row(QStringLiteral("Straggler"),
+        QStringLiteral("rank %1 (GPU %2), last at %3 % of %4 collectives: %5")
+            .arg(st.straggler_rank)
+            .arg(st.straggler_gpu)
+            .arg(num(st.straggler_share * 100, 0))
+            .arg(st.instances)
+            .arg(QString::fromStdString(st.likely_cause).toHtmlEscaped()));
+  s += QStringLiteral("</table>");
+  if (!a.quality.notes.empty()) {
+    s += QStringLiteral("<h4>Data quality</h4><ul>");
+    for (const QualityNote& n : a.quality.notes)
+      s += QStringLiteral("<li>%1%2: %3</li>")
+               .arg(n.severity == Severity::Warning ? QStringLiteral("&#9888; ") : QString(),
+                    QString::fromStdString(n.subject).toHtmlEscaped(),
+                    QString::fromStdString(n.message).toHtmlEscaped());
+    s += QStringLiteral("</ul>");
+  }
+  for (const std::string& n : a.notes)
+    s += QStringLiteral("<p><i>%1</i></p>").arg(QString::fromStdString(n).toHtmlEscaped());
+  return s;
+}
+
+}  // namespace
+
+struct AnalysisPanel::Outcome {
+  uint64_t generation = 0;
+  std::shared_ptr<const RunAnalysis> analysis;
+  QString error;
+  bool cancelled = false;
+};
+
+AnalysisPanel::AnalysisPanel(QWidget* parent) : QWidget(parent) {
+  debounce_ = new QTimer(this);
+  debounce_->setSingleShot(true);
+  debounce_->setInterval(kDebounceMs);
+  connect(debounce_, &QTimer::timeout, this, &AnalysisPanel::start);
+
+  status_ = new QLabel(tr("No run"), this);
+  progress_ = new QProgressBar(this);
+  progress_->setRange(0, 100);
+  progress_->setMaximumHeight(12);
+  progress_->setTextVisible(false);
+  progress_->hide();
+  tabs_ = new QTabWidget(this);
+
+  summary_ = new QTextBrowser(this);
+  tabs_->addTab(summary_, tr("Summary"));
+
+  gpuModel_ =
+      makeModel(this, {tr("GPU"), tr("node"), tr("slot"), tr("energy kJ"), tr("P mean W"),
+                       tr("P peak W"), tr("T mean °C"), tr("T max °C"), tr("clock MHz"),
+                       tr("throttled %"), tr("deficit MHz·s"), tr("peak/avg"), tr("excursions")});
+  gpuProxy_ = new QSortFilterProxyModel(this);
+  gpuProxy_->setSourceModel(gpuModel_);
+  gpuProxy_->setSortRole(Qt::UserRole);
+  gpuView_ = makeView(gpuProxy_, this);
+  connect(gpuView_, &QTableView::clicked, this, [this](const QModelIndex& i) {
+    const QModelIndex src = gpuProxy_->mapToSource(i);
+    emit gpuActivated(gpuModel_->item(src.row(), GpuId)->data(Qt::UserRole).toInt());
+  });
+  tabs_->addTab(gpuView_, tr("GPUs"));
+
+  throttleModel_ = makeModel(this, {tr("GPU"), tr("start s"), tr("duration s"), tr("cause"),
+                                    tr("min clock MHz"), tr("mean clock MHz")});
+  throttleProxy_ = new QSortFilterProxyModel(this);
+  throttleProxy_->setSourceModel(throttleModel_);
+  throttleProxy_->setSortRole(Qt::UserRole);
+  throttleView_ = makeView(throttleProxy_, this);
+  connect(throttleView_, &QTableView::clicked, this, [this](const QModelIndex& i) {
+    const QStandardItem* first = throttleModel_->item(throttleProxy_->mapToSource(i).row(), ThrGpu);
+    emit rangeActivated(first->data(StartRole).toLongLong(), first->data(EndRole).toLongLong());
+  });
+  tabs_->addTab(throttleView_, tr("Throttling"));
+
+  rankModel_ = makeModel(this, {tr("rank"), tr("GPU"), tr("kernels"), tr("span ms"), tr("idle ms"),
+                                tr("compute ms"), tr("non-compute ms"), tr("comm ms"),
+                                tr("exposed comm ms"), tr("memory ms"), tr("overlap %")});
+  kernelModel_ = makeModel(this, {tr("kernel"), tr("class"), tr("count"), tr("total ms"),
+                                  tr("mean µs"), tr("min µs"), tr("max µs")});
+  auto* rankProxy = new QSortFilterProxyModel(this);
+  rankProxy->setSourceModel(rankModel_);
+  rankProxy->setSortRole(Qt::UserRole);
+  auto* kernelProxy = new QSortFilterProxyModel(this);
+  kernelProxy->setSourceModel(kernelModel_);
+  kernelProxy->setSortRole(Qt::UserRole);
+  auto* kernels = new QSplitter(Qt::Vertical, this);
+  kernels->addWidget(makeView(rankProxy, kernels));
+  kernels->addWidget(makeView(kernelProxy, kernels));
+  tabs_->addTab(kernels, tr("Kernels"));
+
+  auto* charts = new QWidget(this);
+  chartPicker_ = new QComboBox(charts);
+  for (int c = 0; c < kAnalysisChartCount; ++c)
+    chartPicker_->addItem(analysisChartTitle(static_cast<AnalysisChart>(c)));
+  chartView_ = new QChartView(charts);
+  chartView_->setRenderHint(QPainter::Antialiasing);
+  auto* cl = new QVBoxLayout(charts);
+  cl->addWidget(chartPicker_);
+  cl->addWidget(chartView_, 1);
+  connect(chartPicker_, &QComboBox::currentIndexChanged, this, &AnalysisPanel::showChart);
+  tabs_->addTab(charts, tr("Charts"));
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addWidget(status_);
+  layout->addWidget(progress_);
+  layout->addWidget(tabs_, 1);
+}
+
+AnalysisPanel::~AnalysisPanel() {
+  if (cancel_) cancel_->store(true);
+}
+
+void AnalysisPanel::setRun(std::shared_ptr<const RunFile> run) {
+  run_ = std::move(run);
+  range_.reset();
+  gpus_.clear();
+  ranks_.clear();
+  debounce_->stop();
+  start();
+}
+
+void AnalysisPanel::setRange(int64_t t0, int64_t t1) {
+  range_ = TimeRange{std::min(t0, t1), std::max(t0, t1)};
+  schedule();
+}
+
+void AnalysisPanel::clearRange() {
+  range_.reset();
+  schedule();
+}
+
+void AnalysisPanel::setSelection(std::vector<int> gpus, std::vector<int> ranks) {
+  gpus_ = std::move(gpus);
+  ranks_ = std::move(ranks);
+  schedule();
+}
+
+void AnalysisPanel::setOptions(const AnalysisOptions& options) {
+  options_ = options;
+  schedule();
+}
+
+void AnalysisPanel::schedule() {
+  debounce_->start();
+}
+
+void AnalysisPanel::start() {
+  if (cancel_) cancel_->store(true);  // the analysis under way is no longer wanted
+  const uint64_t generation = ++generation_;
+  if (!run_) {
+    running_ = false;
+    result_.reset();
+    fill();
+    status_->setText(tr("No run"));
+    progress_->hide();
+    return;
+  }
+  AnalysisScope scope;
+  if (range_) scope.range = *range_;
+  scope.gpus = gpus_;
+  scope.ranks = ranks_;
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  cancel_ = cancel;
+  running_ = true;
+  status_->setText(range_ ? tr("Analysing the selection…") : tr("Analysing the run…"));
+  progress_->setValue(0);
+  progress_->show();
+  emit analysisStarted();
+
+  QPointer<AnalysisPanel> self(this);
+  auto report = [self, cancel, generation](double f, std::string_view) {
+    if (cancel->load()) return false;
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, generation, f] {
+          if (self && self->generation_ == generation)
+            self->progress_->setValue(static_cast<int>(f * 100));
+        },
+        Qt::QueuedConnection);
+    return true;
+  };
+  auto work = [run = run_, scope, options = options_, report, generation]() {
+    Outcome o;
+    o.generation = generation;
+    try {
+      o.analysis =
+          std::make_shared<const RunAnalysis>(analyzeRun(*run, scope, options, Progress(report)));
+    } catch (const Cancelled&) {
+      o.cancelled = true;
+    } catch (const std::exception& e) {
+      o.error = QString::fromUtf8(e.what());
+    }
+    return o;
+  };
+  auto* watcher = new QFutureWatcher<Outcome>(this);
+  connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher] {
+    finished(watcher->result());
+    watcher->deleteLater();
+  });
+  watcher->setFuture(QtConcurrent::run(work));
+}
+
+void AnalysisPanel::finished(const Outcome& o) {
+  if (o.generation != generation_) return;  // a newer request superseded it
+  running_ = false;
+  progress_->hide();
+  if (o.cancelled) return;
+  if (!o.error.isEmpty()) {
+    status_->setText(o.error);
+    emit analysisFailed(o.error);
+    return;
+  }
+  result_ = o.analysis;
+  fill();
+  if (range_) {
+    status_->setText(
+        tr("Selection: %1 s – %2 s")
+            .arg(num(static_cast<double>(result_->range.t0 - result_->info.start_ns) * 1e-9, 3),
+                 num(static_cast<double>(result_->range.t1 - result_->info.start_ns) * 1e-9, 3)));
+  } else {
+    status_->setText(tr("Whole run"));
+  }
+  emit analysisFinished();
+}
+
+void AnalysisPanel::fill() {
+  for (QStandardItemModel* m : {gpuModel_, throttleModel_, rankModel_, kernelModel_})
+    m->removeRows(0, m->rowCount());
+  if (!result_) {
+    summary_->clear();
+    showChart();
+    return;
+  }
+  const RunAnalysis& a = *result_;
+  summary_->setHtml(html(a));
+  for (const GpuAnalysis& g : a.gpus) {
+    const Burstiness& b = g.burstiness;
+    gpuModel_->appendRow(
+        {cell(g.info.id, 0), cell(g.info.node, 0),
+         cell(g.info.slot >= 0 ? g.info.slot : g.info.local_index, 0), cell(g.energy_j * 1e-3, 2),
+         cell(g.power.mean, 1), cell(g.power.max, 1), cell(g.temp.mean, 1), cell(g.temp.max, 1),
+         cell(g.sm_clock.mean, 0), cell(g.throttle.fraction() * 100, 2),
+         cell(g.throttle.has_clock ? g.throttle.clock_deficit_mhz_s : NAN, 0),
+         cell(b.peak_to_average, 2),
+         cell(std::isfinite(b.power_limit_w) ? static_cast<double>(b.excursions) : NAN, 0)});
+    for (const ThrottleInterval& iv : g.throttle.intervals) {
+      QStandardItem* first = cell(iv.gpu, 0);
+      first->setData(QVariant::fromValue<qlonglong>(iv.start_ns), StartRole);
+      first->setData(QVariant::fromValue<qlonglong>(iv.end_ns), EndRole);
+      throttleModel_->appendRow({first,
+                                 cell(static_cast<double>(iv.start_ns - a.range.t0) * 1e-9, 3),
+                                 cell(static_cast<double>(iv.end_ns - iv.start_ns) * 1e-9, 3),
+                                 textCell(QString::fromUtf8(throttleCauseLabel(iv.cause).data())),
+                                 cell(iv.min_clock_mhz, 0), cell(iv.mean_clock_mhz, 0)});
+    }
+  }
+  for (const RankAnalysis& r : a.ranks) {
+    const RankBreakdown& b = r.breakdown;
+    rankModel_->appendRow({cell(b.rank, 0), cell(b.gpu >= 0 ? b.gpu : NAN, 0),
+                           cell(static_cast<double>(b.kernels), 0), cell(b.span_ns * 1e-6, 2),
+                           cell(b.idle_ns * 1e-6, 2), cell(b.compute_ns * 1e-6, 2),
+                           cell(b.non_compute_ns * 1e-6, 2), cell(b.comm_ns * 1e-6, 2),
+                           cell(b.exposed_comm_ns * 1e-6, 2), cell(b.memory_ns * 1e-6, 2),
+                           cell(b.overlap_ratio * 100, 1)});
+  }
+  for (const KernelStat& k : a.top_kernels)
+    kernelModel_->appendRow(
+        {textCell(QString::fromStdString(k.name_text)),
+         textCell(k.others ? QString() : QString::fromUtf8(kernelClassName(k.cls).data())),
+         cell(static_cast<double>(k.count), 0), cell(k.total_ns * 1e-6, 2),
+         cell(k.mean_ns() * 1e-3, 1), cell(k.min_ns * 1e-3, 1), cell(k.max_ns * 1e-3, 1)});
+  showChart();
+}
+
+void AnalysisPanel::showChart() {
+  QChart* old = chartView_->chart();
+  chartView_->setChart(result_ ? makeAnalysisChart(*result_, static_cast<AnalysisChart>(
+                                                                 chartPicker_->currentIndex()))
+                               : new QChart);
+  delete old;
+}
+
+}  // namespace wl
