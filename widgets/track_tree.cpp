@@ -32,7 +32,8 @@ QStandardItem* makeItem(const QString& text, TrackTree::Kind kind, int run, int 
 bool isDefaultMetric(const std::string& id, const SeriesGroupMeta& tel) {
   static const char* kDefault[] = {"power_w", "temp_c", "sm_clock_mhz", "util_pct"};
   bool any = false;
-  for (const char* d : kDefault) any = any || tel.metric(d) != nullptr;
+  for (const char* d : kDefault)
+    any = any || tel.metric(d) != nullptr;
   if (!any) return true;
   for (const char* d : kDefault)
     if (id == d) return true;

@@ -17,11 +17,13 @@
 #include <QStyleFactory>
 #include <QToolBar>
 
+#include "analysis_panel.h"
 #include "gui/recent_files.h"
-#include "import_dialog.h"
 #include "gui/run_session.h"
+#include "import_dialog.h"
 #include "kernel_details_view.h"
 #include "run_summary_view.h"
+#include "selection_summary_view.h"
 #include "timeline/timeline_page.h"
 #include "track_tree.h"
 
@@ -70,7 +72,9 @@ MainWindow::MainWindow(QWidget* parent)
       page_(new TimelinePage(this)),
       tree_(new TrackTree(this)),
       summary_(new RunSummaryView(this)),
-      details_(new KernelDetailsView(this)) {
+      details_(new KernelDetailsView(this)),
+      selection_(new SelectionSummaryView(this)),
+      analysis_(new AnalysisPanel(this)) {
   initWattlineResources();
   setWindowTitle(QStringLiteral("Wattline"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/wattline.svg")));
@@ -82,10 +86,18 @@ MainWindow::MainWindow(QWidget* parent)
       makeDock(this, tr("Kernel details"), "detailsDock", details_, Qt::LeftDockWidgetArea);
   tabifyDockWidget(runDock, detailsDock);
   runDock->raise();
+  QDockWidget* selectionDock =
+      makeDock(this, tr("Selection"), "selectionDock", selection_, Qt::RightDockWidgetArea);
+  QDockWidget* analysisDock =
+      makeDock(this, tr("Analysis"), "analysisDock", analysis_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(selectionDock, analysisDock);
+  selectionDock->raise();
+  resizeDocks({selectionDock}, {380}, Qt::Horizontal);
   // Clicking a kernel brings its details to the front.
-  connect(page_->view(), &TimelineView::kernelSelected, detailsDock, [detailsDock](const KernelRef& k) {
-    if (k.valid()) detailsDock->raise();
-  });
+  connect(page_->view(), &TimelineView::kernelSelected, detailsDock,
+          [detailsDock](const KernelRef& k) {
+            if (k.valid()) detailsDock->raise();
+          });
 
   createActions();
   auto* loading = new QLabel(this);
@@ -105,6 +117,10 @@ MainWindow::MainWindow(QWidget* parent)
           heatmapAction_->setChecked(true);
         tree_->addRun(run, index);
         details_->setRuns(page_->store()->runs());
+        if (index == 0) {
+          selection_->setRun(run);
+          analysis_->setRun(run);
+        }
         recent_->add(QString::fromStdString(run->path().string()));
         const RunInfo& i = run->info();
         statusBar()->showMessage(tr("Opened %1: %2 GPUs, %3 ranks%4")
@@ -125,6 +141,24 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(tree_, &TrackTree::visibilityChanged, this, &MainWindow::rebuildRows);
   connect(page_->view(), &TimelineView::kernelSelected, details_, &KernelDetailsView::showKernel);
+  // The selected range scopes the selection summary and the analysis panel.
+  connect(page_->viewport(), &Viewport::selectionChanged, this,
+          [this, selectionDock](std::optional<TimeRange> sel) {
+            selection_->setRange(sel);
+            if (sel) {
+              analysis_->setRange(sel->t0, sel->t1);
+              selectionDock->raise();
+            } else {
+              analysis_->clearRange();
+            }
+          });
+  auto showGpu = [this](int gpu) { page_->view()->scrollToGpu(0, gpu); };
+  connect(selection_, &SelectionSummaryView::gpuActivated, this, showGpu);
+  connect(analysis_, &AnalysisPanel::gpuActivated, this, showGpu);
+  connect(analysis_, &AnalysisPanel::rangeActivated, this, [this](int64_t t0, int64_t t1) {
+    const int64_t pad = std::max<int64_t>((t1 - t0) / 4, 1'000'000);
+    page_->viewport()->setRange({t0 - pad, t1 + pad});
+  });
 
   QSettings s;
   restoreGeometry(s.value("mainWindow/geometry").toByteArray());
@@ -137,7 +171,8 @@ void MainWindow::rebuildRows() {
   o.heatmap = heatmapAction_ && heatmapAction_->isChecked();
   // Compact rows when there are many GPUs, so kernels are not far below the counters.
   size_t gpus = 0;
-  for (const auto& r : page_->store()->runs()) gpus += r->gpus().size();
+  for (const auto& r : page_->store()->runs())
+    gpus += r->gpus().size();
   if (gpus >= 8) {
     o.counterHeight = 32;
     o.kernelHeight = 20;
@@ -173,8 +208,9 @@ void MainWindow::createActions() {
     d->open();
   });
   importAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
-  importAction->setToolTip(tr("Turn PyTorch profiler, rocprof, Nsight Systems, nvidia-smi, DCGM, "
-                              "amd-smi, Zeus or CharLLM-PPT files into one run"));
+  importAction->setToolTip(
+      tr("Turn PyTorch profiler, rocprof, Nsight Systems, nvidia-smi, DCGM, "
+         "amd-smi, Zeus or CharLLM-PPT files into one run"));
   QMenu* recentMenu = file->addMenu(tr("Open &Recent"));
   recent_ = new RecentFiles(recentMenu, this);
   connect(recent_, &RecentFiles::openRequested, this, &MainWindow::openRun);
@@ -183,6 +219,8 @@ void MainWindow::createActions() {
     tree_->clear();
     page_->clearRuns();
     details_->setRuns({});
+    selection_->setRun(nullptr);
+    analysis_->setRun(nullptr);
     setWindowTitle(QStringLiteral("Wattline"));
   });
   closeAll->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_W));

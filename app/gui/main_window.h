@@ -10,7 +10,9 @@ class QComboBox;
 
 namespace wl {
 
+class AnalysisPanel;
 class KernelDetailsView;
+class SelectionSummaryView;
 class RecentFiles;
 class RunSession;
 class RunSummaryView;
@@ -42,6 +44,8 @@ class MainWindow : public QMainWindow {
   TrackTree* tree_;
   RunSummaryView* summary_;
   KernelDetailsView* details_;
+  SelectionSummaryView* selection_;
+  AnalysisPanel* analysis_;
   QComboBox* heatmapMetric_ = nullptr;
   QAction* heatmapAction_ = nullptr;
 };

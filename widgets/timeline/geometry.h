@@ -33,6 +33,9 @@ int chooseLevel(const LodGrid& grid, double nsPerPx);
 struct ThrottleBand {
   double x0 = 0, x1 = 0;  // pixels
   uint32_t reasons = 0;   // slowdown reason bits seen in the band
+  // Strong: the analysis counts the time as throttled (busy, clock below its threshold). Weak: a
+  // reason bit is set but the clock stayed near its maximum.
+  bool strong = false;
 };
 
 struct CounterGeometry {

@@ -23,8 +23,14 @@ OverviewStrip::OverviewStrip(Viewport* viewport, TileStore* store, int labelWidt
   connect(vp_, &Viewport::boundsChanged, this, qOverload<>(&QWidget::update));
 }
 
+void OverviewStrip::setThrottled(std::vector<TimeRange> spans) {
+  throttled_ = std::move(spans);
+  update();
+}
+
 void OverviewStrip::refresh() {
   points_.clear();
+  throttled_.reset();
   metricLabel_.clear();
   maxValue_ = 1;
   if (store_->runs().empty()) {
@@ -108,10 +114,17 @@ void OverviewStrip::paintEvent(QPaintEvent*) {
       QRectF(6, 2, labelWidth_ - 10, height() - 4), Qt::AlignLeft | Qt::AlignVCenter,
       metricLabel_.isEmpty() ? tr("Overview") : tr("Overview\n%1: mean, max").arg(metricLabel_));
   const QRectF area(labelWidth_, 3, width() - labelWidth_, height() - 6);
-  for (const Point& pt : points_)
-    if (pt.throttled)
-      p.fillRect(QRectF(QPointF(xOf(pt.t0), area.top()), QPointF(xOf(pt.t1), area.bottom())),
+  if (throttled_) {
+    for (const TimeRange& s : *throttled_)
+      p.fillRect(QRectF(QPointF(xOf(s.t0), area.top()),
+                        QPointF(std::max(xOf(s.t1), xOf(s.t0) + 1), area.bottom())),
                  theme_.reasonColor(0x4));
+  } else {
+    for (const Point& pt : points_)
+      if (pt.throttled)
+        p.fillRect(QRectF(QPointF(xOf(pt.t0), area.top()), QPointF(xOf(pt.t1), area.bottom())),
+                   theme_.reasonColor(0x4, false));
+  }
   auto y = [&](float v) {
     return area.bottom() - static_cast<double>(v) / maxValue_ * area.height();
   };

@@ -24,6 +24,9 @@ class OverviewStrip : public QWidget {
   }
   // Recomputes the summary curve after runs were added.
   void refresh();
+  // Where any GPU of the first run was throttled (the analysis's intervals); replaces the
+  // reason-bit estimate drawn until they arrive.
+  void setThrottled(std::vector<TimeRange> spans);
   QSize sizeHint() const override { return {400, 46}; }
 
  protected:
@@ -47,6 +50,7 @@ class OverviewStrip : public QWidget {
     bool throttled;
   };
   std::vector<Point> points_;
+  std::optional<std::vector<TimeRange>> throttled_;
   float maxValue_ = 1;
   enum class Drag { None, Move, Range } drag_ = Drag::None;
   int64_t grabOffset_ = 0;

@@ -45,7 +45,8 @@ void rasterBackground(QImage& img, const std::vector<ThrottleBand>& bands, const
   const auto perColumn = bandPerColumn(bands, w);
   for (int x = 0; x < w; ++x)
     if (const ThrottleBand* b = perColumn[static_cast<size_t>(x)])
-      fillColumn(px, stride, x, 0, h, over(background.rgb(), theme.reasonColor(b->reasons)));
+      fillColumn(px, stride, x, 0, h,
+                 over(background.rgb(), theme.reasonColor(b->reasons, b->strong)));
 }
 
 void rasterCounter(QImage& img, const CounterGeometry& g, ValueRange range, int dataTop,
@@ -73,7 +74,7 @@ void rasterCounter(QImage& img, const CounterGeometry& g, ValueRange range, int 
   for (int x = 0; x < w; ++x) {
     QRgb cbg = bg, cfill = fill;
     if (const ThrottleBand* b = perColumn[static_cast<size_t>(x)]) {
-      const QColor bc = theme.reasonColor(b->reasons);
+      const QColor bc = theme.reasonColor(b->reasons, b->strong);
       cbg = over(bg, bc);
       cfill = over(fill, bc);
     }

@@ -76,9 +76,9 @@ Theme Theme::publication() {
   return t;
 }
 
-QColor Theme::reasonColor(uint32_t r) const {
-  const int a = isDark ? 90 : 70;
-  if (r & throttle::kHwThermal) return QColor(0xb0, 0x00, 0x20, a + 20);
+QColor Theme::reasonColor(uint32_t r, bool strong) const {
+  const int a = (isDark ? 90 : 70) / (strong ? 1 : 3);
+  if (r & throttle::kHwThermal) return QColor(0xb0, 0x00, 0x20, strong ? a + 20 : a);
   if (r & throttle::kSwThermal) return QColor(0xff, 0x40, 0x30, a);
   if (r & throttle::kHwPowerBrake) return QColor(0xc0, 0x30, 0xc0, a);
   if (r & throttle::kHwSlowdown) return QColor(0x80, 0x50, 0xd0, a);

@@ -23,7 +23,8 @@ struct Theme {
   QColor classColor(KernelClass c) const { return kernelClass[static_cast<size_t>(c)]; }
   // The colour of a throttle band: the most severe reason present wins (HW thermal > SW thermal >
   // HW power brake > HW slowdown > SW power cap).
-  QColor reasonColor(uint32_t reasons) const;
+  // Weak bands (a reason bit without a clock drop) are drawn at a third of the strength.
+  QColor reasonColor(uint32_t reasons, bool strong = true) const;
   QColor metricColor(std::string_view metric) const;
   // Maps t in [0, 1] onto a perceptual colour map (inferno-like) for heatmaps; NaN -> background.
   QColor heat(double t) const;

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "timeline/timeline_page.h"
 
+#include <QFutureWatcher>
 #include <QTimer>
+#include <QtConcurrent/QtConcurrentRun>
+
 #include <QVBoxLayout>
+#include "core/throttle_reasons.h"
+#include "throttle_detection.h"
 
 namespace wl {
 
@@ -56,10 +61,65 @@ int TimelinePage::addRun(const std::shared_ptr<const RunFile>& run) {
   ruler_->setRunStart(store_->run(0).info().start_ns);
   overview_->refresh();
   find_->setRuns(store_->runs());
+  computeThrottle(index, run);
   return index;
 }
 
+namespace {
+
+uint32_t reasonBits(const ThrottleInterval& iv) {
+  if (iv.recorded_reasons) return iv.recorded_reasons;
+  switch (iv.cause) {
+    case ThrottleCause::ThermalInferred:
+      return throttle::kSwThermal;
+    case ThrottleCause::PowerCapInferred:
+      return throttle::kSwPowerCap;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+void TimelinePage::computeThrottle(int index, const std::shared_ptr<const RunFile>& run) {
+  // The analysis's throttle intervals, off the UI thread (a 1,024-GPU hour takes seconds).
+  using Spans = std::vector<std::vector<TimelineRenderer::ThrottleSpan>>;
+  auto* watcher = new QFutureWatcher<Spans>(this);
+  const uint64_t generation = generation_;
+  connect(watcher, &QFutureWatcher<Spans>::finished, this, [this, watcher, index, generation] {
+    watcher->deleteLater();
+    if (generation != generation_) return;  // the runs were closed meanwhile
+    Spans spans;
+    try {
+      spans = watcher->result();
+    } catch (const std::exception&) {
+      return;  // no strong bands; the reason bits are still drawn
+    }
+    std::vector<TimeRange> all;
+    for (const auto& g : spans)
+      for (const auto& s : g)
+        all.push_back({s.t0, s.t1});
+    view_->renderer().setThrottleSpans(index, std::move(spans));
+    if (index == 0) overview_->setThrottled(std::move(all));
+    view_->viewport()->update();
+  });
+  watcher->setFuture(QtConcurrent::run([run]() -> Spans {
+    std::vector<int> gpus;
+    for (const GpuInfo& g : run->gpus())
+      gpus.push_back(g.id);
+    const auto found = detectThrottle(*run, gpus, TimeRange{}, AnalysisOptions{});
+    Spans out(run->gpus().size());
+    for (const GpuThrottle& g : found)
+      for (const ThrottleInterval& iv : g.intervals)
+        out[static_cast<size_t>(g.gpu)].push_back({iv.start_ns, iv.end_ns, reasonBits(iv)});
+    for (auto& v : out)
+      std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.t0 < b.t0; });
+    return out;
+  }));
+}
+
 void TimelinePage::clearRuns() {
+  ++generation_;
   view_->setRows({});
   view_->renderer().clearCaches();
   store_->clear();

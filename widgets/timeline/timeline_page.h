@@ -37,7 +37,9 @@ class TimelinePage : public QWidget {
   void loadingChanged(int pendingTiles);
 
  private:
+  void computeThrottle(int index, const std::shared_ptr<const RunFile>& run);
   int lastPending_ = 0;
+  uint64_t generation_ = 0;
   Viewport* viewport_;
   TileStore* store_;
   OverviewStrip* overview_;

@@ -65,7 +65,24 @@ const CounterGeometry* TimelineRenderer::counterGeometry(const TrackRow& row,
     src.gpu = row.gpu;
     src.metric = row.metric;
     src.gapThresholdNs = run.series().gapThresholdNs[static_cast<size_t>(row.gpu)];
-    return buildCounterGeometry(run, src, map, fetch, missing);
+    CounterGeometry g = buildCounterGeometry(run, src, map, fetch, missing);
+    auto it = throttleSpans_.find(row.run);
+    if (it != throttleSpans_.end() && static_cast<size_t>(row.gpu) < it->second.size()) {
+      const auto& spans = it->second[static_cast<size_t>(row.gpu)];
+      // Spans are sorted by start: skip to the first that can reach the view.
+      auto first = std::lower_bound(spans.begin(), spans.end(), map.t0,
+                                    [](const ThrottleSpan& s, int64_t t) { return s.t1 < t; });
+      for (auto sp = first; sp != spans.end() && sp->t0 <= map.t1; ++sp) {
+        const double x0 = map.x(sp->t0), x1 = std::max(map.x(sp->t1), x0 + 1.0);
+        if (!g.bands.empty() && g.bands.back().strong && x0 <= g.bands.back().x1 + 0.5 &&
+            g.bands.back().reasons == sp->reasons) {
+          g.bands.back().x1 = std::max(g.bands.back().x1, x1);
+          continue;
+        }
+        g.bands.push_back({x0, x1, sp->reasons, true});
+      }
+    }
+    return g;
   });
 }
 

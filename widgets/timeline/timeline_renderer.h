@@ -41,6 +41,17 @@ class TimelineRenderer {
     heatmapMax_ = v;
     ++style_;
   }
+  // Throttle intervals the analysis found (busy, clock below its threshold), per GPU of a run:
+  // drawn as strong bands over the weak bands of the recorded reason bits.
+  struct ThrottleSpan {
+    int64_t t0 = 0, t1 = 0;
+    uint32_t reasons = 0;  // NVML bits (inferred causes mapped onto them)
+  };
+  void setThrottleSpans(int run, std::vector<std::vector<ThrottleSpan>> perGpu) {
+    throttleSpans_[run] = std::move(perGpu);
+    cache_.clear();
+    ++style_;
+  }
   // Called when new tiles arrived: cached geometry may now be more complete.
   void bumpEpoch() { ++epoch_; }
   void clearCaches();
@@ -111,6 +122,7 @@ class TimelineRenderer {
   std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> extents_;
   std::map<int, std::vector<size_t>> nodeSeparators_;
   std::map<std::pair<int, int>, ValueRange> lastRange_;
+  std::map<int, std::vector<std::vector<ThrottleSpan>>> throttleSpans_;
 };
 
 }  // namespace wl

@@ -40,11 +40,14 @@ QString elided(const QFontMetricsF& fm, const QFont& font, const QString& text, 
 
 void paintThrottleBands(QPainter& p, const QRectF& area, const std::vector<ThrottleBand>& bands,
                         const Theme& theme) {
-  for (const ThrottleBand& b : bands) {
-    const double x0 = std::max(0.0, b.x0), x1 = std::min(area.width(), b.x1);
-    if (x1 <= x0) continue;
-    p.fillRect(QRectF(area.left() + x0, area.top(), std::max(1.0, x1 - x0), area.height()),
-               theme.reasonColor(b.reasons));
+  for (int pass = 0; pass < 2; ++pass) {  // weak bands first, strong ones over them
+    for (const ThrottleBand& b : bands) {
+      if (b.strong != (pass == 1)) continue;
+      const double x0 = std::max(0.0, b.x0), x1 = std::min(area.width(), b.x1);
+      if (x1 <= x0) continue;
+      p.fillRect(QRectF(area.left() + x0, area.top(), std::max(1.0, x1 - x0), area.height()),
+                 theme.reasonColor(b.reasons, b.strong));
+    }
   }
 }
 
