@@ -15,6 +15,7 @@
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
 #include "timeline/timeline_page.h"
+#include "track_tree.h"
 
 using namespace wl;  // NOLINT: test file
 
@@ -241,10 +242,20 @@ class TimelineInteractionTest : public QObject {
   }
 
   void screenshotMatchesReference() {
-    window->resize(1400, 900);
-    QTest::keyClick(view, Qt::Key_0);
-    settle(page);
-    const QImage shot = page->grab().toImage().convertToFormat(QImage::Format_RGB32);
+    // A standalone page at a fixed size, so the docks of the main window do not matter.
+    TimelinePage standalone;
+    TrackTree tree;
+    const auto run = RunFile::open(dir.path() / "run.h5");
+    const int index = standalone.addRun(run);
+    tree.addRun(run, index);
+    standalone.setTheme(Theme::light());
+    standalone.setRows(buildRows(*tree.trackModel(), standalone.store()->runs(), RowOptions{}));
+    standalone.resize(1100, 820);
+    standalone.show();
+    settle(&standalone);
+    QTest::qWait(300);  // the throttle intervals arrive from a worker
+    settle(&standalone);
+    const QImage shot = standalone.grab().toImage().convertToFormat(QImage::Format_RGB32);
     const QString ref = QStringLiteral(WATTLINE_TEST_DATA "/screenshots/timeline-synthetic.png");
     if (qEnvironmentVariableIsSet("WATTLINE_UPDATE_SCREENSHOTS") || !QFile::exists(ref)) {
       QDir().mkpath(QFileInfo(ref).absolutePath());

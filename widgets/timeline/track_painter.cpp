@@ -144,7 +144,7 @@ void paintCounterSamples(QPainter& p, const QRectF& area, const CounterGeometry&
     dots += last - first + 1;
   }
   // Dots on the samples when they are far enough apart to tell one from another.
-  if (dots >= 2 && area.width() / static_cast<double>(dots) > 6.0) {
+  if (dots >= 2 && area.width() / static_cast<double>(dots) > 8.0) {
     p.setPen(Qt::NoPen);
     p.setBrush(colour);
     for (const auto& pt : g.points)
