@@ -98,9 +98,18 @@ void detectThrottleInSamples(const ThrottleColumns& c, const ThrottleParams& p,
           ThrottleSegment seg{a, b, static_cast<float>(c.clock[i]), 0, 0};
           const uint32_t mask = i < c.masks.size() ? c.masks[i] : throttle::kUnknown;
           if (mask != throttle::kUnknown) seg.recorded_reasons = mask & throttle::kSlowdownMask;
+          // Recovery: the source records reasons and names none, right after a throttled
+          // sample that had some. The clock is climbing back at a limited rate after the limit
+          // lifted (NVML reports no reason meanwhile): the time belongs to that cause.
+          const bool recovering = mask != throttle::kUnknown && seg.recorded_reasons == 0 &&
+                                  !out.segments.empty() && out.segments.back().end_ns == a &&
+                                  out.segments.back().recorded_reasons != 0;
           if (seg.recorded_reasons != 0) {
             for (const CauseDef& cd : kCauses)
               if (cd.bit & seg.recorded_reasons) seg.causes |= causeBit(cd.cause);
+          } else if (recovering) {
+            seg.causes = out.segments.back().causes;
+            seg.recorded_reasons = out.segments.back().recorded_reasons;
           } else if (finite(c.temp, i) && std::isfinite(p.slowdown_temp_c) &&
                      c.temp[i] >= p.slowdown_temp_c) {
             seg.causes = causeBit(ThrottleCause::ThermalInferred);

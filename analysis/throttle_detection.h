@@ -62,7 +62,8 @@ struct ThrottleSegment {
   int64_t end_ns = 0;
   float clock_mhz = 0.0f;
   uint16_t causes = 0;            // bit (1 << ThrottleCause)
-  uint32_t recorded_reasons = 0;  // slowdown bits recorded for the sample
+  uint32_t recorded_reasons = 0;  // slowdown bits recorded for the sample (or, while the clock
+                                  // recovers from a limit, inherited from the sample before)
 };
 
 struct ThrottleInterval {

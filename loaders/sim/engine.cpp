@@ -18,6 +18,11 @@
 namespace wl::sim {
 namespace {
 
+// Ground-truth throttling uses the analyses' default thresholds (docs/analyses.md): busy at 20 %
+// utilization, throttled below 95 % of the maximum SM clock.
+constexpr double kTruthBusyFraction = 0.20;
+constexpr double kTruthClockFraction = 0.95;
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct ProgramOp {
@@ -132,6 +137,8 @@ class Engine {
   std::vector<double> temp_, memTemp_, energy_, power_, activity_, busy_, pkgPower_, prevPkgPower_;
   std::vector<double> clocksNow_;
   std::vector<uint32_t> truthMask_;
+  std::vector<uint32_t>
+      lastSlowdown_;  // the slowdown bits of the last limit, while the clock recovers
   std::vector<double> truthStart_;
   std::unique_ptr<PowerModel> power_model_;
   std::unique_ptr<ThermalModel> thermal_;
@@ -164,6 +171,7 @@ Engine::Engine(const EngineSetup& s)
   activity_.assign(n, 0.0);
   busy_.assign(n, 0.0);
   truthMask_.assign(n, 0);
+  lastSlowdown_.assign(n, 0);
   truthStart_.assign(n, 0.0);
   pkgPower_.assign(static_cast<size_t>(topo_.packages()), 0.0);
 
@@ -611,19 +619,31 @@ void Engine::physicsStep(double t0, double t1) {
     thermal_->step(g, power_[i], thermal_->inlet(g, prevPkgPower_), temp_[i], memTemp_[i]);
   }
   prevPkgPower_ = pkgPower_;
-  governor_->update(activity_, busy_, temp_);
-  clocksNow_ = governor_->clocks();
+  // Ground truth of the step [t0, t1) just simulated, by the definition the analyses measure
+  // (docs/analyses.md): the GPU was busy and its clock was held more than 5% below its maximum
+  // by a power or thermal limit, or was still climbing back after one. A limit that trims the
+  // clock by less, or throttles an idle GPU, slows nothing down and is not counted.
+  const double fmax = c_.platform.max_sm_clock_mhz;
   for (int g = 0; g < n_; ++g) {
     const auto i = static_cast<size_t>(g);
-    const uint32_t mask = governor_->reasons(g) & throttle::kSlowdownMask;
+    const uint32_t slow =
+        governor_->reasons(g) & throttle::kSlowdownMask;  // in force during the step
+    const bool low = clocksNow_[i] < kTruthClockFraction * fmax;
+    if (slow)
+      lastSlowdown_[i] = slow;
+    else if (!low)
+      lastSlowdown_[i] = 0;
+    const uint32_t mask = busy_[i] >= kTruthBusyFraction && low ? lastSlowdown_[i] : 0;
     if (mask != truthMask_[i]) {
       if (truthMask_[i] != 0)
         result_.throttle.push_back(
-            {g, llround(truthStart_[i] * 1e9), llround(t1 * 1e9), truthMask_[i]});
+            {g, llround(truthStart_[i] * 1e9), llround(t0 * 1e9), truthMask_[i]});
       truthMask_[i] = mask;
-      truthStart_[i] = t1;
+      truthStart_[i] = t0;
     }
   }
+  governor_->update(activity_, busy_, temp_);
+  clocksNow_ = governor_->clocks();
   recorder_.afterStep(
       t1, GpuStepView{power_, busy_, temp_, memTemp_, clocksNow_, governor_->allReasons()});
   if (observer_) observer_->onStep(t0, dt, power_);
