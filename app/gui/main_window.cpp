@@ -121,6 +121,7 @@ MainWindow::MainWindow(QWidget* parent)
           selection_->setRun(run);
           analysis_->setRun(run);
         }
+        page_->view()->setFocus();  // W/A/S/D work at once
         recent_->add(QString::fromStdString(run->path().string()));
         const RunInfo& i = run->info();
         statusBar()->showMessage(tr("Opened %1: %2 GPUs, %3 ranks%4")

@@ -18,13 +18,15 @@ TimelinePage::TimelinePage(QWidget* parent)
       overview_(new OverviewStrip(viewport_, store_, TimelineView::kLabelWidth, this)),
       ruler_(new TimeRuler(viewport_, TimelineView::kLabelWidth, this)),
       view_(new TimelineView(viewport_, store_, this)),
-      find_(new FindBar(this)) {
+      find_(new FindBar(this)),
+      legend_(new LegendBar(this)) {
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(0, 0, 0, 0);
   lay->setSpacing(0);
   lay->addWidget(overview_);
   lay->addWidget(ruler_);
   lay->addWidget(view_, 1);
+  lay->addWidget(legend_);
   lay->addWidget(find_);
   find_->hide();
   connect(view_, &TimelineView::hoverTimeChanged, ruler_, &TimeRuler::setHoverTime);
@@ -132,6 +134,7 @@ void TimelinePage::setTheme(const Theme& theme) {
   view_->setTheme(theme);
   ruler_->setTheme(theme);
   overview_->setTheme(theme);
+  legend_->setTheme(theme);
 }
 
 }  // namespace wl

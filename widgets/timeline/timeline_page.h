@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "timeline/find_bar.h"
+#include "timeline/legend_bar.h"
 #include "timeline/overview_strip.h"
 #include "timeline/time_ruler.h"
 #include "timeline/timeline_view.h"
@@ -46,6 +47,7 @@ class TimelinePage : public QWidget {
   TimeRuler* ruler_;
   TimelineView* view_;
   FindBar* find_;
+  LegendBar* legend_;
 };
 
 }  // namespace wl
