@@ -18,6 +18,8 @@
 #include <QToolBar>
 
 #include "analysis_panel.h"
+#include "compare_panel.h"
+#include "core/metrics.h"
 #include "gui/recent_files.h"
 #include "gui/run_session.h"
 #include "import_dialog.h"
@@ -74,7 +76,8 @@ MainWindow::MainWindow(QWidget* parent)
       summary_(new RunSummaryView(this)),
       details_(new KernelDetailsView(this)),
       selection_(new SelectionSummaryView(this)),
-      analysis_(new AnalysisPanel(this)) {
+      analysis_(new AnalysisPanel(this)),
+      compare_(new ComparePanel(this)) {
   initWattlineResources();
   setWindowTitle(QStringLiteral("Wattline"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/wattline.svg")));
@@ -91,7 +94,12 @@ MainWindow::MainWindow(QWidget* parent)
   QDockWidget* analysisDock =
       makeDock(this, tr("Analysis"), "analysisDock", analysis_, Qt::RightDockWidgetArea);
   tabifyDockWidget(selectionDock, analysisDock);
+  QDockWidget* compareDock =
+      makeDock(this, tr("Compare"), "compareDock", compare_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(analysisDock, compareDock);
   selectionDock->raise();
+  connect(compare_, &ComparePanel::settingsChanged, this, &MainWindow::applyComparison);
+  connect(page_->viewport(), &Viewport::rangeChanged, compare_, &ComparePanel::setVisibleRange);
   resizeDocks({selectionDock}, {380}, Qt::Horizontal);
   // Clicking a kernel brings its details to the front.
   connect(page_->view(), &TimelineView::kernelSelected, detailsDock,
@@ -109,31 +117,33 @@ MainWindow::MainWindow(QWidget* parent)
 
   connect(session_, &RunSession::openStarted, this,
           [this](const QString& path) { statusBar()->showMessage(tr("Opening %1…").arg(path)); });
-  connect(
-      session_, &RunSession::runOpened, this, [this](const std::shared_ptr<const RunFile>& run) {
-        const int index = page_->addRun(run);
-        // Runs of many GPUs start as a heatmap: one row per GPU.
-        if (run->gpus().size() >= 32 && heatmapAction_ && !heatmapAction_->isChecked())
-          heatmapAction_->setChecked(true);
-        tree_->addRun(run, index);
-        details_->setRuns(page_->store()->runs());
-        if (index == 0) {
-          selection_->setRun(run);
-          analysis_->setRun(run);
-        }
-        page_->view()->setFocus();  // W/A/S/D work at once
-        recent_->add(QString::fromStdString(run->path().string()));
-        const RunInfo& i = run->info();
-        statusBar()->showMessage(tr("Opened %1: %2 GPUs, %3 ranks%4")
-                                     .arg(QString::fromStdString(i.name))
-                                     .arg(run->gpus().size())
-                                     .arg(run->ranks().size())
-                                     .arg(i.simulated ? tr(" (simulated)") : QString()));
-        setWindowTitle(
-            QStringLiteral("%1%2 — Wattline")
-                .arg(QString::fromStdString(i.name), i.simulated ? tr(" [simulated]") : QString()));
-        rebuildRows();
-      });
+  connect(session_, &RunSession::runOpened, this,
+          [this, compareDock](const std::shared_ptr<const RunFile>& run) {
+            const int index = page_->addRun(run);
+            // Runs of many GPUs start as a heatmap: one row per GPU.
+            if (run->gpus().size() >= 32 && heatmapAction_ && !heatmapAction_->isChecked())
+              heatmapAction_->setChecked(true);
+            tree_->addRun(run, index);
+            details_->setRuns(page_->store()->runs());
+            if (index == 0) {
+              selection_->setRun(run);
+              analysis_->setRun(run);
+            }
+            page_->view()->setFocus();  // W/A/S/D work at once
+            compare_->setRuns(page_->store()->runs());
+            if (compare_->active()) compareDock->raise();
+            recent_->add(QString::fromStdString(run->path().string()));
+            const RunInfo& i = run->info();
+            statusBar()->showMessage(tr("Opened %1: %2 GPUs, %3 ranks%4")
+                                         .arg(QString::fromStdString(i.name))
+                                         .arg(run->gpus().size())
+                                         .arg(run->ranks().size())
+                                         .arg(i.simulated ? tr(" (simulated)") : QString()));
+            setWindowTitle(QStringLiteral("%1%2 — Wattline")
+                               .arg(QString::fromStdString(i.name),
+                                    i.simulated ? tr(" [simulated]") : QString()));
+            rebuildRows();
+          });
   connect(session_, &RunSession::runsChanged, this,
           [this] { summary_->setRuns(session_->runs()); });
   connect(session_, &RunSession::openFailed, this, [this](const QString& path, const QString& msg) {
@@ -142,6 +152,9 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(tree_, &TrackTree::visibilityChanged, this, &MainWindow::rebuildRows);
   connect(page_->view(), &TimelineView::kernelSelected, details_, &KernelDetailsView::showKernel);
+  connect(page_->view(), &TimelineView::kernelSelected, this, [this](const KernelRef& k) {
+    if (k.valid()) lastKernel_[k.run] = {k.data.start_ns, k.data.dur_ns};
+  });
   // The selected range scopes the selection summary and the analysis panel.
   connect(page_->viewport(), &Viewport::selectionChanged, this,
           [this, selectionDock](std::optional<TimeRange> sel) {
@@ -180,7 +193,57 @@ void MainWindow::rebuildRows() {
   }
   if (heatmapMetric_ && !heatmapMetric_->currentData().toString().isEmpty())
     o.heatmapMetric = heatmapMetric_->currentData().toString().toStdString();
-  page_->setRows(buildRows(*tree_->trackModel(), page_->store()->runs(), o));
+  std::vector<TrackRow> rows = buildRows(*tree_->trackModel(), page_->store()->runs(), o);
+  if (compare_->active()) {
+    const CompareSettings& cs = compare_->settings();
+    // Run A's rows first, then run B's, then the others, then the differences.
+    auto rank = [&](const TrackRow& r) {
+      return r.pinned ? -1 : (r.run == cs.runA ? 0 : (r.run == cs.runB ? 1 : 2));
+    };
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](const TrackRow& x, const TrackRow& y) { return rank(x) < rank(y); });
+    const RunFile& a = page_->store()->run(cs.runA);
+    const RunFile& b = page_->store()->run(cs.runB);
+    if (!cs.differenceMetrics.empty() && !cs.pairs.empty()) {
+      TrackRow h;
+      h.kind = RowKind::GroupHeader;
+      h.run = cs.runA;
+      h.label = tr("A − B");
+      h.detail =
+          tr("%1 minus %2")
+              .arg(QString::fromStdString(a.info().name), QString::fromStdString(b.info().name));
+      h.key = QStringLiteral("diff");
+      h.height = 20;
+      rows.push_back(h);
+      auto index = [](const RunFile& r, const std::string& id) {
+        const auto& ms = r.series().metrics;
+        for (size_t i = 0; i < ms.size(); ++i)
+          if (ms[i].id == id) return static_cast<int>(i);
+        return -1;
+      };
+      for (const auto& [ga, gb] : cs.pairs) {
+        for (const std::string& id : cs.differenceMetrics) {
+          TrackRow d;
+          d.kind = RowKind::Difference;
+          d.run = cs.runA;
+          d.run2 = cs.runB;
+          d.gpu = ga;
+          d.gpu2 = gb;
+          d.metric = index(a, id);
+          d.metric2 = index(b, id);
+          if (d.metric < 0 || d.metric2 < 0) continue;
+          d.label =
+              tr("Δ %1 · GPU %2−%3").arg(QString::fromStdString(metricLabel(id))).arg(ga).arg(gb);
+          d.detail = QString::fromStdString(std::string(metricUnit(id)));
+          d.key = QStringLiteral("diff/%1-%2/%3").arg(ga).arg(gb).arg(QString::fromStdString(id));
+          d.group = h.key;
+          d.height = o.counterHeight;
+          rows.push_back(d);
+        }
+      }
+    }
+  }
+  page_->setRows(std::move(rows));
   // The heatmap metric list follows the runs' metrics.
   if (heatmapMetric_ && !page_->store()->runs().empty()) {
     const QString current = heatmapMetric_->currentData().toString();
@@ -193,6 +256,16 @@ void MainWindow::rebuildRows() {
     heatmapMetric_->setCurrentIndex(std::max(0, idx));
     heatmapMetric_->blockSignals(false);
   }
+}
+
+void MainWindow::applyComparison() {
+  TimelineRenderer& r = page_->view()->renderer();
+  const auto& runs = page_->store()->runs();
+  for (size_t i = 0; i < runs.size(); ++i)
+    r.setRunOffset(static_cast<int>(i), 0);
+  if (compare_->active()) r.setRunOffset(compare_->settings().runB, compare_->settings().offsetB);
+  page_->updateBounds();
+  rebuildRows();
 }
 
 void MainWindow::createActions() {
@@ -222,6 +295,8 @@ void MainWindow::createActions() {
     details_->setRuns({});
     selection_->setRun(nullptr);
     analysis_->setRun(nullptr);
+    compare_->setRuns({});
+    lastKernel_.clear();
     setWindowTitle(QStringLiteral("Wattline"));
   });
   closeAll->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_W));
@@ -245,6 +320,21 @@ void MainWindow::createActions() {
   };
   connect(vp, &Viewport::historyChanged, this, syncHistory);
   syncHistory();
+  nav->addSeparator();
+  QAction* alignKernels =
+      nav->addAction(tr("Align Compared Runs at Selected &Kernels"), this, [this] {
+        const CompareSettings& cs = compare_->settings();
+        auto a = lastKernel_.find(cs.runA), b = lastKernel_.find(cs.runB);
+        if (!compare_->active() || a == lastKernel_.end() || b == lastKernel_.end()) {
+          QMessageBox::information(this, tr("Align at kernels"),
+                                   tr("Open two runs, click a kernel of run A, then one of run B, "
+                                      "and choose this again: their starts will line up."));
+          return;
+        }
+        compare_->alignAtEvents(a->second.first, b->second.first);
+      });
+  alignKernels->setToolTip(
+      tr("Line up the last kernel clicked in run A with the last one in run B"));
   nav->addSeparator();
   QAction* find = nav->addAction(tr("&Find Kernel…"), page_->findBar(), &FindBar::activate);
   find->setShortcut(QKeySequence::Find);

@@ -6,11 +6,16 @@
 
 #include <QMainWindow>
 
+#include <cstdint>
+#include <map>
+#include <utility>
+
 class QComboBox;
 
 namespace wl {
 
 class AnalysisPanel;
+class ComparePanel;
 class KernelDetailsView;
 class SelectionSummaryView;
 class RecentFiles;
@@ -37,6 +42,8 @@ class MainWindow : public QMainWindow {
   void showAbout();
   void rebuildRows();
   void applyTheme(const QString& name);
+  // Applies the comparison settings: B's alignment offset, the bounds, the rows.
+  void applyComparison();
 
   RunSession* session_;
   RecentFiles* recent_ = nullptr;
@@ -46,6 +53,8 @@ class MainWindow : public QMainWindow {
   KernelDetailsView* details_;
   SelectionSummaryView* selection_;
   AnalysisPanel* analysis_;
+  ComparePanel* compare_;
+  std::map<int, std::pair<int64_t, int64_t>> lastKernel_;  // run -> (start, duration) clicked
   QComboBox* heatmapMetric_ = nullptr;
   QAction* heatmapAction_ = nullptr;
 };

@@ -7,7 +7,9 @@
 #include <QObject>
 #include <QString>
 
+#include <map>
 #include <memory>
+#include <variant>
 #include <vector>
 
 #include "format/run_file.h"
@@ -33,6 +35,10 @@ class RunSession : public QObject {
  private:
   std::vector<std::shared_ptr<const RunFile>> runs_;
   int pending_ = 0;
+  // Finished opens waiting for earlier ones: sequence -> (path, run or error message).
+  using Result = std::variant<std::shared_ptr<const RunFile>, QString>;
+  std::map<uint64_t, std::pair<QString, Result>> done_;
+  uint64_t nextSeq_ = 0, delivered_ = 0;
 };
 
 }  // namespace wl

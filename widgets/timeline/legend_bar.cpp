@@ -26,12 +26,11 @@ std::vector<LegendBar::Entry> LegendBar::entries() const {
                  tr("kernel class (first match wins): communication = NCCL/RCCL, memory = "
                     "memcpy/memset, compute = other kernels")});
   }
-  const std::pair<uint32_t, QString> reasons[] = {
-      {throttle::kSwPowerCap, tr("power cap")},
-      {throttle::kSwThermal, tr("SW thermal")},
-      {throttle::kHwThermal, tr("HW thermal")},
-      {throttle::kHwSlowdown, tr("HW slowdown")},
-      {throttle::kHwPowerBrake, tr("power brake")}};
+  const std::pair<uint32_t, QString> reasons[] = {{throttle::kSwPowerCap, tr("power cap")},
+                                                  {throttle::kSwThermal, tr("SW thermal")},
+                                                  {throttle::kHwThermal, tr("HW thermal")},
+                                                  {throttle::kHwSlowdown, tr("HW slowdown")},
+                                                  {throttle::kHwPowerBrake, tr("power brake")}};
   for (const auto& [bit, label] : reasons)
     e.push_back({tr("throttled: %1").arg(label), theme_.reasonColor(bit, true),
                  tr("busy with the SM clock below its threshold (strong band), by reason")});

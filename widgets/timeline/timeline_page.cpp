@@ -54,12 +54,7 @@ TimelinePage::TimelinePage(QWidget* parent)
 
 int TimelinePage::addRun(const std::shared_ptr<const RunFile>& run) {
   const int index = store_->addRun(run);
-  TimeRange bounds{run->info().start_ns, run->info().end_ns};
-  for (const auto& r : store_->runs()) {
-    bounds.t0 = std::min(bounds.t0, r->info().start_ns);
-    bounds.t1 = std::max(bounds.t1, r->info().end_ns);
-  }
-  viewport_->setBounds(bounds);
+  updateBounds();
   ruler_->setRunStart(store_->run(0).info().start_ns);
   overview_->refresh();
   find_->setRuns(store_->runs());
@@ -118,6 +113,18 @@ void TimelinePage::computeThrottle(int index, const std::shared_ptr<const RunFil
       std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.t0 < b.t0; });
     return out;
   }));
+}
+
+void TimelinePage::updateBounds() {
+  TimeRange bounds{INT64_MAX, INT64_MIN};
+  for (size_t i = 0; i < store_->runs().size(); ++i) {
+    const RunInfo& info = store_->runs()[i]->info();
+    const int64_t off = view_->renderer().runOffset(static_cast<int>(i));
+    bounds.t0 = std::min(bounds.t0, info.start_ns + off);
+    bounds.t1 = std::max(bounds.t1, info.end_ns + off);
+  }
+  if (bounds.t0 > bounds.t1) return;
+  viewport_->setBounds(bounds);
 }
 
 void TimelinePage::clearRuns() {

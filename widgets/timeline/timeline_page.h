@@ -30,6 +30,9 @@ class TimelinePage : public QWidget {
   // Adds a run; returns its index in the store. The view's bounds become the union of all runs.
   int addRun(const std::shared_ptr<const RunFile>& run);
   void clearRuns();
+  // Recomputes the viewport's bounds: the union of every run's span on the display clock (each
+  // run shifted by its alignment offset).
+  void updateBounds();
   void setRows(std::vector<TrackRow> rows) { view_->setRows(std::move(rows)); }
   void setTheme(const Theme& theme);
 

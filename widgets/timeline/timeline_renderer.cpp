@@ -105,6 +105,36 @@ const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const TrackRow& row,
   });
 }
 
+const DifferenceGeometry* TimelineRenderer::differenceGeometry(const TrackRow& row,
+                                                               const TimeMapping& display,
+                                                               const TileFetch& fetch,
+                                                               std::vector<TileKey>* missing) {
+  return cached<DifferenceGeometry>(row, display, [&] {
+    DifferenceSource src{row.run,
+                         row.run2,
+                         row.gpu,
+                         row.gpu2,
+                         row.metric,
+                         row.metric2,
+                         runOffset(row.run),
+                         runOffset(row.run2)};
+    return buildDifferenceGeometry(store_.run(row.run), store_.run(row.run2), src, display, fetch,
+                                   missing);
+  });
+}
+
+namespace {
+
+// Symmetric about zero, with 10% headroom.
+ValueRange differenceRange(const DifferenceGeometry& g) {
+  double m =
+      std::max(std::fabs(static_cast<double>(g.minV)), std::fabs(static_cast<double>(g.maxV)));
+  if (!std::isfinite(m) || m <= 0) m = 1;
+  return {-1.1 * m, 1.1 * m};
+}
+
+}  // namespace
+
 const std::vector<std::pair<float, float>>& TimelineRenderer::extents(int run, int metric) {
   const auto key = std::make_pair(run, metric);
   auto it = extents_.find(key);
@@ -197,9 +227,11 @@ ValueRange TimelineRenderer::heatmapRange(int run, int metric) {
 }
 
 void TimelineRenderer::paintRow(QPainter& p, const TrackRow& row, const QRectF& rect,
-                                double labelWidth, const TimeMapping& map, const TileFetch& fetch,
-                                std::vector<TileKey>* missing, bool collapsed,
-                                const Highlight& highlight) {
+                                double labelWidth, const TimeMapping& display,
+                                const TileFetch& fetch, std::vector<TileKey>* missing,
+                                bool collapsed, const Highlight& highlight) {
+  // Difference rows mix two runs: they take the display clock and shift each run themselves.
+  const TimeMapping map = row.kind == RowKind::Difference ? display : rowMapping(row, display);
   const QRectF label(rect.left(), rect.top(), labelWidth, rect.height());
   const QRectF content(rect.left() + labelWidth, rect.top(), rect.width() - labelWidth,
                        rect.height());
@@ -242,14 +274,16 @@ void TimelineRenderer::paintLabel(QPainter& p, const TrackRow& row, const QRectF
                  QFontMetricsF(f).elidedText(row.detail, Qt::ElideRight, text.width() - w));
       break;
     }
-    case RowKind::Counter: {
+    case RowKind::Counter:
+    case RowKind::Difference: {
       p.setFont(f);
       p.setPen(theme_.text);
       const QString unit =
           row.detail.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(row.detail);
       p.drawText(text.adjusted(8, 0, -34, 0), Qt::AlignVCenter | Qt::AlignLeft,
                  QFontMetricsF(f).elidedText(row.label + unit, Qt::ElideRight, text.width() - 42));
-      const auto it = lastRange_.find({row.run, row.metric * 100000 + row.gpu});
+      const int diffKey = row.kind == RowKind::Difference ? 50000 : 0;
+      const auto it = lastRange_.find({row.run, row.metric * 100000 + row.gpu + diffKey});
       if (it != lastRange_.end()) {
         f.setPointSizeF(base * 0.8);
         p.setFont(f);
@@ -383,6 +417,20 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
       paintKernelHighlight(p, c, *g, theme_, hl);
       return;
     }
+    case RowKind::Difference: {
+      const DifferenceGeometry* g = differenceGeometry(row, map, fetch, missing);
+      const ValueRange vr = differenceRange(*g);
+      lastRange_[{row.run, row.metric * 100000 + row.gpu + 50000}] = vr;
+      if (stale(vr.min, vr.max)) {
+        if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
+        ci.image.fill(theme_.trackBackground);
+        QPainter ip(&ci.image);
+        paintDifference(ip, local.adjusted(0, 3, 0, -2), *g, vr, theme_);
+        stamp(vr.min, vr.max);
+      }
+      p.drawImage(c.topLeft(), ci.image);
+      return;
+    }
     case RowKind::Heatmap: {
       const HeatmapGeometry* g = heatmapGeometry(row, map, fetch, missing);
       const ValueRange vr = heatmapRange(row.run, row.metric);
@@ -432,6 +480,14 @@ void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, cons
       paintKernels(
           p, c, *g, theme_, [&run](uint32_t id) { return QString::fromStdString(run.str(id)); },
           hl);
+      return;
+    }
+    case RowKind::Difference: {
+      p.fillRect(c, theme_.trackBackground);
+      const DifferenceGeometry* g = differenceGeometry(row, map, fetch, missing);
+      const ValueRange vr = differenceRange(*g);
+      lastRange_[{row.run, row.metric * 100000 + row.gpu + 50000}] = vr;
+      paintDifference(p, c.adjusted(0, 3, 0, -2), *g, vr, theme_);
       return;
     }
     case RowKind::Heatmap: {

@@ -52,6 +52,22 @@ class TimelineRenderer {
     cache_.clear();
     ++style_;
   }
+  // Alignment: run `run` is drawn `offsetNs` later than its own clock (display time = run time +
+  // offset), so iteration k of a second run can sit under iteration k of the first.
+  void setRunOffset(int run, int64_t offsetNs) {
+    if (offsets_[run] == offsetNs) return;
+    offsets_[run] = offsetNs;
+    ++style_;
+  }
+  int64_t runOffset(int run) const {
+    auto it = offsets_.find(run);
+    return it == offsets_.end() ? 0 : it->second;
+  }
+  // The mapping of a row's own clock for a display mapping.
+  TimeMapping rowMapping(const TrackRow& row, const TimeMapping& display) const {
+    const int64_t off = runOffset(row.run);
+    return TimeMapping{display.t0 - off, display.t1 - off, display.width};
+  }
   // Called when new tiles arrived: cached geometry may now be more complete.
   void bumpEpoch() { ++epoch_; }
   void clearCaches();
@@ -77,6 +93,9 @@ class TimelineRenderer {
                                        const TileFetch& fetch, std::vector<TileKey>* missing);
   const HeatmapGeometry* heatmapGeometry(const TrackRow& row, const TimeMapping& map,
                                          const TileFetch& fetch, std::vector<TileKey>* missing);
+  const DifferenceGeometry* differenceGeometry(const TrackRow& row, const TimeMapping& display,
+                                               const TileFetch& fetch,
+                                               std::vector<TileKey>* missing);
   // The value range a counter row is drawn with.
   ValueRange valueRange(const TrackRow& row, const CounterGeometry* g);
   // The value range of a heatmap.
@@ -86,7 +105,7 @@ class TimelineRenderer {
   struct Cached {
     TimeMapping map;
     uint64_t epoch = 0;
-    std::variant<CounterGeometry, KernelGeometry, HeatmapGeometry> geom;
+    std::variant<CounterGeometry, KernelGeometry, HeatmapGeometry, DifferenceGeometry> geom;
   };
   template <typename G, typename Build>
   const G* cached(const TrackRow& row, const TimeMapping& map, Build build);
@@ -123,6 +142,7 @@ class TimelineRenderer {
   std::map<int, std::vector<size_t>> nodeSeparators_;
   std::map<std::pair<int, int>, ValueRange> lastRange_;
   std::map<int, std::vector<std::vector<ThrottleSpan>>> throttleSpans_;
+  std::map<int, int64_t> offsets_;
 };
 
 }  // namespace wl

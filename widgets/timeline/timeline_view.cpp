@@ -221,7 +221,8 @@ std::optional<KernelRef> TimelineView::kernelAt(QPoint pos) {
   QRectF rr;
   const TrackRow* row = rowAt(pos, &rr);
   if (!row || row->kind != RowKind::Kernels || pos.x() < kLabelWidth) return std::nullopt;
-  const KernelGeometry* g = renderer_.kernelGeometry(*row, mapping(), uiFetch(), nullptr);
+  const KernelGeometry* g =
+      renderer_.kernelGeometry(*row, renderer_.rowMapping(*row, mapping()), uiFetch(), nullptr);
   const double cx = contentX(pos);
   const KernelBox* best = nullptr;
   for (const KernelBox& b : g->boxes)
@@ -261,7 +262,7 @@ void TimelineView::revealKernel(const KernelRef& k) {
   const TimeRange cur = vp_->range();
   int64_t span = cur.span();
   if (k.data.dur_ns * 3 > span) span = std::max<int64_t>(k.data.dur_ns * 3, Viewport::kMinSpanNs);
-  const int64_t mid = k.data.start_ns + k.data.dur_ns / 2;
+  const int64_t mid = k.data.start_ns + k.data.dur_ns / 2 + renderer_.runOffset(k.run);
   vp_->setRange({mid - span / 2, mid - span / 2 + span});
   selectKernel(k);
 }
@@ -344,7 +345,8 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
 void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
   if (auto k = kernelAt(e->pos())) {
     const int64_t pad = std::max<int64_t>(k->data.dur_ns / 4, Viewport::kMinSpanNs);
-    vp_->setRange({k->data.start_ns - pad, k->data.start_ns + k->data.dur_ns + pad});
+    const int64_t start = k->data.start_ns + renderer_.runOffset(k->run);
+    vp_->setRange({start - pad, start + k->data.dur_ns + pad});
     selectKernel(*k);
   }
 }
@@ -440,7 +442,7 @@ QString TimelineView::tooltipAt(QPoint pos) {
         .arg(row->label.toHtmlEscaped(), row->detail.toHtmlEscaped());
   }
   const RunFile& run = store_->run(row->run);
-  const TimeMapping map = mapping();
+  const TimeMapping map = renderer_.rowMapping(*row, mapping());  // the run's own clock
   const double cx = contentX(pos);
   const int64_t t = map.t(cx);
   QString tip;
@@ -550,6 +552,29 @@ QString TimelineView::tooltipAt(QPoint pos) {
                   .arg(gi.node)
                   .arg(gi.local_index)
                   .arg(esc(m.label), std::isnan(v) ? tr("no data") : valueText(v, m.unit));
+      }
+      break;
+    }
+    case RowKind::Difference: {
+      const DifferenceGeometry* g =
+          renderer_.differenceGeometry(*row, mapping(), uiFetch(), nullptr);
+      const std::string unit = row->detail.toStdString();
+      tip = QStringLiteral("<b>%1</b><br>").arg(row->label.toHtmlEscaped());
+      if (g->samples) {
+        auto it =
+            std::upper_bound(g->points.begin(), g->points.end(), cx,
+                             [](double x, const CounterGeometry::Point& p) { return x < p.x; });
+        tip += it == g->points.begin()
+                   ? tr("no sample of A here")
+                   : tr("A − B = %1 at A's sample").arg(valueText(std::prev(it)->v, unit));
+      } else {
+        const auto c = static_cast<size_t>(std::max(0.0, cx));
+        tip += c < g->column.size() && !std::isnan(g->column[c])
+                   ? tr("mean A − mean B = %1 over %2")
+                         .arg(valueText(g->column[c], unit),
+                              QString::fromStdString(
+                                  formatDuration(static_cast<int64_t>(mapping().nsPerPx()))))
+                   : tr("no data in both runs");
       }
       break;
     }

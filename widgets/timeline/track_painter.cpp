@@ -232,6 +232,52 @@ void paintKernelHighlight(QPainter& p, const QRectF& area, const KernelGeometry&
   p.restore();
 }
 
+void paintDifference(QPainter& p, const QRectF& area, const DifferenceGeometry& g, ValueRange range,
+                     const Theme& theme) {
+  p.save();
+  p.setClipRect(area);
+  const QColor above = theme.isDark ? QColor(0xf0, 0x80, 0x60) : QColor(0xd0, 0x50, 0x30);
+  const QColor below = theme.isDark ? QColor(0x70, 0xa8, 0xf0) : QColor(0x30, 0x70, 0xc0);
+  const double y0 = range.y(0.0, area);
+  p.setPen(QPen(theme.separator, 1.0));
+  p.drawLine(QPointF(area.left(), y0), QPointF(area.right(), y0));
+  if (!g.samples) {
+    QVector<QLineF> up, down;
+    for (size_t c = 0; c < g.column.size(); ++c) {
+      const float v = g.column[c];
+      if (std::isnan(v)) continue;
+      const double x = area.left() + static_cast<double>(c) + 0.5;
+      const double y = range.y(v, area);
+      (v >= 0 ? up : down)
+          .append(QLineF(x, y0, x, std::abs(y - y0) < 1 ? y0 + (v >= 0 ? -1 : 1) : y));
+    }
+    p.setPen(QPen(above, 1.0));
+    p.drawLines(up);
+    p.setPen(QPen(below, 1.0));
+    p.drawLines(down);
+  } else {
+    for (size_t s = 0; s < g.segmentStarts.size(); ++s) {
+      const size_t a = g.segmentStarts[s];
+      const size_t b = s + 1 < g.segmentStarts.size() ? g.segmentStarts[s + 1] : g.points.size();
+      QPolygonF line;
+      for (size_t i = a; i < b; ++i) {
+        const double x = std::clamp(area.left() + g.points[i].x, area.left() - 1, area.right() + 1);
+        if (i > a) line << QPointF(x, range.y(g.points[i - 1].v, area));
+        line << QPointF(x, range.y(g.points[i].v, area));
+      }
+      QPen pen(theme.text, 0);
+      pen.setCosmetic(true);
+      p.setPen(pen);
+      p.drawPolyline(line);
+      for (size_t i = a; i < b; ++i)
+        p.fillRect(
+            QRectF(area.left() + g.points[i].x - 1.5, range.y(g.points[i].v, area) - 1.5, 3, 3),
+            g.points[i].v >= 0 ? above : below);
+    }
+  }
+  p.restore();
+}
+
 void paintHeatmap(QPainter& p, const QRectF& area, const HeatmapGeometry& g, ValueRange range,
                   const Theme& theme, const std::vector<size_t>& separators) {
   if (g.rows == 0 || g.columns == 0) return;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <vector>
 
+#include "timeline/difference_geometry.h"
 #include "timeline/geometry.h"
 #include "timeline/theme.h"
 
@@ -46,6 +47,11 @@ void paintKernelHighlight(QPainter& p, const QRectF& area, const KernelGeometry&
 // Sample-and-hold line of a counter in raw mode (with dots when samples are far apart).
 void paintCounterSamples(QPainter& p, const QRectF& area, const CounterGeometry& g,
                          ValueRange range, const QColor& colour);
+
+// A difference track (A - B): bars or a line around a zero axis, above it where A is higher, in
+// `range` (symmetric about zero).
+void paintDifference(QPainter& p, const QRectF& area, const DifferenceGeometry& g, ValueRange range,
+                     const Theme& theme);
 
 // A heatmap: one row per GPU, coloured by value in `range`; NaN cells in the background colour.
 // `separators` lists the rows before which a node separator line is drawn.

@@ -15,7 +15,7 @@
 
 namespace wl {
 
-enum class RowKind { RunHeader, GroupHeader, Counter, Kernels, Steps, Heatmap };
+enum class RowKind { RunHeader, GroupHeader, Counter, Kernels, Steps, Heatmap, Difference };
 
 struct TrackRow {
   RowKind kind = RowKind::Counter;
@@ -24,10 +24,12 @@ struct TrackRow {
   int metric = -1;  // Counter, Heatmap: index into the run's telemetry metrics
   int track = -1;   // Kernels: index into RunFile::tracks()
   int rank = -1;    // Kernels, Steps, GroupHeader of a rank
-  QString label;    // shown in the label column
-  QString detail;   // second line / tooltip
-  QString key;      // stable identity (collapse state, settings)
-  QString group;    // key of the group header it belongs to ("" for headers)
+  // Difference rows (A - B): the second run, its GPU and metric index (run/gpu/metric are A's).
+  int run2 = -1, gpu2 = -1, metric2 = -1;
+  QString label;   // shown in the label column
+  QString detail;  // second line / tooltip
+  QString key;     // stable identity (collapse state, settings)
+  QString group;   // key of the group header it belongs to ("" for headers)
   int height = 40;
   bool pinned = false;
 };

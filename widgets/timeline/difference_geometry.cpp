@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "timeline/difference_geometry.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "timeline/tile_store.h"
+
+namespace wl {
+namespace {
+
+TimeMapping shifted(const TimeMapping& display, int64_t offset) {
+  return TimeMapping{display.t0 - offset, display.t1 - offset, display.width};
+}
+
+// All tiles of a key family covering [t0, t1] of a run's clock, or nullopt (missing recorded).
+std::optional<std::vector<TilePtr>> tilesFor(TileKey key, int64_t first, int64_t last,
+                                             const TileFetch& fetch,
+                                             std::vector<TileKey>* missing) {
+  std::vector<TilePtr> out;
+  bool all = true;
+  for (int64_t i = first; i <= last; ++i) {
+    key.index = i;
+    TilePtr t = fetch(key);
+    if (!t) {
+      all = false;
+      if (missing) missing->push_back(key);
+      continue;
+    }
+    out.push_back(std::move(t));
+  }
+  if (!all) return std::nullopt;
+  return out;
+}
+
+struct Sample {
+  int64_t t;  // display time
+  float v;
+};
+
+// Raw samples of one GPU and metric around the view, on the display clock.
+std::optional<std::vector<Sample>> rawSamples(const RunFile& run, int runIndex, int gpu, int metric,
+                                              int64_t offset, const TimeMapping& display,
+                                              const TileFetch& fetch,
+                                              std::vector<TileKey>* missing) {
+  const LodGrid& g = run.series().grid;
+  const TimeMapping m = shifted(display, offset);
+  const int64_t w = g.widths_ns[0] * static_cast<int64_t>(kTileBuckets);
+  const int64_t lastTile = static_cast<int64_t>((g.buckets[0] - 1) / kTileBuckets);
+  auto idx = [&](int64_t t) { return std::clamp<int64_t>((t - g.origin_ns) / w, 0, lastTile); };
+  auto tiles = tilesFor(TileKey{runIndex, TileKind::CounterRaw, gpu, metric, -1, 0}, idx(m.t0),
+                        idx(m.t1), fetch, missing);
+  if (!tiles) return std::nullopt;
+  std::vector<Sample> out;
+  for (size_t j = 0; j < tiles->size(); ++j) {
+    const auto& t = std::get<CounterRawTile>(*(*tiles)[j]);
+    for (size_t k = 0; k < t.t.size(); ++k) {
+      const bool own = t.t[k] >= t.t0 && t.t[k] < t.t1;
+      const bool lead = j == 0 && t.t[k] < t.t0;
+      const bool trail = j + 1 == tiles->size() && t.t[k] >= t.t1;
+      if (own || lead || trail) out.push_back({t.t[k] + offset, t.v[k]});
+    }
+  }
+  return out;
+}
+
+// Per column time-weighted means of one GPU and metric from its pyramid (NaN: no data).
+std::optional<std::vector<float>> columnMeans(const RunFile& run, int runIndex, int gpu, int metric,
+                                              int64_t offset, const TimeMapping& display,
+                                              const TileFetch& fetch,
+                                              std::vector<TileKey>* missing) {
+  const LodGrid& g = run.series().grid;
+  const TimeMapping m = shifted(display, offset);
+  const int level = std::max(0, chooseLevel(g, m.nsPerPx()));
+  const auto b0 = static_cast<int64_t>(g.bucketOf(static_cast<size_t>(level), m.t0));
+  const auto b1 = static_cast<int64_t>(g.bucketOf(static_cast<size_t>(level), m.t1));
+  const auto T = static_cast<int64_t>(kTileBuckets);
+  auto tiles = tilesFor(TileKey{runIndex, TileKind::CounterLod, gpu, metric, level, 0}, b0 / T,
+                        b1 / T, fetch, missing);
+  if (!tiles) return std::nullopt;
+  const auto cols = static_cast<size_t>(std::ceil(display.width));
+  std::vector<double> sum(cols, 0.0);
+  std::vector<int> n(cols, 0);
+  const int64_t w = g.widths_ns[static_cast<size_t>(level)];
+  for (const TilePtr& tp : *tiles) {
+    const auto& t = std::get<CounterLodTile>(*tp);
+    for (size_t i = 0; i < t.mean.size(); ++i) {
+      if (std::isnan(t.mean[i])) continue;
+      const int64_t mid = g.bucketStart(static_cast<size_t>(level), t.bucket0 + i) + w / 2;
+      const double x = m.x(mid);
+      if (x < 0 || x >= static_cast<double>(cols)) continue;
+      sum[static_cast<size_t>(x)] += t.mean[i];
+      ++n[static_cast<size_t>(x)];
+    }
+  }
+  std::vector<float> out(cols, kNaNf);
+  for (size_t c = 0; c < cols; ++c)
+    if (n[c]) out[c] = static_cast<float>(sum[c] / n[c]);
+  return out;
+}
+
+void note(DifferenceGeometry& g, float v) {
+  g.minV = std::isnan(g.minV) ? v : std::min(g.minV, v);
+  g.maxV = std::isnan(g.maxV) ? v : std::max(g.maxV, v);
+}
+
+}  // namespace
+
+DifferenceGeometry buildDifferenceGeometry(const RunFile& a, const RunFile& b,
+                                           const DifferenceSource& src, const TimeMapping& display,
+                                           const TileFetch& fetch, std::vector<TileKey>* missing) {
+  DifferenceGeometry g;
+  const LodGrid& ga = a.series().grid;
+  if (ga.levels() == 0 || b.series().grid.levels() == 0 || display.span() <= 0) return g;
+  const TimeMapping ma = shifted(display, src.offsetA);
+  if (chooseLevel(ga, ma.nsPerPx()) < 0) {
+    auto sa = rawSamples(a, src.runA, src.gpuA, src.metricA, src.offsetA, display, fetch, missing);
+    auto sb = rawSamples(b, src.runB, src.gpuB, src.metricB, src.offsetB, display, fetch, missing);
+    if (sa && sb) {
+      g.samples = true;
+      const int64_t gapB = b.series().gapThresholdNs[static_cast<size_t>(src.gpuB)];
+      const int64_t gapA = a.series().gapThresholdNs[static_cast<size_t>(src.gpuA)];
+      size_t j = 0;  // B's sample held at A's time
+      int64_t prevT = 0;
+      bool open = false;
+      for (const Sample& s : *sa) {
+        while (j + 1 < sb->size() && (*sb)[j + 1].t <= s.t)
+          ++j;
+        const bool have = !sb->empty() && (*sb)[j].t <= s.t && s.t - (*sb)[j].t <= gapB &&
+                          std::isfinite((*sb)[j].v) && std::isfinite(s.v);
+        if (!have) {
+          open = false;
+          continue;
+        }
+        const float d = s.v - (*sb)[j].v;
+        if (!open || s.t - prevT > gapA) g.segmentStarts.push_back(g.points.size());
+        g.points.push_back({display.x(s.t), d});
+        prevT = s.t;
+        open = true;
+        if (s.t >= display.t0 && s.t <= display.t1) note(g, d);
+      }
+      return g;
+    }
+    g.complete = false;  // fall through to the pyramids while the samples load
+  }
+  auto ca = columnMeans(a, src.runA, src.gpuA, src.metricA, src.offsetA, display, fetch,
+                        g.complete ? missing : nullptr);
+  auto cb = columnMeans(b, src.runB, src.gpuB, src.metricB, src.offsetB, display, fetch,
+                        g.complete ? missing : nullptr);
+  if (!ca || !cb) {
+    g.complete = false;
+    return g;
+  }
+  g.column.assign(ca->size(), kNaNf);
+  for (size_t c = 0; c < ca->size(); ++c) {
+    if (std::isnan((*ca)[c]) || std::isnan((*cb)[c])) continue;
+    g.column[c] = (*ca)[c] - (*cb)[c];
+    note(g, g.column[c]);
+  }
+  return g;
+}
+
+}  // namespace wl
