@@ -3,6 +3,7 @@
 
 #include <QHeaderView>
 
+#include <algorithm>
 #include <map>
 
 #include "core/metrics.h"
@@ -38,6 +39,21 @@ bool isDefaultMetric(const std::string& id, const SeriesGroupMeta& tel) {
   for (const char* d : kDefault)
     if (id == d) return true;
   return false;
+}
+
+// The run's metrics in the order of core/metrics.h (power, temperatures, clocks, utilization...),
+// unknown ones after them in file order: every run lists its tracks the same way.
+std::vector<MetricInfo> orderedMetrics(const SeriesGroupMeta& tel) {
+  std::vector<MetricInfo> out = tel.metrics;
+  auto rank = [](const MetricInfo& m) {
+    const auto known = knownMetrics();
+    for (size_t i = 0; i < known.size(); ++i)
+      if (known[i].id == m.id) return i;
+    return known.size();
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const MetricInfo& a, const MetricInfo& b) { return rank(a) < rank(b); });
+  return out;
 }
 
 }  // namespace
@@ -106,7 +122,9 @@ void TrackTree::addRun(const std::shared_ptr<const RunFile>& run, int runIndex) 
   rootDetail->setEditable(false);
 
   const SeriesGroupMeta& tel = run->series(SeriesKind::Gpu);
-  if (!run->gpus().empty()) {
+  // GPUs appear under 'GPU telemetry' only when the run has telemetry (a trace-only import lists
+  // its GPUs in the run summary, not as empty rows).
+  if (!run->gpus().empty() && !tel.metrics.empty()) {
     auto* group = makeItem(tr("GPU telemetry"), GroupItem, r);
     std::map<int, QStandardItem*> nodes;
     for (const GpuInfo& g : run->gpus()) {
@@ -122,7 +140,7 @@ void TrackTree::addRun(const std::shared_ptr<const RunFile>& run, int runIndex) 
       auto* detail = new QStandardItem(
           tr("local %1%2").arg(g.local_index).arg(g.rank >= 0 ? tr(", rank %1").arg(g.rank) : ""));
       detail->setEditable(false);
-      for (const MetricInfo& m : tel.metrics) {
+      for (const MetricInfo& m : orderedMetrics(tel)) {
         auto* mi = makeItem(QString::fromStdString(m.label), MetricItem, r, g.id,
                             QString::fromStdString(m.id));
         // The four metrics the throttling story needs are shown; the rest are a click away.

@@ -46,10 +46,12 @@ void OverviewStrip::refresh() {
     if (metric >= 0) break;
   }
   if (metric < 0 || tel.grid.levels() == 0) {
+    refreshFromKernels(run);
     update();
     return;
   }
   metricLabel_ = QString::fromStdString(tel.metrics[static_cast<size_t>(metric)].label);
+  unit_.clear();
   const int top = static_cast<int>(tel.grid.levels()) - 1;
   const LodGrid& g = tel.grid;
   try {
@@ -88,6 +90,28 @@ void OverviewStrip::refresh() {
   update();
 }
 
+void OverviewStrip::refreshFromKernels(const RunFile& run) {
+  // No telemetry: the share of all streams busy with kernels, from the kernels' top pyramid level.
+  const LodGrid& g = run.kernelGrid();
+  if (g.levels() == 0 || run.tracks().empty()) return;
+  const size_t top = g.levels() - 1;
+  std::vector<double> busy(g.buckets[top], 0.0);
+  for (size_t t = 0; t < run.tracks().size(); ++t) {
+    const KernelLodBlock b = run.readKernelLod(t, top, 0, g.buckets[top]);
+    for (size_t i = 0; i < b.buckets; ++i)
+      for (size_t c = 0; c < kKernelClassCount; ++c)
+        busy[i] += b.busy[c][i];
+  }
+  const auto tracks = static_cast<double>(run.tracks().size());
+  for (size_t i = 0; i < busy.size(); ++i) {
+    const auto v = static_cast<float>(100.0 * busy[i] / tracks);
+    points_.push_back({g.bucketStart(top, i), g.bucketStart(top, i + 1), v, v, false});
+  }
+  maxValue_ = 100;
+  metricLabel_ = tr("kernel activity");
+  unit_ = QStringLiteral("%");
+}
+
 double OverviewStrip::xOf(int64_t t) const {
   const TimeRange b = vp_->bounds();
   const double w = std::max(1, width() - labelWidth_);
@@ -110,9 +134,11 @@ void OverviewStrip::paintEvent(QPaintEvent*) {
   f.setPointSizeF((f.pointSizeF() > 0 ? f.pointSizeF() : 9.0) * 0.85);
   p.setFont(f);
   p.setPen(theme_.mutedText);
-  p.drawText(
-      QRectF(6, 2, labelWidth_ - 10, height() - 4), Qt::AlignLeft | Qt::AlignVCenter,
-      metricLabel_.isEmpty() ? tr("Overview") : tr("Overview\n%1: mean, max").arg(metricLabel_));
+  p.drawText(QRectF(6, 2, labelWidth_ - 10, height() - 4), Qt::AlignLeft | Qt::AlignVCenter,
+             metricLabel_.isEmpty() ? tr("Overview")
+                                    : (unit_ == QStringLiteral("%")
+                                           ? tr("Overview\n%1 (all streams)").arg(metricLabel_)
+                                           : tr("Overview\n%1: mean, max").arg(metricLabel_)));
   const QRectF area(labelWidth_, 3, width() - labelWidth_, height() - 6);
   if (throttled_) {
     for (const TimeRange& s : *throttled_)

@@ -36,6 +36,7 @@ class OverviewStrip : public QWidget {
   void mouseReleaseEvent(QMouseEvent* e) override;
 
  private:
+  void refreshFromKernels(const RunFile& run);
   double xOf(int64_t t) const;
   int64_t timeAt(double x) const;
   Viewport* vp_;
@@ -43,6 +44,7 @@ class OverviewStrip : public QWidget {
   int labelWidth_;
   Theme theme_ = Theme::light();
   QString metricLabel_;
+  QString unit_;
   // Summary per top-level bucket of run 0: time, mean over GPUs, max over GPUs, throttled.
   struct Point {
     int64_t t0, t1;
