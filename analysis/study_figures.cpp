@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace wl {
 namespace {
@@ -65,6 +66,7 @@ std::vector<size_t> tableRuns(const StudyTable& table) {
 std::vector<ConfigBar> configBars(const Study& study, const std::vector<size_t>& runs) {
   std::vector<ConfigBar> bars;
   std::map<std::string, double> best;  // per model (lower-cased): the best efficiency
+  std::map<std::string, std::set<size_t>> iterations;  // per model: iteration counts seen
   for (size_t i : runs) {
     const StudyRun& r = study.runs.at(i);
     const RunSummary& s = r.summary;
@@ -81,6 +83,7 @@ std::vector<ConfigBar> configBars(const Study& study, const std::vector<size_t>&
       if (std::isfinite(b.efficiency) && b.efficiency > 0) {
         double& m = best[lower(s.model)];
         m = std::max(m, b.efficiency);
+        iterations[lower(s.model)].insert(s.totals.iterations);
       }
     }
     bars.push_back(std::move(b));
@@ -89,6 +92,7 @@ std::vector<ConfigBar> configBars(const Study& study, const std::vector<size_t>&
     auto it = best.find(lower(b.model));
     if (std::isfinite(b.efficiency) && it != best.end() && it->second > 0)
       b.efficiency_normalized = b.efficiency / it->second;
+    b.efficiency_comparable = iterations[lower(b.model)].size() <= 1;
   }
   return bars;
 }

@@ -35,6 +35,10 @@ struct ConfigBar {
   double efficiency = kNaN;  // throughput / energy of the measured iterations, samples/(s*MJ)
   // efficiency / the best efficiency among the valid runs of the same model shown (1 = best).
   double efficiency_normalized = kNaN;
+  // False when the valid runs of this model shown differ in their number of iterations: the
+  // seed paper's efficiency divides by the energy of all measured iterations, so it compares
+  // runs of equal length only.
+  bool efficiency_comparable = true;
 };
 std::vector<ConfigBar> configBars(const Study& study, const std::vector<size_t>& runs);
 

@@ -114,9 +114,12 @@ void printText(const Study& study, const StudyTable& table) {
                        opt(c.dp), opt(c.mbs), c.recompute ? (*c.recompute ? "y" : "n") : "-",
                        c.overlap ? (*c.overlap ? "y" : "n") : "-");
     if (!s.valid) {
+      // The first two reasons; --json and --csv carry them all.
       std::string reasons;
-      for (const std::string& x : s.invalid_reasons)
-        reasons += (reasons.empty() ? "" : "; ") + x;
+      for (size_t k = 0; k < s.invalid_reasons.size() && k < 2; ++k)
+        reasons += (k ? "; " : "") + s.invalid_reasons[k];
+      if (s.invalid_reasons.size() > 2)
+        reasons += fmt::format(" (and {} more)", s.invalid_reasons.size() - 2);
       out += "  INVALID: " + reasons + "\n";
       continue;
     }

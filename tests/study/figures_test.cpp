@@ -85,6 +85,13 @@ TEST(StudyFigures, EfficiencyIsNormalizedPerModelToTheBest) {
   EXPECT_TRUE(std::isnan(b[3].power_mean_w));  // never plotted as a number
   EXPECT_EQ(b[0].power_mean_w, 500);
   EXPECT_EQ(b[0].temp_mean_c, 60);
+  EXPECT_TRUE(b[0].efficiency_comparable);
+  // Runs of one model with different numbers of iterations do not compare.
+  s.runs[1].summary.totals.iterations = 7;
+  const std::vector<ConfigBar> mixed = configBars(s, {0, 1, 2});
+  EXPECT_FALSE(mixed[0].efficiency_comparable);
+  EXPECT_FALSE(mixed[1].efficiency_comparable);
+  EXPECT_TRUE(mixed[2].efficiency_comparable);
 }
 
 TEST(StudyFigures, HeatmapHasNodeSeparatorsAndAMeanRow) {

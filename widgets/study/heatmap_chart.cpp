@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "heatmap_chart.h"
 
+#include "study_charts.h"
+
 #include <QCategoryAxis>
 #include <QGraphicsItem>
 #include <QPainter>
@@ -146,8 +148,13 @@ HeatmapChart::HeatmapChart(GpuHeatmap data, QGraphicsItem* parent)
 
   auto* ax = new QCategoryAxis;
   ax->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
+  QStringList names;
+  for (const std::string& c : data_.configs)
+    names << QString::fromStdString(c);
+  QString common;
+  names = shortLabels(names, &common);
   for (int c = 0; c < cols; ++c) {
-    QString label = QString::fromStdString(data_.configs[static_cast<size_t>(c)]);
+    QString label = names[c];
     if (!data_.config_valid[static_cast<size_t>(c)]) label += QStringLiteral(" (invalid)");
     // Category labels must be unique; a zero-width space keeps repeated labels apart.
     while (ax->categoriesLabels().contains(label))
@@ -157,12 +164,28 @@ HeatmapChart::HeatmapChart(GpuHeatmap data, QGraphicsItem* parent)
   ax->setRange(0, std::max(cols, 1));
   ax->setLabelsAngle(cols > 6 ? -60 : 0);
   ax->setGridLineVisible(false);
-  ax->setTitleText(QStringLiteral("configuration"));
+  ax->setTitleText(common.isEmpty() ? QStringLiteral("configuration")
+                                    : QStringLiteral("configuration: %1").arg(common));
+  if (cols > 60) {
+    // Too many to read: the labels would only be elided; say how many there are instead.
+    ax->setLabelsVisible(false);
+    ax->setTitleText(QStringLiteral("%1 configurations (filter the table to name them)").arg(cols));
+  }
 
+  // One label per GPU while they fit; with more rows, one per node.
   auto* ay = new QCategoryAxis;
   ay->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
-  for (int r = 0; r < rows; ++r)
-    ay->append(QStringLiteral("GPU %1").arg(data_.gpus[static_cast<size_t>(r)]), r + 1);
+  if (rows <= 16 || data_.node_starts.empty()) {
+    for (int r = 0; r < rows; ++r)
+      ay->append(QStringLiteral("GPU %1").arg(data_.gpus[static_cast<size_t>(r)]), r + 1);
+  } else {
+    std::vector<int> starts = {0};
+    starts.insert(starts.end(), data_.node_starts.begin(), data_.node_starts.end());
+    for (size_t n = 0; n < starts.size(); ++n) {
+      const int end = n + 1 < starts.size() ? starts[n + 1] : rows;
+      ay->append(QStringLiteral("GPU %1-%2").arg(starts[n]).arg(end - 1), end);
+    }
+  }
   ay->append(QStringLiteral("mean"), rows + 1);
   ay->setRange(0, rows + 1);
   ay->setReverse(true);  // GPU 0 at the top, the mean row at the bottom

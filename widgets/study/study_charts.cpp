@@ -4,6 +4,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QFont>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
@@ -17,6 +18,8 @@
 
 namespace wl {
 namespace {
+
+constexpr qsizetype kMostLabels = 60;  // category labels shown at most
 
 QString qs(std::string_view s) {
   return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
@@ -46,10 +49,29 @@ QValueAxis* valueAxis(const QString& title, double lo, double hi) {
 
 QBarCategoryAxis* categoryAxis(const QStringList& cats, const QString& title) {
   auto* a = new QBarCategoryAxis;
-  a->append(uniqueLabels(cats));
-  a->setTitleText(title);
+  QString common;
+  a->append(uniqueLabels(shortLabels(cats, &common)));
+  a->setTitleText(common.isEmpty()
+                      ? title
+                      : (title.isEmpty() ? common : QStringLiteral("%1: %2").arg(title, common)));
   if (cats.size() > 6) a->setLabelsAngle(-60);
+  if (cats.size() > 24) {
+    QFont f = a->labelsFont();
+    f.setPointSizeF(std::max(6.0, f.pointSizeF() * 0.8));
+    a->setLabelsFont(f);
+  }
+  if (cats.size() > kMostLabels) {
+    // Too many to read: the labels would only be elided; say how many there are instead.
+    a->setLabelsVisible(false);
+    a->setTitleText(
+        QStringLiteral("%1 configurations (filter the table to name them)").arg(cats.size()));
+  }
   return a;
+}
+
+bool isCut(QChar c) {
+  return c == QLatin1Char('/') || c == QLatin1Char(' ') || c == QLatin1Char('_') ||
+         c == QLatin1Char('-');
 }
 
 }  // namespace
@@ -106,7 +128,9 @@ QChart* makeConfigBarsChart(const std::vector<ConfigBar>& bars, ConfigBarMetric 
   auto* ax = categoryAxis(cats, QStringLiteral("configuration"));
   auto* ay = valueAxis(unit, lo, hi);
   auto* ae = new QValueAxis;
-  ae->setRange(0, 1.05);
+  ae->setRange(0, 1.2);
+  ae->setTickCount(7);
+  ae->setLabelFormat(QStringLiteral("%.1f"));
   ae->setTitleText(QStringLiteral("efficiency (best of model = 1)"));
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(ay, Qt::AlignLeft);
@@ -138,6 +162,10 @@ QChart* makeConfigBarsChart(const std::vector<ConfigBar>& bars, ConfigBarMetric 
     }
     line->append(static_cast<double>(i), e);
   }
+  if (std::any_of(bars.begin(), bars.end(),
+                  [](const ConfigBar& b) { return !b.efficiency_comparable; }))
+    chart->setTitle(title + QStringLiteral(" (runs of a model differ in iterations: their "
+                                           "efficiencies do not compare)"));
   return chart;
 }
 
@@ -176,6 +204,8 @@ QChart* makeCategoryStackChart(const CategoryStack& stack, const QString& title)
   series->attachAxis(ax);
   series->attachAxis(ay);
   chart->legend()->setAlignment(Qt::AlignRight);
+  if (std::none_of(stack.bar_has_data.begin(), stack.bar_has_data.end(), [](bool b) { return b; }))
+    chart->setTitle(title + QStringLiteral(" (no kernel traces in these runs)"));
   return chart;
 }
 
@@ -211,6 +241,8 @@ QChart* makeParetoChart(const ThroughputEnergyScatter& scatter) {
     const double py = std::max((y1 - y0) * 0.08, std::fabs(y1) * 0.02 + 1e-12);
     ax->setRange(std::max(0.0, x0 - px), x1 + px);
     ay->setRange(std::max(0.0, y0 - py), y1 + py);
+    ax->applyNiceNumbers();
+    ay->applyNiceNumbers();
   }
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(ay, Qt::AlignLeft);
@@ -263,7 +295,7 @@ QChart* makeScaleChart(const std::vector<ScaleComparison>& comparisons, ScaleMet
     *out << (std::isfinite(b) ? b : 0.0);
     if (std::isfinite(a)) hi = std::max(hi, a);
     if (std::isfinite(b)) hi = std::max(hi, b);
-    cats << QStringLiteral("%1: %2 x%3 vs %4 x%5")
+    cats << QStringLiteral("%1 (%2 x%3 vs %4 x%5)")
                 .arg(QString::fromStdString(c.model), QString::fromStdString(c.up.platform))
                 .arg(c.up.gpus)
                 .arg(QString::fromStdString(c.out.platform))
@@ -283,6 +315,42 @@ QChart* makeScaleChart(const std::vector<ScaleComparison>& comparisons, ScaleMet
     chart->setTitle(chart->title() +
                     QStringLiteral(" (no model has runs on both kinds of platform)"));
   return chart;
+}
+
+QStringList shortLabels(const QStringList& labels, QString* common) {
+  if (common) common->clear();
+  if (labels.size() < 2) return labels;
+  // Longest common prefix, cut back to just after a separator.
+  qsizetype pre = labels.front().size();
+  for (const QString& l : labels) {
+    qsizetype k = 0;
+    while (k < pre && k < l.size() && l[k] == labels.front()[k])
+      ++k;
+    pre = k;
+  }
+  while (pre > 0 && !isCut(labels.front()[pre - 1]))
+    --pre;
+  // Longest common suffix, cut forward to just before a separator or '('.
+  qsizetype suf = labels.front().size();
+  for (const QString& l : labels) {
+    qsizetype k = 0;
+    while (k < suf && k < l.size() &&
+           l[l.size() - 1 - k] == labels.front()[labels.front().size() - 1 - k])
+      ++k;
+    suf = k;
+  }
+  const QString& f = labels.front();
+  while (suf > 0 &&
+         !(f[f.size() - suf] == QLatin1Char(' ') || f[f.size() - suf] == QLatin1Char('(')))
+    --suf;
+  QStringList out;
+  for (const QString& l : labels) {
+    if (l.size() - pre - suf <= 0) return labels;  // something would become empty: keep all
+    out << l.mid(pre, l.size() - pre - suf).trimmed();
+  }
+  if (common && (pre > 0 || suf > 0))
+    *common = (f.left(pre) + QStringLiteral("…") + f.right(suf)).trimmed();
+  return out;
 }
 
 QString studyChartTitle(StudyChart c) {

@@ -66,6 +66,12 @@ struct StudyChartOptions {
 };
 
 QString studyChartTitle(StudyChart c);
+
+// Axis labels for many configurations: the text every label shares at its start and at its end
+// (cut at a '/', ' ', '_' or '-') is removed and returned in `common`, e.g.
+// "sweep-h200/gpt3_1 (gpt3)", "sweep-h200/gpt3_2 (gpt3)" -> "gpt3_1", "gpt3_2" with common
+// "sweep-h200/… (gpt3)". Labels that would become empty are kept whole.
+QStringList shortLabels(const QStringList& labels, QString* common = nullptr);
 QChart* makeStudyChart(const Study& study, const std::vector<size_t>& runs, StudyChart chart,
                        const StudyChartOptions& options = {});
 

@@ -20,6 +20,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <set>
@@ -43,7 +44,7 @@ std::string canonical(const std::string& path) {
 // Runs loaded by the worker and not yet taken by the UI.
 struct StudyView::Pending {
   std::mutex mutex;
-  std::vector<StudyRun> runs;
+  std::vector<std::pair<size_t, StudyRun>> runs;  // (place in the load's file order, run)
   double fraction = 0.0;
 };
 
@@ -107,15 +108,24 @@ StudyView::StudyView(QWidget* parent) : QWidget(parent), study_(std::make_shared
   // Table.
   table_ = new QTableView(this);
   table_->setModel(model_);
-  table_->setSortingEnabled(true);
+  // No sort indicator before sorting is enabled: enabling it sorts by the indicator's column,
+  // and the study order (the files' order) is the one to start with.
+  table_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
   table_->horizontalHeader()->setSortIndicatorShown(true);
-  table_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);  // study order
+  table_->setSortingEnabled(true);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->verticalHeader()->hide();
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   table_->horizontalHeader()->setDefaultSectionSize(96);
   table_->setWordWrap(false);
+  // Runs are known by their labels: give them room (again after each reset of the model).
+  auto widenRunColumn = [this] {
+    if (table_->columnWidth(StudyTableModel::ColRun) < 200)
+      table_->setColumnWidth(StudyTableModel::ColRun, 280);
+  };
+  widenRunColumn();
+  connect(model_, &StudyTableModel::tableChanged, this, widenRunColumn);
   connect(table_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
     emit runActivated(model_->data(i, StudyTableModel::PathRole).toString());
   });
@@ -213,6 +223,16 @@ void StudyView::addRuns(const QStringList& paths) {
 void StudyView::clear() {
   cancelLoading();
   queued_.clear();
+  if (loading_) {
+    // Forget the load under way: its runs and its end are ignored (another generation).
+    ++generation_;
+    pending_.reset();
+    refresh_->stop();
+    loading_ = false;
+    cancelButton_->setEnabled(false);
+    progress_->hide();
+    emit loadingFinished();
+  }
   study_ = std::make_shared<Study>();
   studyChanged();
   setStatus(tr("No runs: add run files or a folder of runs"));
@@ -243,10 +263,12 @@ void StudyView::startLoading(const QStringList& paths) {
   for (const StudyRun& r : study_->runs)
     known.insert(canonical(r.summary.path));
   StudyLoadOptions options = loadOptions_;
-  options.onLoaded = [pending](size_t, const StudyRun& run) {
+  options.onLoaded = [pending](size_t index, const StudyRun& run) {
     std::lock_guard lock(pending->mutex);
-    pending->runs.push_back(run);
+    pending->runs.emplace_back(index, run);
   };
+  batchStart_ = study_->runs.size();
+  batchIndex_.clear();
   struct Outcome {
     QString error;
     bool cancelled = false;
@@ -283,7 +305,7 @@ void StudyView::startLoading(const QStringList& paths) {
 
 void StudyView::takeLoaded() {
   if (!pending_) return;
-  std::vector<StudyRun> runs;
+  std::vector<std::pair<size_t, StudyRun>> runs;
   double fraction = 0;
   {
     std::lock_guard lock(pending_->mutex);
@@ -292,8 +314,20 @@ void StudyView::takeLoaded() {
   }
   progress_->setValue(static_cast<int>(fraction * 1000));
   if (runs.empty()) return;
-  for (StudyRun& r : runs)
-    study_->runs.push_back(std::move(r));
+  // Keep the load's runs in file order, whatever order they finished in.
+  std::vector<std::pair<size_t, StudyRun>> batch;
+  for (size_t k = batchStart_; k < study_->runs.size(); ++k)
+    batch.emplace_back(batchIndex_[k - batchStart_], std::move(study_->runs[k]));
+  for (auto& r : runs)
+    batch.push_back(std::move(r));
+  std::stable_sort(batch.begin(), batch.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  study_->runs.resize(batchStart_);
+  batchIndex_.clear();
+  for (auto& [index, run] : batch) {
+    batchIndex_.push_back(index);
+    study_->runs.push_back(std::move(run));
+  }
   assignLabels(study_->runs);
   studyChanged();
   setStatus(tr("Loading runs… %1 loaded").arg(study_->runs.size()));

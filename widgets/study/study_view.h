@@ -90,6 +90,10 @@ class StudyView : public QWidget {
   StudyLoadOptions loadOptions_;
   std::shared_ptr<Pending> pending_;
   QStringList queued_;  // added while a load was under way: loaded next
+  // The runs of the load under way start at study_->runs[batchStart_]; batchIndex_ holds each
+  // one's place in the load's file order (runs arrive in the order they finish).
+  size_t batchStart_ = 0;
+  std::vector<size_t> batchIndex_;
   std::shared_ptr<std::atomic<bool>> cancel_;
   uint64_t generation_ = 0;
   bool loading_ = false;
