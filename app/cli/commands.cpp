@@ -21,6 +21,7 @@ constexpr std::array kCommands = {
             &cmdSimulate},
     Command{"analyze", "analyses: energy, throttling, burstiness, kernel breakdowns, stragglers",
             &cmdAnalyze},
+    Command{"compare", "compare runs: table with deltas, ranks and the Pareto front", &cmdCompare},
 };
 
 }  // namespace
