@@ -21,6 +21,8 @@ constexpr std::array kCommands = {
             &cmdSimulate},
     Command{"analyze", "analyses: energy, throttling, burstiness, kernel breakdowns, stragglers",
             &cmdAnalyze},
+    Command{"export", "write a timeline, heatmap or analysis chart as PNG, SVG or PDF (headless)",
+            &cmdExport},
 };
 
 }  // namespace

@@ -31,5 +31,6 @@ int cmdInfo(const Args& args);
 int cmdImport(const Args& args);
 int cmdSimulate(const Args& args);
 int cmdAnalyze(const Args& args);
+int cmdExport(const Args& args);
 
 }  // namespace wl::cli
