@@ -11,7 +11,10 @@
 #include <QApplication>
 #include <QFileInfo>
 
+#include <cmath>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "export/export_views.h"
 #include "export/figure.h"
@@ -19,7 +22,8 @@
 
 namespace {
 
-void exportView(benchmark::State& state, const char* view, wl::FigureFormat format) {
+void exportView(benchmark::State& state, const char* view, wl::FigureFormat format,
+                std::vector<std::string> metrics = {}) {
   const auto path = wl::bench::scaleRun({});
   const wl::ExportView* v = wl::findExportView(view);
   const QString out = QString::fromStdString(
@@ -32,6 +36,7 @@ void exportView(benchmark::State& state, const char* view, wl::FigureFormat form
   for (auto _ : state) {
     wl::ExportRequest rq;
     rq.run = wl::RunFile::open(path);
+    rq.metrics = metrics;
     std::unique_ptr<wl::Figure> fig = v->make(rq);
     options.size.height = std::ceil(fig->preferredSize(1600).height());
     wl::writeFigure(*fig, options, out);
@@ -61,6 +66,12 @@ WL_EXPORT_BENCH(Summary, "summary")
 WL_EXPORT_BENCH(Breakdown, "breakdown")
 WL_EXPORT_BENCH(Throttle, "throttle")
 WL_EXPORT_BENCH(Histogram, "histogram")
+
+// The power and |dP/dt| histograms together (a logarithm per sample for the second).
+void BM_HistogramDpdt_Pdf(benchmark::State& s) {
+  exportView(s, "histogram", wl::FigureFormat::Pdf, {"power_w", "dpdt"});
+}
+BENCHMARK(BM_HistogramDpdt_Pdf)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -147,24 +147,42 @@ TEST_F(ChartViews, ThrottleShareIsThrottledKernelTimeByCause) {
   EXPECT_TRUE(svg.hasText(QStringLiteral("SW power cap")));
 }
 
+// The points of a histogram's step line at the left edge of each bin: (edge, value).
+std::map<double, double> binsOf(const QChart* chart) {
+  std::map<double, double> out;
+  auto* line = qobject_cast<QLineSeries*>(chart->series().front());
+  const auto pts = line->points();
+  for (qsizetype i = 0; i + 1 < pts.size(); i += 2)
+    out[pts[i].x()] = pts[i].y();
+  return out;
+}
+
 TEST_F(ChartViews, HistogramCountsEverySecondOfPower) {
   auto fig = makeHistogramFigure(request());
   auto* cf = dynamic_cast<ChartFigure*>(fig.get());
-  ASSERT_EQ(cf->charts().size(), 2u);
-  auto* line = qobject_cast<QLineSeries*>(cf->charts()[0]->series().front());
-  ASSERT_NE(line, nullptr);
-  // Steps over 10 W bins: [300, 310) holds 2 x 3600 s minus the spike's 50 ms; [950, 960) 50 ms.
-  double at300 = -1, at950 = -1;
-  const auto pts = line->points();
-  for (qsizetype i = 0; i + 1 < pts.size(); i += 2) {
-    if (pts[i].x() == 300.0) at300 = pts[i].y();
-    if (pts[i].x() == 950.0) at950 = pts[i].y();
-  }
-  EXPECT_NEAR(at300, 7200.0 - 0.05, 1e-6);
-  EXPECT_NEAR(at950, 0.05, 1e-6);
-  const test::SvgDocument svg = svgOf(*fig);
+  ASSERT_EQ(cf->charts().size(), 1u);  // power only unless |dP/dt| is asked for
+  // 10 W bins: [300, 310) holds 2 x 3600 s minus the spike's 50 ms; [950, 960) those 50 ms.
+  const auto power = binsOf(cf->charts()[0]);
+  EXPECT_NEAR(power.at(300.0), 7200.0 - 0.05, 1e-6);
+  EXPECT_NEAR(power.at(950.0), 0.05, 1e-6);
+  EXPECT_NEAR(power.at(290.0), 0.0, 1e-12);
+
+  ExportRequest rq = request();
+  rq.metrics = {"power_w", "dpdt"};
+  auto both = makeHistogramFigure(rq);
+  auto* bf = dynamic_cast<ChartFigure*>(both.get());
+  ASSERT_EQ(bf->charts().size(), 2u);
+  // |dP/dt| per 50 ms segment: 0 everywhere (counted in the first bin, [1, 10^0.1) W/s) except
+  // the two segments into and out of GPU 1's spike, 650 W / 0.05 s = 13,000 W/s, in the bin
+  // starting at 10^4.1 (log10 13000 = 4.11). 2 x 72,000 segments in all.
+  const auto ramp = binsOf(bf->charts()[1]);
+  EXPECT_NEAR(ramp.at(1.0), 2 * 72000.0 - 2, 1e-9);
+  EXPECT_NEAR(ramp.at(std::pow(10.0, 4.1)), 2.0, 1e-9);
+  const test::SvgDocument svg = svgOf(*both);
   EXPECT_TRUE(svg.hasText(QStringLiteral("Power (W)")));
   EXPECT_TRUE(svg.hasText(QStringLiteral("|dP/dt| (W/s)")));
+  rq.metrics = {"temp_c"};
+  EXPECT_THROW(makeHistogramFigure(rq), Error);
 }
 
 TEST_F(ChartViews, ComparisonViewsSayTheyAreNotAvailableYet) {

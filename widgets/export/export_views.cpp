@@ -31,6 +31,7 @@ namespace {
 
 constexpr std::string_view kKernelsRow = "kernels";
 constexpr std::string_view kStepsRow = "steps";
+constexpr std::string_view kRampHistogram = "dpdt";
 
 // The analysed range as analyzeRun() clamps it, and the range functions that plan on the
 // pyramid are given ("to the end" when it reaches past the run end).
@@ -199,8 +200,9 @@ const std::array kViews = {
                kRange | kGpus, &makeBreakdownFigure},
     ExportView{"throttle", "per-GPU share of kernel time throttled, stacked by cause",
                kRange | kGpus, &makeThrottleFigure},
-    ExportView{"histogram", "power and |dP/dt| histograms over the GPUs", kRange | kGpus,
-               &makeHistogramFigure},
+    ExportView{"histogram",
+               "power histogram (seconds per 10 W); --metrics power_w,dpdt adds |dP/dt|",
+               kRange | kGpus | kMetrics, &makeHistogramFigure},
     ExportView{"compare", "two runs side by side (needs --compare)", kRange | kCompare,
                &makeCompareFigure},
     ExportView{"pareto", "throughput against energy over runs (needs --compare)", kRange | kCompare,
@@ -587,26 +589,49 @@ std::unique_ptr<Figure> makeHistogramFigure(const ExportRequest& rq) {
   const RunFile& run = *rq.run;
   const Ranges r = rangesOf(run, rq.range);
   const std::vector<int> gpus = gpusOf(run, rq.gpus);
+  bool wantPower = rq.metrics.empty(), wantRamp = false;
+  for (const std::string& m : rq.metrics) {
+    if (m == metric::kPower)
+      wantPower = true;
+    else if (m == kRampHistogram)
+      wantRamp = true;
+    else
+      throw Error(fmt::format("--view histogram: '{}' is not a histogram (expected {} or {})", m,
+                              metric::kPower, kRampHistogram));
+  }
+  const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
+  if (!meta.metric(metric::kPower))
+    throw Error(fmt::format("{}: the run has no power samples", run.path().string()));
+  // The raw part of analyzeBurstiness(): every power sample of each GPU through rampStats(), which
+  // fills the histograms exactly as `wattline analyze` does; per GPU in parallel, then summed.
+  // The |dP/dt| histogram costs a logarithm per sample, so it is drawn only when asked for.
   RunAnalysis a = analysisBase(run, r);
-  // Per group of GPUs in parallel; the histograms are sums over GPUs.
-  const std::vector<std::vector<int>> groups = gpuGroups(gpus, 8);
-  std::vector<BurstinessResult> parts(groups.size());
-  inParallel(groups.size(), [&](size_t i) {
-    const std::vector<MetricStats> power = metricStats(run, metric::kPower, groups[i], r.planned);
-    parts[i] = analyzeBurstiness(run, groups[i], power, r.planned, true);
+  std::vector<Histogram> powerParts(gpus.size(), powerHistogram());
+  std::vector<Histogram> rampParts(gpus.size(), rampHistogram());
+  inParallel(gpus.size(), [&](size_t k) {
+    const auto gi = static_cast<size_t>(gpus[k]);
+    const TimeRange& range = r.planned;
+    const Samples s = run.readSamples(SeriesKind::Gpu, gi, metric::kPower, range.t0,
+                                      range.t1 == INT64_MAX ? INT64_MAX : range.t1 - 1, false);
+    rampStats(s.t_ns, s.v, meta.gapThresholdNs[gi], range, &powerParts[k],
+              wantRamp ? &rampParts[k] : nullptr);
   });
   a.raw_analyses = true;
   a.power_hist = powerHistogram();
   a.ramp_hist = rampHistogram();
-  for (const BurstinessResult& b : parts) {
-    a.raw_analyses = a.raw_analyses && b.raw_computed;
-    a.power_hist += b.power_hist;
-    a.ramp_hist += b.ramp_hist;
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    a.power_hist += powerParts[k];
+    a.ramp_hist += rampParts[k];
   }
-  std::vector<QChart*> charts = {makeAnalysisChart(a, AnalysisChart::PowerHistogram),
-                                 makeAnalysisChart(a, AnalysisChart::RampHistogram)};
-  polishChart(charts[0], QObject::tr("Power (W)"), QObject::tr("Time (s)"));
-  polishChart(charts[1], QObject::tr("|dP/dt| (W/s)"), QObject::tr("Sample intervals"));
+  std::vector<QChart*> charts;
+  if (wantPower) {
+    charts.push_back(makeAnalysisChart(a, AnalysisChart::PowerHistogram));
+    polishChart(charts.back(), QObject::tr("Power (W)"), QObject::tr("Time (s)"));
+  }
+  if (wantRamp) {
+    charts.push_back(makeAnalysisChart(a, AnalysisChart::RampHistogram));
+    polishChart(charts.back(), QObject::tr("|dP/dt| (W/s)"), QObject::tr("Sample intervals"));
+  }
   auto fig = std::make_unique<ChartFigure>(std::move(charts), QStringLiteral("histogram"));
   setCaption(*fig, run, r.range);
   return fig;

@@ -82,7 +82,6 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
   const Theme& th = canvas.theme;
   renderer_->setTheme(th);
   renderer_->setYMode(spec_.yMode);
-  renderer_->bumpEpoch();
   TileStore& store = *store_;
   const TileFetch load = [&store](const TileKey& k) { return store.load(k); };
   const QFont text = canvas.font(canvas.textPt());
