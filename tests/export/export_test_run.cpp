@@ -76,7 +76,9 @@ void ensureApp() {
   static int argc = 1;
   static char arg0[] = "test_export";
   static char* argv[] = {arg0, nullptr};
-  static QApplication app(argc, argv);
+  // Never destroyed: a QApplication torn down by exit handlers after Qt's own globals crashes.
+  static QApplication* app = new QApplication(argc, argv);
+  (void)app;
 }
 
 }  // namespace wl::test
