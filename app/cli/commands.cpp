@@ -22,6 +22,8 @@ constexpr std::array kCommands = {
     Command{"analyze", "analyses: energy, throttling, burstiness, kernel breakdowns, stragglers",
             &cmdAnalyze},
     Command{"compare", "compare runs: table with deltas, ranks and the Pareto front", &cmdCompare},
+    Command{"export", "write a timeline, heatmap or analysis chart as PNG, SVG or PDF (headless)",
+            &cmdExport},
 };
 
 }  // namespace

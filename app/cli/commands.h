@@ -32,5 +32,6 @@ int cmdImport(const Args& args);
 int cmdSimulate(const Args& args);
 int cmdAnalyze(const Args& args);
 int cmdCompare(const Args& args);
+int cmdExport(const Args& args);
 
 }  // namespace wl::cli

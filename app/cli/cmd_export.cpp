@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// wattline export RUN.h5 [--compare OTHER.h5] --view NAME [--range START:END] [--gpus LIST]
+//   [--metrics LIST] -o FILE.png|.svg|.pdf [--width N --height N --dpi N --theme T] [--no-caption]
+#include <QApplication>
+#include <QFileInfo>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/arg_parser.h"
+#include "cli/commands.h"
+#include "cli/range_args.h"
+#include "export/export_views.h"
+#include "export/figure.h"
+#include "format/run_file.h"
+
+namespace wl::cli {
+namespace {
+
+// Drawing text and Qt Charts needs a QApplication; a headless command must not need a display,
+// so it runs on the offscreen platform whatever QT_QPA_PLATFORM says (fonts come from
+// fontconfig: DejaVu Sans from fonts-dejavu-core). Qt's warnings are not the command's output.
+class HeadlessApp {
+ public:
+  HeadlessApp() {
+    if (QCoreApplication::instance()) return;
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext&, const QString& msg) {
+      if (type == QtCriticalMsg || type == QtFatalMsg)
+        std::fprintf(stderr, "wattline export: Qt: %s\n", msg.toLocal8Bit().constData());
+    });
+    app_ = std::make_unique<QApplication>(argc_, argv_);
+  }
+
+ private:
+  static inline int argc_ = 1;
+  static inline char arg0_[] = "wattline";
+  static inline char* argv_[] = {arg0_, nullptr};
+  std::unique_ptr<QApplication> app_;
+};
+
+// "1600", "1600px", "17cm", "6.5in" -> pixels at `dpi`.
+double parseLength(const std::string& option, const std::string& text, double dpi) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  const std::string unit = used > 0 ? text.substr(used) : "";
+  const auto u = unit.empty() ? std::optional<SizeUnit>(SizeUnit::Pixels)
+                              : sizeUnitFromName(QString::fromStdString(unit));
+  if (used == 0 || !u || !std::isfinite(v) || v <= 0)
+    throw UsageError(
+        fmt::format("--{} expects a positive length in px, cm or in (1600, 17cm, 6.5in), got '{}'",
+                    option, text));
+  switch (*u) {
+    case SizeUnit::Pixels:
+      return v;
+    case SizeUnit::Centimetres:
+      return v / 2.54 * dpi;
+    case SizeUnit::Inches:
+      return v * dpi;
+  }
+  return v;
+}
+
+std::string viewList() {
+  std::string s;
+  for (const ExportView& v : exportViews())
+    s += fmt::format("{}{}", s.empty() ? "" : "|", v.name);
+  return s;
+}
+
+std::string viewHelp() {
+  std::string s = "what to draw:";
+  for (const ExportView& v : exportViews())
+    s += fmt::format("\n{:<27}{:<10} {}", "", v.name, v.summary);
+  return s;
+}
+
+}  // namespace
+
+int cmdExport(const Args& rawArgs) {
+  Args args;
+  for (const std::string& a : rawArgs)
+    args.push_back(a == "-o" ? "--output" : a);
+  ArgParser p("export",
+              "Write a figure of a run (a timeline, a heatmap or an analysis chart) as PNG, SVG or "
+              "PDF, with no display needed (docs/export.md). The format follows the output's "
+              "extension.");
+  p.option("view", viewList(), viewHelp())
+      .option("output", "FILE", "the figure to write: .png, .svg or .pdf (also -o)")
+      .option("compare", "OTHER.h5", "a second run (compare and pareto views)")
+      .option("range", "START:END",
+              "only [START, END): durations after the run start (10s:25.5s, 1m:2m, bare "
+              "seconds) or absolute times in ns; either side may be empty")
+      .option("gpus", "LIST", "these GPUs (0,2,4-7); timeline default: the first node, up to 8")
+      .option("metrics", "LIST",
+              "metric ids (power_w,temp_c,...); timeline also 'kernels' and 'steps'; default: "
+              "power_w,temp_c,sm_clock_mhz,kernels (timeline), temp_c (heatmap)")
+      .option("width", "N", "width in px, cm or in (1600, 17cm, 6.5in); default 1600 px at 96 dpi")
+      .option("height", "N", "height in px, cm or in; default: what the view needs at that width")
+      .option("dpi", "N", "pixels per inch: turns cm and in into pixels, sets fonts' size (96)")
+      .option("theme", "screen|publication", "colours and fonts (default publication)")
+      .flag("no-caption", "leave out the caption (run name, configuration, range)")
+      .positionals("RUN.h5", "a Wattline run", 1, 1);
+  if (!p.parse(args)) return 0;
+
+  const auto viewName = p.value("view");
+  if (!viewName) throw UsageError(fmt::format("--view is required ({})", viewList()));
+  const ExportView* view = findExportView(*viewName);
+  if (!view)
+    throw UsageError(fmt::format("--view: unknown view '{}' (expected {})", *viewName, viewList()));
+  const auto output = p.value("output");
+  if (!output) throw UsageError("-o FILE.png|.svg|.pdf is required");
+  const auto format = figureFormatFromPath(QString::fromStdString(*output));
+  if (!format)
+    throw UsageError(fmt::format("-o: '{}' does not end in .png, .svg or .pdf", *output));
+  auto rejectUnused = [&](const char* option, unsigned use) {
+    if (p.has(option) && !(view->uses & use))
+      throw UsageError(fmt::format("--{} does not apply to --view {}", option, view->name));
+  };
+  rejectUnused("range", ExportView::kUsesRange);
+  rejectUnused("gpus", ExportView::kUsesGpus);
+  rejectUnused("metrics", ExportView::kUsesMetrics);
+  if (p.has("compare") && !(view->uses & ExportView::kNeedsCompare))
+    throw UsageError(fmt::format("--compare does not apply to --view {}", view->name));
+  if (!p.has("compare") && (view->uses & ExportView::kNeedsCompare))
+    throw UsageError(fmt::format("--view {} needs --compare OTHER.h5", view->name));
+
+  FigureOptions options;
+  options.format = *format;
+  options.caption = !p.has("no-caption");
+  if (auto t = p.value("theme")) {
+    const auto theme = figureThemeFromName(QString::fromStdString(*t));
+    if (!theme)
+      throw UsageError(fmt::format("--theme expects screen or publication, got '{}'", *t));
+    options.theme = *theme;
+  }
+  double dpi = 96;
+  if (auto d = p.doubleValue("dpi")) {
+    if (!std::isfinite(*d) || *d < 10 || *d > 2400)
+      throw UsageError(fmt::format("--dpi expects 10 to 2400, got '{}'", *p.value("dpi")));
+    dpi = *d;
+  }
+  const double width =
+      p.has("width") ? parseLength("width", *p.value("width"), dpi) : 1600.0 * dpi / 96.0;
+  std::optional<double> height;
+  if (p.has("height")) height = parseLength("height", *p.value("height"), dpi);
+  if (p.has("range")) checkRangeSyntax(*p.value("range"));
+  std::vector<int> gpus;
+  if (auto v = p.value("gpus")) gpus = parseIndexList("gpus", *v);
+  std::vector<std::string> metrics;
+  if (auto v = p.value("metrics")) metrics = parseNameList("metrics", *v);
+
+  ExportRequest rq;
+  rq.run = RunFile::open(p.positional().front());
+  if (auto c = p.value("compare")) rq.compare = RunFile::open(*c);
+  if (auto r = p.value("range")) rq.range = parseRunRange(*r, rq.run->info().start_ns);
+  rq.gpus = gpus;
+  rq.metrics = metrics;
+
+  HeadlessApp app;
+  std::unique_ptr<Figure> figure = view->make(rq);
+  FigureSize size{width, height.value_or(0), SizeUnit::Pixels, dpi};
+  if (!height) {
+    const double logicalW = width / dpi * 96.0;
+    const double logicalH = figure->preferredSize(logicalW).height();
+    size.height =
+        std::clamp(std::ceil(logicalH * dpi / 96.0), 16.0, static_cast<double>(kMaxFigurePixels));
+  }
+  options.size = size;
+  validateFigureSize(options.size);
+  writeFigure(*figure, options, QString::fromStdString(*output));
+  const QSize px = options.size.pixels();
+  const QSizeF in = options.size.inches();
+  std::printf("wrote %s: %s %s, %d x %d px at %g dpi (%.1f x %.1f cm), %lld bytes\n",
+              output->c_str(), std::string(view->name).c_str(),
+              figureFormatName(*format).toUpper().toStdString().c_str(), px.width(), px.height(),
+              dpi, in.width() * 2.54, in.height() * 2.54,
+              static_cast<long long>(QFileInfo(QString::fromStdString(*output)).size()));
+  return 0;
+}
+
+}  // namespace wl::cli

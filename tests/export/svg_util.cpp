@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "svg_util.h"
+
+#include <QRegularExpression>
+#include <QXmlStreamReader>
+
+namespace wl::test {
+
+QStringList SvgDocument::texts() const {
+  QStringList out;
+  for (const SvgElement& e : elements)
+    if (e.name == QLatin1String("text")) out << e.text;
+  return out;
+}
+
+bool SvgDocument::hasText(const QString& t) const {
+  return texts().contains(t);
+}
+
+std::vector<const SvgElement*> SvgDocument::shapes(const QString& fill,
+                                                   const QString& stroke) const {
+  std::vector<const SvgElement*> out;
+  for (const SvgElement& e : elements)
+    if (e.name != QLatin1String("text") && e.fill == fill && e.stroke == stroke) out.push_back(&e);
+  return out;
+}
+
+SvgDocument parseSvg(const QByteArray& bytes) {
+  SvgDocument doc;
+  QXmlStreamReader xml(bytes);
+  struct Style {
+    QString fill = QStringLiteral("none"), stroke = QStringLiteral("none");
+    double fillOpacity = 1.0;
+  };
+  std::vector<Style> stack{Style{}};
+  while (!xml.atEnd()) {
+    const auto token = xml.readNext();
+    if (token == QXmlStreamReader::StartElement) {
+      const QString name = xml.name().toString();
+      const QXmlStreamAttributes a = xml.attributes();
+      Style s = stack.back();
+      if (a.hasAttribute(QStringLiteral("fill")))
+        s.fill = a.value(QStringLiteral("fill")).toString();
+      if (a.hasAttribute(QStringLiteral("stroke")))
+        s.stroke = a.value(QStringLiteral("stroke")).toString();
+      if (a.hasAttribute(QStringLiteral("fill-opacity")))
+        s.fillOpacity = a.value(QStringLiteral("fill-opacity")).toDouble();
+      stack.push_back(s);
+      if (name == QLatin1String("svg")) {
+        doc.width = a.value(QStringLiteral("width")).toString();
+        doc.height = a.value(QStringLiteral("height")).toString();
+        doc.viewBox = a.value(QStringLiteral("viewBox")).toString();
+      }
+      if (name == QLatin1String("text") || name == QLatin1String("path") ||
+          name == QLatin1String("polyline") || name == QLatin1String("polygon") ||
+          name == QLatin1String("rect") || name == QLatin1String("image")) {
+        SvgElement e;
+        e.name = name;
+        e.fill = s.fill;
+        e.stroke = s.stroke;
+        e.fillOpacity = s.fillOpacity;
+        e.d = a.hasAttribute(QStringLiteral("d")) ? a.value(QStringLiteral("d")).toString()
+                                                  : a.value(QStringLiteral("points")).toString();
+        e.x = a.value(QStringLiteral("x")).toDouble();
+        e.y = a.value(QStringLiteral("y")).toDouble();
+        if (name == QLatin1String("text"))
+          e.text = xml.readElementText(QXmlStreamReader::IncludeChildElements);
+        doc.elements.push_back(e);
+        if (name == QLatin1String("text")) stack.pop_back();  // readElementText consumed the end
+      }
+    } else if (token == QXmlStreamReader::EndElement) {
+      if (stack.size() > 1) stack.pop_back();
+    }
+  }
+  doc.ok = !xml.hasError();
+  doc.error = xml.errorString();
+  return doc;
+}
+
+std::vector<std::vector<QPointF>> pathPoints(const QString& d) {
+  std::vector<std::vector<QPointF>> out;
+  static const QRegularExpression token(
+      QStringLiteral("([MLZmlz])|(-?[0-9.]+(?:e-?[0-9]+)?)\\s*,\\s*(-?[0-9.]+(?:e-?[0-9]+)?)"));
+  auto it = token.globalMatch(d);
+  bool newPath = true;
+  while (it.hasNext()) {
+    const auto m = it.next();
+    if (!m.captured(1).isEmpty()) {
+      const QChar c = m.captured(1).at(0).toUpper();
+      if (c == QLatin1Char('M') || c == QLatin1Char('Z')) newPath = true;
+      continue;
+    }
+    if (newPath || out.empty()) {
+      out.emplace_back();
+      newPath = false;
+    }
+    out.back().emplace_back(m.captured(2).toDouble(), m.captured(3).toDouble());
+  }
+  return out;
+}
+
+}  // namespace wl::test

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Reads an SVG with QXmlStreamReader into a flat list of drawn elements (text, path, polyline,
+// polygon, rect, image) with the fill and stroke they inherit from their <g> parents, and parses
+// path data, so tests can look for labels, count series and read coordinates.
+
+#include <QByteArray>
+#include <QPointF>
+#include <QString>
+#include <QStringList>
+
+#include <vector>
+
+namespace wl::test {
+
+struct SvgElement {
+  QString name;          // "text", "path", ...
+  QString fill, stroke;  // resolved through the parents ("none" when unset)
+  double fillOpacity = 1.0;
+  QString text;         // text elements: the content
+  QString d;            // path data, or polyline / polygon points
+  double x = 0, y = 0;  // text: position
+};
+
+struct SvgDocument {
+  bool ok = false;
+  QString error;
+  QString width, height, viewBox;
+  std::vector<SvgElement> elements;
+
+  QStringList texts() const;
+  bool hasText(const QString& t) const;
+  std::vector<const SvgElement*> shapes(const QString& fill, const QString& stroke) const;
+};
+
+SvgDocument parseSvg(const QByteArray& bytes);
+
+// The subpaths of path data ("M x,y L x,y ... Z M ...") or of a points list.
+std::vector<std::vector<QPointF>> pathPoints(const QString& d);
+
+}  // namespace wl::test

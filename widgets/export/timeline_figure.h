@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The timeline as a figure: the rows of the timeline (counters, kernel streams, steps, heatmaps,
+// with their GPU and rank headers) over one time range, drawn by the same TimelineRenderer and
+// geometry as the screen, with what a paper figure needs on top: a y axis with values and units
+// per counter row, a GPU axis and colour bar per heatmap, a time axis with ticks in run-relative
+// time and its title, and a legend of kernel classes and throttle reasons.
+//
+// Data comes complete: tiles are loaded synchronously (TileStore::load), so an export never shows
+// a half-loaded view. PNG rows are drawn per device pixel by the renderer's raster path; SVG and
+// PDF rows by the compact vector painters of vector_tracks.h (one path per envelope).
+
+#include <memory>
+#include <vector>
+
+#include "core/time_range.h"
+#include "export/figure.h"
+#include "timeline/timeline_renderer.h"
+#include "timeline/track_rows.h"
+
+namespace wl {
+
+struct TimelineFigureSpec {
+  std::vector<TrackRow> rows;  // in order; RunHeader rows are dropped when only one run is shown
+  TimeRange range;             // the visible range
+  int64_t origin = 0;          // time zero of the time axis (the first run's start)
+  YMode yMode = YMode::SharedPerMetric;
+};
+
+class TimelineFigure : public Figure {
+ public:
+  // Draws from `store`, which must outlive the figure (the GUI's timeline store).
+  TimelineFigure(TileStore& store, TimelineFigureSpec spec);
+  // Owns its store (headless exports).
+  TimelineFigure(std::unique_ptr<TileStore> store, TimelineFigureSpec spec);
+  ~TimelineFigure() override;
+
+  QString kind() const override;
+  QSizeF preferredSize(double width) const override;
+  const TimelineFigureSpec& spec() const { return spec_; }
+
+ protected:
+  void paintBody(QPainter& p, const FigureCanvas& canvas, const QRectF& body) override;
+
+ private:
+  std::unique_ptr<TileStore> ownedStore_;
+  TileStore* store_;
+  TimelineFigureSpec spec_;
+  std::unique_ptr<TimelineRenderer> renderer_;
+};
+
+}  // namespace wl

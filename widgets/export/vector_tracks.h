@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Compact vector drawing of dense tracks for SVG and PDF exports.
+//
+// The screen's vector painters (track_painter.h) draw an envelope as one line per pixel column,
+// which is right for a widget but makes a whole-run SVG tens of megabytes: every column becomes an
+// element. These painters draw the same geometry (the per-column min/max envelope of the level of
+// detail, so no spike is lost) as a few polygons: per gap-free stretch, one light area under the
+// max and one band from the max (left to right) back along the min (right to left); kernel busy
+// fractions as one stacked area per class. Coordinates are rounded to 0.1 px and vertices on
+// straight horizontal runs are dropped, which keeps flat stretches (idle clocks, integer
+// temperatures, saturated streams) to two vertices.
+
+#include <QPainter>
+#include <QPolygonF>
+
+#include "timeline/geometry.h"
+#include "timeline/theme.h"
+#include "timeline/track_painter.h"
+
+namespace wl {
+
+// Removes vertices that lie on a straight horizontal or vertical run between their neighbours
+// (the outline is unchanged). Exposed for tests.
+QPolygonF dropCollinear(const QPolygonF& polygon);
+
+// A counter's envelope (or raw samples) in `data` (the rectangle the value range maps onto);
+// column c of the geometry is at data.left() + c + 0.5.
+void paintCounterVector(QPainter& p, const QRectF& data, const CounterGeometry& g, ValueRange range,
+                        const QColor& colour, double lineWidth);
+
+// A kernel stream's per-column busy fractions as stacked areas (one polygon per class and
+// stretch), then the boxes of events at least a pixel wide (with names) on top.
+void paintKernelsVector(QPainter& p, const QRectF& area, const KernelGeometry& g,
+                        const Theme& theme, const std::function<QString(uint32_t)>& name);
+
+// Kernel boxes (events at least a pixel wide) as one path per class, with their names.
+void paintKernelBoxesVector(QPainter& p, const QRectF& area, const KernelGeometry& g,
+                            const Theme& theme, const std::function<QString(uint32_t)>& name);
+
+// Throttle bands behind a counter as one path per band colour.
+void paintThrottleBandsVector(QPainter& p, const QRectF& area,
+                              const std::vector<ThrottleBand>& bands, const Theme& theme);
+
+}  // namespace wl
