@@ -193,6 +193,65 @@ Study loadStudy(const std::vector<fs::path>& runs, const StudyLoadOptions& optio
   return study;
 }
 
+namespace {
+
+// One part of a configuration as it reads on an axis ("" when unknown).
+using Part = std::string (*)(const RunSummary&);
+template <typename T>
+std::string optText(const std::optional<T>& v, const char* prefix) {
+  return v ? fmt::format("{}{}", prefix, *v) : std::string();
+}
+std::string flagText(const std::optional<bool>& v, const char* name) {
+  return v ? (*v ? std::string(name) : fmt::format("no-{}", name)) : std::string();
+}
+constexpr Part kParts[] = {
+    [](const RunSummary& s) { return s.platform; },
+    [](const RunSummary& s) { return s.model; },
+    [](const RunSummary& s) { return s.gpu_count ? fmt::format("{} GPUs", s.gpu_count) : ""; },
+    [](const RunSummary& s) { return optText(s.config.tp, "tp"); },
+    [](const RunSummary& s) { return optText(s.config.pp, "pp"); },
+    [](const RunSummary& s) { return optText(s.config.dp, "dp"); },
+    [](const RunSummary& s) { return optText(s.config.ep, "ep"); },
+    [](const RunSummary& s) { return optText(s.config.mbs, "mbs"); },
+    [](const RunSummary& s) { return optText(s.config.gbs, "gbs"); },
+    [](const RunSummary& s) { return optText(s.config.seq_len, "seq"); },
+    [](const RunSummary& s) { return flagText(s.config.recompute, "rc"); },
+    [](const RunSummary& s) { return flagText(s.config.overlap, "ov"); },
+};
+
+void assignShortLabels(std::vector<StudyRun>& runs) {
+  std::vector<std::string> labels(runs.size());
+  // A part is kept when it tells apart runs that the parts kept so far do not (a part the same
+  // everywhere, or one that follows from the others, such as gbs from mbs, says nothing).
+  auto groups = [&](const std::vector<std::string>& l) {
+    return std::set<std::string>(l.begin(), l.end()).size();
+  };
+  for (Part part : kParts) {
+    std::vector<std::string> keyed = labels;
+    for (size_t i = 0; i < runs.size(); ++i)
+      keyed[i] += '\x1f' + part(runs[i].summary);
+    if (groups(keyed) == groups(labels)) continue;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const std::string v = part(runs[i].summary);
+      if (v.empty()) continue;
+      labels[i] += (labels[i].empty() ? "" : " ") + v;
+    }
+  }
+  std::map<std::string, size_t> count;
+  for (const std::string& l : labels)
+    ++count[l];
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::string l = labels[i];
+    if (count[l] > 1 || l.empty()) {
+      const std::string stem = fs::path(runs[i].summary.path).stem().string();
+      l = l.empty() ? std::string() : l + " (" + stem + ")";
+    }
+    runs[i].short_label = l;
+  }
+}
+
+}  // namespace
+
 void assignLabels(std::vector<StudyRun>& runs) {
   auto countOf = [&](auto label) {
     std::map<std::string, size_t> n;
@@ -216,6 +275,7 @@ void assignLabels(std::vector<StudyRun>& runs) {
     else
       r.label = r.summary.path;
   }
+  assignShortLabels(runs);
 }
 
 }  // namespace wl

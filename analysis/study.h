@@ -31,6 +31,9 @@ enum class SummarySource {
 struct StudyRun {
   RunSummary summary;
   std::string label;  // unique in the study: the run name, made unique when names repeat
+  // For figure axes: only what differs between the study's runs ("H100 mbs4 ov"); empty when
+  // nothing in the configuration differs (the label is used then).
+  std::string short_label;
   SummarySource source = SummarySource::Analyzed;
   std::string cache_error;  // why the cache could not be written, if it could not
 };
@@ -68,7 +71,10 @@ Study loadStudy(const std::vector<std::filesystem::path>& runs, const StudyLoadO
                 const Progress& progress = {});
 
 // Unique labels: the run name; where names repeat (or are empty), the name plus the file name,
-// and the path where that still repeats.
+// and the path where that still repeats. Also sets each run's short_label from the parts of the
+// configuration (platform, model, GPUs, tp, pp, dp, ep, mbs, gbs, sequence length, recompute,
+// overlap, in that order) that tell runs apart, each one only when it separates runs the parts
+// before it do not, plus the file name where those still repeat.
 void assignLabels(std::vector<StudyRun>& runs);
 
 }  // namespace wl

@@ -56,6 +56,11 @@ CategoryStack stackOf(const std::vector<std::string>& bars,
 
 }  // namespace
 
+// What names a run on a figure's axis: what differs between the study's runs.
+static const std::string& axisLabel(const StudyRun& r) {
+  return r.short_label.empty() ? r.label : r.short_label;
+}
+
 std::vector<size_t> tableRuns(const StudyTable& table) {
   std::vector<size_t> out;
   for (const StudyRow& r : table.rows)
@@ -72,7 +77,7 @@ std::vector<ConfigBar> configBars(const Study& study, const std::vector<size_t>&
     const RunSummary& s = r.summary;
     ConfigBar b;
     b.run = i;
-    b.label = r.label;
+    b.label = axisLabel(r);
     b.model = s.model;
     b.valid = s.valid;
     if (s.valid) {
@@ -179,7 +184,7 @@ GpuHeatmap gpuHeatmap(const Study& study, const std::vector<size_t>& runs, Heatm
   double lo = INFINITY, hi = -INFINITY;
   for (size_t c = 0; c < runs.size(); ++c) {
     const StudyRun& r = study.runs.at(runs[c]);
-    h.configs.push_back(r.label);
+    h.configs.push_back(axisLabel(r));
     h.config_valid.push_back(r.summary.valid);
     double sum = 0;
     size_t n = 0;
@@ -204,7 +209,7 @@ CategoryStack categoriesByConfig(const Study& study, const std::vector<size_t>& 
   std::vector<bool> valid;
   for (size_t i : runs) {
     const StudyRun& r = study.runs.at(i);
-    bars.push_back(r.label);
+    bars.push_back(axisLabel(r));
     valid.push_back(r.summary.valid);
     std::vector<const RankSummary*> rs;
     for (const RankSummary& x : r.summary.ranks)
@@ -225,14 +230,14 @@ CategoryStack categoriesByStage(const Study& study, const std::vector<size_t>& r
     for (const RankSummary& x : r.summary.ranks)
       byStage[x.stage].push_back(&x);
     if (byStage.empty()) {
-      bars.push_back(r.label);
+      bars.push_back(axisLabel(r));
       ranks.emplace_back();
       valid.push_back(r.summary.valid);
       continue;
     }
     for (auto& [stage, list] : byStage) {
-      bars.push_back(stage >= 0 ? fmt::format("{} / PP {}", r.label, stage)
-                                : fmt::format("{} / PP ?", r.label));
+      bars.push_back(stage >= 0 ? fmt::format("{} / PP {}", axisLabel(r), stage)
+                                : fmt::format("{} / PP ?", axisLabel(r)));
       ranks.push_back(std::move(list));
       valid.push_back(r.summary.valid);
     }
@@ -268,10 +273,11 @@ ThroughputEnergyScatter throughputEnergyScatter(const Study& study,
     const RunTotals& t = r.summary.totals;
     if (!r.summary.valid || !std::isfinite(t.tokens_per_s) ||
         !std::isfinite(t.energy_per_token_j)) {
-      s.left_out.push_back(r.label);
+      s.left_out.push_back(axisLabel(r));
       continue;
     }
-    s.points.push_back({i, r.label, r.summary.model, t.tokens_per_s, t.energy_per_token_j, false});
+    s.points.push_back(
+        {i, axisLabel(r), r.summary.model, t.tokens_per_s, t.energy_per_token_j, false});
     pts.push_back({t.tokens_per_s, t.energy_per_token_j});
   }
   const std::vector<bool> on = paretoFront(pts);
@@ -309,7 +315,7 @@ std::vector<ScaleComparison> scaleUpVsOut(const Study& study, const std::vector<
       g.best_tokens_per_s = t.tokens_per_s;
     if (!std::isfinite(g.energy_per_token_j) || t.energy_per_token_j < g.energy_per_token_j) {
       g.best_run = i;
-      g.best_label = r.label;
+      g.best_label = axisLabel(r);
       g.energy_per_token_j = t.energy_per_token_j;
       g.tokens_per_s = t.tokens_per_s;
       g.tokens_per_s_per_gpu = t.tokens_per_s / s.gpu_count;

@@ -107,7 +107,7 @@ std::vector<std::string> paretoLabels(const Study& study, const StudyTable& tabl
   const ThroughputEnergyScatter s = throughputEnergyScatter(study, tableRuns(table));
   std::vector<std::string> out;
   for (size_t k : s.front)
-    out.push_back(s.points[k].label);
+    out.push_back(study.runs[s.points[k].run].label);  // the unique label, not the axis one
   return out;
 }
 

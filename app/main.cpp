@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// wattline: `wattline [RUN.h5 ...]` opens the GUI; `wattline COMMAND ...` works headless.
+// wattline: `wattline [RUN.h5 ...]` opens the GUI (a folder opens as a study of its runs);
+// `wattline COMMAND ...` works headless.
 
 #include <QApplication>
+#include <QFileInfo>
 
 #include <cstdio>
 #include <cstring>
@@ -21,8 +23,14 @@ int runGui(int argc, char** argv) {
   wl::MainWindow window;
   window.show();
   const QStringList args = QApplication::arguments();
-  for (int i = 1; i < args.size(); ++i)
-    window.openRun(args[i]);
+  QStringList folders;
+  for (int i = 1; i < args.size(); ++i) {
+    if (QFileInfo(args[i]).isDir())
+      folders << args[i];
+    else
+      window.openRun(args[i]);
+  }
+  if (!folders.isEmpty()) window.openStudy(folders);
   return QApplication::exec();
 }
 

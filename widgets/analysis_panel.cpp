@@ -23,6 +23,7 @@
 #include "analysis_charts.h"
 #include "core/error.h"
 #include "core/time_format.h"
+#include "export/export_dialog.h"
 
 namespace wl {
 namespace {
@@ -51,8 +52,9 @@ QStandardItemModel* makeModel(QObject* parent, const QStringList& headers) {
   return m;
 }
 
-QTableView* makeView(QAbstractItemModel* model, QWidget* parent) {
+QTableView* makeView(QAbstractItemModel* model, QWidget* parent, const QString& exportName) {
   auto* v = new QTableView(parent);
+  installTableExportMenu(v, exportName);  // right click: export as CSV / JSON, copy
   v->setModel(model);
   v->setSortingEnabled(true);
   v->sortByColumn(0, Qt::AscendingOrder);
@@ -170,7 +172,7 @@ AnalysisPanel::AnalysisPanel(QWidget* parent) : QWidget(parent) {
   gpuProxy_ = new QSortFilterProxyModel(this);
   gpuProxy_->setSourceModel(gpuModel_);
   gpuProxy_->setSortRole(Qt::UserRole);
-  gpuView_ = makeView(gpuProxy_, this);
+  gpuView_ = makeView(gpuProxy_, this, QStringLiteral("gpus"));
   connect(gpuView_, &QTableView::clicked, this, [this](const QModelIndex& i) {
     const QModelIndex src = gpuProxy_->mapToSource(i);
     emit gpuActivated(gpuModel_->item(src.row(), GpuId)->data(Qt::UserRole).toInt());
@@ -182,7 +184,7 @@ AnalysisPanel::AnalysisPanel(QWidget* parent) : QWidget(parent) {
   throttleProxy_ = new QSortFilterProxyModel(this);
   throttleProxy_->setSourceModel(throttleModel_);
   throttleProxy_->setSortRole(Qt::UserRole);
-  throttleView_ = makeView(throttleProxy_, this);
+  throttleView_ = makeView(throttleProxy_, this, QStringLiteral("throttling"));
   connect(throttleView_, &QTableView::clicked, this, [this](const QModelIndex& i) {
     const QStandardItem* first = throttleModel_->item(throttleProxy_->mapToSource(i).row(), ThrGpu);
     emit rangeActivated(first->data(StartRole).toLongLong(), first->data(EndRole).toLongLong());
@@ -201,8 +203,8 @@ AnalysisPanel::AnalysisPanel(QWidget* parent) : QWidget(parent) {
   kernelProxy->setSourceModel(kernelModel_);
   kernelProxy->setSortRole(Qt::UserRole);
   auto* kernels = new QSplitter(Qt::Vertical, this);
-  kernels->addWidget(makeView(rankProxy, kernels));
-  kernels->addWidget(makeView(kernelProxy, kernels));
+  kernels->addWidget(makeView(rankProxy, kernels, QStringLiteral("ranks")));
+  kernels->addWidget(makeView(kernelProxy, kernels, QStringLiteral("kernels")));
   tabs_->addTab(kernels, tr("Kernels"));
 
   auto* charts = new QWidget(this);
@@ -211,6 +213,12 @@ AnalysisPanel::AnalysisPanel(QWidget* parent) : QWidget(parent) {
     chartPicker_->addItem(analysisChartTitle(static_cast<AnalysisChart>(c)));
   chartView_ = new QChartView(charts);
   chartView_->setRenderHint(QPainter::Antialiasing);
+  // Right click: export the chart (PNG, SVG, PDF) or copy it, captioned with the run's name.
+  installChartExportMenu(chartView_, [this] {
+    if (!run_) return std::pair<QString, QString>{};
+    return std::pair<QString, QString>{QString::fromStdString(run_->info().name),
+                                       chartPicker_->currentText()};
+  });
   auto* cl = new QVBoxLayout(charts);
   cl->addWidget(chartPicker_);
   cl->addWidget(chartView_, 1);

@@ -18,6 +18,7 @@
 
 #include "core/metrics.h"
 #include "core/time_format.h"
+#include "export/export_dialog.h"
 #include "range_summary.h"
 
 namespace wl {
@@ -83,6 +84,7 @@ ComparePanel::ComparePanel(QWidget* parent)
       status_(new QLabel(this)),
       table_(new QTableWidget(this)),
       debounce_(new QTimer(this)) {
+  installTableExportMenu(table_, QStringLiteral("comparison"));  // right click: CSV / JSON
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(4, 4, 4, 4);
   auto* form = new QFormLayout;

@@ -85,7 +85,7 @@ void printText(const Study& study, const StudyTable& table) {
   size_t labelWidth = 5;
   for (const StudyRow& row : table.rows)
     labelWidth = std::max(labelWidth, study.runs[row.run].label.size());
-  labelWidth = std::min<size_t>(labelWidth, 48);
+  labelWidth = std::min<size_t>(labelWidth, 64);
 
   std::string out;
   out += fmt::format(
@@ -107,7 +107,12 @@ void printText(const Study& study, const StudyTable& table) {
     const StudyRun& r = study.runs[row.run];
     const RunSummary& s = r.summary;
     const ParallelConfig& c = s.config;
-    std::string label = r.label.size() > labelWidth ? r.label.substr(0, labelWidth) : r.label;
+    // Too long: elide the middle, keeping the end (a duplicate's file name tells runs apart).
+    std::string label = r.label;
+    if (label.size() > labelWidth) {
+      const size_t tail = (labelWidth - 2) / 2;
+      label = label.substr(0, labelWidth - 2 - tail) + ".." + label.substr(label.size() - tail);
+    }
     out += fmt::format("{:<{}} {:<8} {:>4} {:>3} {:>3} {:>4} {:>4} {:>3} {:>3}", label, labelWidth,
                        s.platform.empty() ? "-" : s.platform.substr(0, 8),
                        s.readable ? std::to_string(s.gpu_count) : "-", opt(c.tp), opt(c.pp),

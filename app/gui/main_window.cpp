@@ -20,8 +20,11 @@
 #include "analysis_panel.h"
 #include "compare_panel.h"
 #include "core/metrics.h"
+#include "export/export_dialog.h"
+#include "export/timeline_figure.h"
 #include "gui/recent_files.h"
 #include "gui/run_session.h"
+#include "gui/study_window.h"
 #include "import_dialog.h"
 #include "kernel_details_view.h"
 #include "run_summary_view.h"
@@ -285,6 +288,16 @@ void MainWindow::createActions() {
   importAction->setToolTip(
       tr("Turn PyTorch profiler, rocprof, Nsight Systems, nvidia-smi, DCGM, "
          "amd-smi, Zeus or CharLLM-PPT files into one run"));
+  QAction* studyAction = file->addAction(tr("Open &Study of Many Runs…"), this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(
+        this, tr("Open a Folder of Runs as a Study"), QSettings().value("lastOpenDir").toString());
+    if (dir.isEmpty()) return;
+    QSettings().setValue("lastOpenDir", dir);
+    openStudy({dir});
+  });
+  studyAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+  studyAction->setToolTip(
+      tr("Compare many runs (a sweep) in a table and the seed paper's figures"));
   QMenu* recentMenu = file->addMenu(tr("Open &Recent"));
   recent_ = new RecentFiles(recentMenu, this);
   connect(recent_, &RecentFiles::openRequested, this, &MainWindow::openRun);
@@ -300,6 +313,25 @@ void MainWindow::createActions() {
     setWindowTitle(QStringLiteral("Wattline"));
   });
   closeAll->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_W));
+  file->addSeparator();
+  QAction* exportAction = file->addAction(tr("&Export Timeline…"), this, [this] {
+    if (!exportTimeline(this, *page_))
+      statusBar()->showMessage(tr("Open a run to export its timeline"), 4000);
+  });
+  exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+  exportAction->setToolTip(tr("Save what the timeline shows as PNG, SVG or PDF"));
+  QAction* copyAction =
+      file->addAction(tr("&Copy Timeline Image"), this, &MainWindow::copyTimelineImage);
+  copyAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+  connect(view, &TimelineView::rowsContextMenu, this,
+          [this, exportAction, copyAction, vp](const TrackRow&, QPoint globalPos) {
+            QMenu menu(this);
+            menu.addAction(exportAction);
+            menu.addAction(copyAction);
+            menu.addSeparator();
+            menu.addAction(tr("Fit All"), vp, &Viewport::fitAll);
+            menu.exec(globalPos);
+          });
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
@@ -444,6 +476,28 @@ void MainWindow::applyTheme(const QString& name) {
     QApplication::setPalette(systemPalette);
     page_->setTheme(Theme::fromPalette(systemPalette));
   }
+}
+
+void MainWindow::copyTimelineImage() {
+  if (page_->store()->runs().empty()) return;
+  const auto fig = timelineFigure(*page_, true);
+  FigureOptions o;
+  o.size = FigureSize{static_cast<double>(page_->view()->width()),
+                      static_cast<double>(page_->view()->height()), SizeUnit::Pixels, 96};
+  copyToClipboard(*fig, o);
+  statusBar()->showMessage(tr("Timeline copied to the clipboard (image and SVG)"), 4000);
+}
+
+void MainWindow::openStudy(const QStringList& paths) {
+  auto* w = new StudyWindow(this);
+  w->setWindowFlag(Qt::Window);
+  connect(w, &StudyWindow::openRunRequested, this, [this](const QString& path) {
+    openRun(path);
+    raise();
+    activateWindow();
+  });
+  w->show();
+  w->addRuns(paths);
 }
 
 void MainWindow::openRun(const QString& path) {

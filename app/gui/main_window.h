@@ -29,6 +29,8 @@ class MainWindow : public QMainWindow {
  public:
   explicit MainWindow(QWidget* parent = nullptr);
   void openRun(const QString& path);
+  // Opens a study window on run files and folders of runs.
+  void openStudy(const QStringList& paths);
   TimelinePage* timeline() const { return page_; }
 
  protected:
@@ -40,6 +42,7 @@ class MainWindow : public QMainWindow {
   void createActions();
   void showOpenDialog();
   void showAbout();
+  void copyTimelineImage();
   void rebuildRows();
   void applyTheme(const QString& name);
   // Applies the comparison settings: B's alignment offset, the bounds, the rows.

@@ -27,8 +27,11 @@ TEST(TimeAxis, OneMinuteOver600PixelsTicksEveryTenSeconds) {
   EXPECT_EQ(a.minor, 2 * kS);
   EXPECT_EQ(majorLabels(a), (QStringList{"0", "10", "20", "30", "40", "50", "60"}));
   // Tick at 30 s sits at x = 300.
-  for (const AxisTick& t : a.ticks)
-    if (t.label == QLatin1String("30")) EXPECT_DOUBLE_EQ(t.pos, 300.0);
+  for (const AxisTick& t : a.ticks) {
+    if (t.label == QLatin1String("30")) {
+      EXPECT_DOUBLE_EQ(t.pos, 300.0);
+    }
+  }
   EXPECT_EQ(timeAxisTitle(a), QStringLiteral("Time since run start (s)"));
 }
 

@@ -204,3 +204,49 @@ TEST(StudyFigures, ScaleUpVersusScaleOutPerToken) {
 
 }  // namespace
 }  // namespace wl
+
+namespace wl {
+namespace {
+
+// Figure axes name runs by what differs: parts equal in every run, or following from the parts
+// before them, are left out, and runs whose parts still repeat get their file name.
+TEST(StudyLabels, ShortLabelsKeepOnlyWhatDiffers) {
+  std::vector<StudyRun> runs;
+  auto add = [&](const char* name, const char* platform, int mbs, bool overlap) {
+    StudyRun r = test::handRun(name, "Llama3-8B", platform, 8);
+    r.summary.config.tp = 2;
+    r.summary.config.mbs = mbs;
+    r.summary.config.gbs = 8 * mbs;  // follows from mbs: never named
+    r.summary.config.overlap = overlap;
+    runs.push_back(r);
+  };
+  add("a", "H100", 1, false);
+  add("b", "H100", 4, true);
+  add("c", "H200", 4, true);
+  add("d", "H200", 4, true);  // the same configuration as c
+  add("e", "H100", 4, false);
+  assignLabels(runs);
+  EXPECT_EQ(runs[0].short_label, "H100 mbs1 no-ov");
+  EXPECT_EQ(runs[1].short_label, "H100 mbs4 ov");
+  EXPECT_EQ(runs[2].short_label, "H200 mbs4 ov (c)");
+  EXPECT_EQ(runs[3].short_label, "H200 mbs4 ov (d)");
+  EXPECT_EQ(runs[4].short_label, "H100 mbs4 no-ov");
+  // Without run e, overlap follows from mbs and the platform: it is not named.
+  std::vector<StudyRun> four(runs.begin(), runs.begin() + 4);
+  assignLabels(four);
+  EXPECT_EQ(four[0].short_label, "H100 mbs1");
+  EXPECT_EQ(four[1].short_label, "H100 mbs4");
+  EXPECT_EQ(runs[0].label, "a");  // the unique label stays the run name
+  // Figures use the short labels.
+  Study s;
+  s.runs = runs;
+  const std::vector<ConfigBar> bars = configBars(s, {0, 1});
+  EXPECT_EQ(bars[0].label, "H100 mbs1 no-ov");
+  // One run: nothing differs, the label is the name.
+  std::vector<StudyRun> one = {runs[0]};
+  assignLabels(one);
+  EXPECT_EQ(one[0].short_label, "");
+}
+
+}  // namespace
+}  // namespace wl

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The main window opens a run given to it, fills the track tree and the summary, and shows a
 // clear error for a bad file.
+#include <QAction>
 #include <QApplication>
+#include <QClipboard>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QSignalSpy>
 #include <QTextBrowser>
 #include <QTimer>
@@ -10,9 +13,13 @@
 
 #include "gui/main_window.h"
 #include "gui/run_session.h"
+#include "gui/study_window.h"
 #include "run_summary_view.h"
+#include "study/study_view.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
+#include "timeline/timeline_page.h"
+#include "timeline/timeline_view.h"
 #include "track_tree.h"
 
 using namespace wl;  // NOLINT: test file
@@ -72,7 +79,51 @@ class MainWindowTest : public QObject {
     QVERIFY(failed.at(0).at(1).toString().contains("missing.h5: no such file"));
   }
 
+  // File > Export Timeline… and Copy Timeline Image are there with their shortcuts; the copy puts
+  // the timeline on the clipboard as an image of the view's size and as SVG.
+  void exportAndCopyActions() {
+    MainWindow w;
+    w.resize(1000, 700);
+    w.show();
+    QAction* exp = action(w, "&Export Timeline…");
+    QVERIFY(exp);
+    QCOMPARE(exp->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_E));
+    QAction* copy = action(w, "&Copy Timeline Image");
+    QVERIFY(copy);
+    auto* session = w.findChild<RunSession*>();
+    QSignalSpy opened(session, &RunSession::runOpened);
+    w.openRun(QString::fromStdString((dir.path() / "run.h5").string()));
+    QVERIFY(opened.wait(10000));
+    QApplication::clipboard()->clear();
+    copy->trigger();
+    const QMimeData* mime = QApplication::clipboard()->mimeData();
+    QVERIFY(mime);
+    QVERIFY(mime->hasImage());
+    QVERIFY(mime->data("image/svg+xml").startsWith("<?xml"));
+    const QImage img = qvariant_cast<QImage>(mime->imageData());
+    QCOMPARE(img.width(), w.timeline()->view()->width());  // what is on screen, at its size
+  }
+
+  // File > Open Study (here: a folder given to openStudy) opens a study window that loads the
+  // folder's runs into its table.
+  void openStudyLoadsTheFolder() {
+    MainWindow w;
+    QVERIFY(action(w, "Open &Study of Many Runs…"));
+    w.openStudy({QString::fromStdString(dir.path().string())});
+    auto* sw = w.findChild<StudyWindow*>();
+    QVERIFY(sw);
+    QVERIFY(sw->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(!sw->view()->busy(), 20000);
+    QCOMPARE(sw->view()->study().runs.size(), size_t{1});
+    sw->close();
+  }
+
  private:
+  static QAction* action(QMainWindow& w, const QString& text) {
+    for (QAction* a : w.findChildren<QAction*>())
+      if (a->text() == text) return a;
+    return nullptr;
+  }
   void closeBoxLater(QString* text) {
     for (QWidget* wdg : QApplication::topLevelWidgets()) {
       if (auto* box = qobject_cast<QMessageBox*>(wdg); box && box->isVisible()) {

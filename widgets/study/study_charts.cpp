@@ -54,7 +54,12 @@ QBarCategoryAxis* categoryAxis(const QStringList& cats, const QString& title) {
   a->setTitleText(common.isEmpty()
                       ? title
                       : (title.isEmpty() ? common : QStringLiteral("%1: %2").arg(title, common)));
-  if (cats.size() > 6) a->setLabelsAngle(-60);
+  // Upright labels while there is room for them (Qt Charts elides rotated labels to the height
+  // it grants the axis, which is small); rotated beyond that.
+  qsizetype longest = 0;
+  for (const QString& c : a->categories())
+    longest = std::max(longest, c.size());
+  if (cats.size() * longest > 150) a->setLabelsAngle(-60);  // ~150 characters fit across
   if (cats.size() > 24) {
     QFont f = a->labelsFont();
     f.setPointSizeF(std::max(6.0, f.pointSizeF() * 0.8));

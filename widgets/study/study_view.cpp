@@ -26,6 +26,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "export/export_dialog.h"
 
 namespace wl {
 namespace {
@@ -119,6 +120,7 @@ StudyView::StudyView(QWidget* parent) : QWidget(parent), study_(std::make_shared
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   table_->horizontalHeader()->setDefaultSectionSize(96);
   table_->setWordWrap(false);
+  table_->setTextElideMode(Qt::ElideMiddle);  // long run labels differ at their ends
   // Runs are known by their labels: give them room (again after each reset of the model).
   auto widenRunColumn = [this] {
     if (table_->columnWidth(StudyTableModel::ColRun) < 200)
@@ -162,6 +164,14 @@ StudyView::StudyView(QWidget* parent) : QWidget(parent), study_(std::make_shared
   chartView_ = new QChartView(new QChart, figures);
   chartView_->setRenderHint(QPainter::Antialiasing);
   chartView_->setMinimumHeight(240);
+  // Right click: export the figure (PNG, SVG, PDF) or copy it; the table exports as CSV / JSON.
+  installChartExportMenu(chartView_, [this] {
+    // The chart carries its own title: the caption says what the study holds.
+    const QString f = filter_->text().trimmed();
+    return std::pair<QString, QString>{tr("Study of %n run(s)", nullptr, model_->rowCount()),
+                                       f.isEmpty() ? QString() : tr("filter: %1").arg(f)};
+  });
+  installTableExportMenu(table_, QStringLiteral("study"));
   auto* pick = new QHBoxLayout;
   pick->addWidget(chartPicker_, 1);
   pick->addWidget(heatmapMetric_);
