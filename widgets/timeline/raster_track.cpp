@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace wl {
 namespace {
@@ -40,13 +41,24 @@ void rasterBackground(QImage& img, const std::vector<ThrottleBand>& bands, const
                       const Theme& theme) {
   img.fill(background);
   const int w = img.width(), h = img.height();
-  auto* px = reinterpret_cast<QRgb*>(img.bits());
-  const qsizetype stride = img.bytesPerLine() / 4;
+  if (bands.empty() || w <= 0 || h <= 0) return;
+  // Every row is the same: build the first one (a colour per band, not per column), copy it down.
+  auto* first = reinterpret_cast<QRgb*>(img.scanLine(0));
   const auto perColumn = bandPerColumn(bands, w);
-  for (int x = 0; x < w; ++x)
-    if (const ThrottleBand* b = perColumn[static_cast<size_t>(x)])
-      fillColumn(px, stride, x, 0, h,
-                 over(background.rgb(), theme.reasonColor(b->reasons, b->strong)));
+  const ThrottleBand* last = nullptr;
+  QRgb lastColour = 0;
+  for (int x = 0; x < w; ++x) {
+    const ThrottleBand* b = perColumn[static_cast<size_t>(x)];
+    if (!b) continue;
+    if (b != last) {
+      last = b;
+      lastColour = over(background.rgb(), theme.reasonColor(b->reasons, b->strong));
+    }
+    first[x] = lastColour;
+  }
+  const size_t bytes = static_cast<size_t>(w) * sizeof(QRgb);
+  for (int y = 1; y < h; ++y)
+    std::memcpy(img.scanLine(y), first, bytes);
 }
 
 void rasterCounter(QImage& img, const CounterGeometry& g, ValueRange range, int dataTop,
@@ -71,12 +83,19 @@ void rasterCounter(QImage& img, const CounterGeometry& g, ValueRange range, int 
     if (y > dataTop + 1 && y < dataBottom - 1) gridRows.push_back(y);
   }
   double prevLo = kNaN, prevHi = kNaN;
+  const ThrottleBand* lastBand = nullptr;  // the colours of the last band seen, computed once
+  QRgb bandBg = bg, bandFill = fill;
   for (int x = 0; x < w; ++x) {
     QRgb cbg = bg, cfill = fill;
     if (const ThrottleBand* b = perColumn[static_cast<size_t>(x)]) {
-      const QColor bc = theme.reasonColor(b->reasons, b->strong);
-      cbg = over(bg, bc);
-      cfill = over(fill, bc);
+      if (b != lastBand) {
+        lastBand = b;
+        const QColor bc = theme.reasonColor(b->reasons, b->strong);
+        bandBg = over(bg, bc);
+        bandFill = over(fill, bc);
+      }
+      cbg = bandBg;
+      cfill = bandFill;
     }
     const size_t c = static_cast<size_t>(x);
     if (c >= g.lo.size() || std::isnan(g.lo[c])) {
