@@ -393,6 +393,9 @@ void MainWindow::createActions() {
            "<tr><td><b>Ctrl + F</b>, F3</td><td>find kernels by name, next match</td></tr>"
            "<tr><td><b>Click</b> a kernel</td><td>details; double-click zooms to it</td></tr>"
            "<tr><td><b>Click</b> a group label</td><td>fold or unfold it</td></tr>"
+           "<tr><td><b>Ctrl + E</b></td><td>export the timeline as PNG, SVG or PDF</td></tr>"
+           "<tr><td><b>Ctrl + Shift + C</b></td><td>copy the timeline as an image</td></tr>"
+           "<tr><td><b>Right click</b></td><td>export or copy a timeline, chart or table</td></tr>"
            "</table>"));
   });
 

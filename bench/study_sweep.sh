@@ -1,0 +1,33 @@
+#!/bin/bash
+# The study benchmark: simulate every configuration of the seed paper's experiment matrix (386
+# runs; 2 iterations each, kernel traces of the first rank of each pipeline stage), then time
+# `wattline compare` over the folder cold (no summary cache: every run analysed) and warm (every
+# summary from the cache). Runs with an out-of-memory outcome in the simulator are kept: the study
+# lists them as invalid.
+#
+# Usage: bench/study_sweep.sh [OUT_DIR] [MATRIX_CSV]   (from the repository root, after a build)
+set -euo pipefail
+out=${1:-/tmp/wattline-study-386}
+matrix=${2:-../shared/data/charllm/experiment-matrix.csv}
+bin=./build/wattline
+mkdir -p "$out"
+start=$(date +%s.%N)
+tail -n +2 "$matrix" | while IFS=, read -r sweep model name rest; do
+  case "$sweep" in *h200*) platform=h200 ;; *) platform=h100 ;; esac
+  file="$out/$sweep--$name.h5"
+  [ -f "$file" ] && continue
+  "$bin" simulate --from-matrix "$matrix" --config "$sweep/$name" --platform "$platform" \
+    --iterations 2 --trace-ranks first-per-stage --quiet -o "$file" >/dev/null 2>>"$out/simulate.log" ||
+    echo "not simulated: $sweep/$name" >>"$out/simulate.log"
+done
+end=$(date +%s.%N)
+echo "simulated $(ls "$out"/*.h5 | wc -l) runs in $(echo "$end - $start" | bc) s ($(du -sh "$out" | cut -f1))"
+rm -f "$out"/*.summary.json
+for t in 1 2; do
+  /usr/bin/time -f "compare cold, threads=$t: %e s wall, %U s user, %M KB peak" \
+    "$bin" compare "$out" --threads "$t" --no-cache --quiet >/dev/null
+done
+/usr/bin/time -f "compare writing the cache (threads=2): %e s wall, %U s user" \
+  "$bin" compare "$out" --threads 2 --quiet >/dev/null
+/usr/bin/time -f "compare warm (all cached): %e s wall, %U s user, %M KB peak" \
+  "$bin" compare "$out" --quiet >/dev/null
