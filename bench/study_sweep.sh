@@ -2,14 +2,15 @@
 # The study benchmark: simulate every configuration of the seed paper's experiment matrix (386
 # runs; 2 iterations each, kernel traces of the first rank of each pipeline stage), then time
 # `wattline compare` over the folder cold (no summary cache: every run analysed) and warm (every
-# summary from the cache). Runs with an out-of-memory outcome in the simulator are kept: the study
-# lists them as invalid.
+# summary from the cache).
 #
-# Usage: bench/study_sweep.sh [OUT_DIR] [MATRIX_CSV]   (from the repository root, after a build)
+# Usage: [WATTLINE=BIN] bench/study_sweep.sh [OUT_DIR] [MATRIX_CSV]   (from the repository root)
+# Configurations the simulator refuses (a global batch that dp x mbs does not divide; names that
+# repeat in the matrix) are listed in OUT_DIR/simulate.log and left out.
 set -euo pipefail
 out=${1:-/tmp/wattline-study-386}
 matrix=${2:-../shared/data/charllm/experiment-matrix.csv}
-bin=./build/wattline
+bin=${WATTLINE:-./build/wattline}  # a copy keeps a rebuild from disturbing the run
 mkdir -p "$out"
 start=$(date +%s.%N)
 tail -n +2 "$matrix" | while IFS=, read -r sweep model name rest; do
