@@ -68,10 +68,26 @@ QBarCategoryAxis* categoryAxis(const QStringList& cats, const QString& title) {
   if (cats.size() > kMostLabels) {
     // Too many to read: the labels would only be elided; say how many there are instead.
     a->setLabelsVisible(false);
-    a->setTitleText(
-        QStringLiteral("%1 configurations (filter the table to name them)").arg(cats.size()));
+    // (An axis title without labels is elided to nothing: the chart's title says it instead.)
+    a->setTitleText(QString());
   }
   return a;
+}
+
+// The chart title, with a note when there are too many configurations to name on the axis.
+QString titleFor(const QString& title, qsizetype categories) {
+  if (categories <= kMostLabels) return title;
+  return QStringLiteral("%1: %2 configurations (filter the table to name them)")
+      .arg(title)
+      .arg(categories);
+}
+
+// With many categories, bars a pixel or two wide: no outline (it would hide them) and no gap.
+void thinBars(QAbstractBarSeries* series, qsizetype categories) {
+  if (categories <= 40) return;
+  series->setBarWidth(1.0);
+  for (QBarSet* set : series->barSets())
+    set->setPen(Qt::NoPen);
 }
 
 bool isCut(QChar c) {
@@ -129,6 +145,8 @@ QChart* makeConfigBarsChart(const std::vector<ConfigBar>& bars, ConfigBarMetric 
   auto* series = new QBarSeries;
   series->append(mean);
   series->append(peak);
+  thinBars(series, cats.size());
+  chart->setTitle(titleFor(chart->title(), cats.size()));
   chart->addSeries(series);
   auto* ax = categoryAxis(cats, QStringLiteral("configuration"));
   auto* ay = valueAxis(unit, lo, hi);
@@ -169,8 +187,8 @@ QChart* makeConfigBarsChart(const std::vector<ConfigBar>& bars, ConfigBarMetric 
   }
   if (std::any_of(bars.begin(), bars.end(),
                   [](const ConfigBar& b) { return !b.efficiency_comparable; }))
-    chart->setTitle(title + QStringLiteral(" (runs of a model differ in iterations: their "
-                                           "efficiencies do not compare)"));
+    chart->setTitle(chart->title() + QStringLiteral(" (runs of a model differ in iterations: their "
+                                                    "efficiencies do not compare)"));
   return chart;
 }
 
@@ -201,6 +219,8 @@ QChart* makeCategoryStackChart(const CategoryStack& stack, const QString& title)
     if (!stack.bar_has_data[b]) label += QStringLiteral(" (no trace)");
     cats << label;
   }
+  thinBars(series, cats.size());
+  chart->setTitle(titleFor(chart->title(), cats.size()));
   chart->addSeries(series);
   auto* ax = categoryAxis(cats, QString());
   auto* ay = valueAxis(QStringLiteral("kernel time per traced rank (s)"), 0, hi);
@@ -210,7 +230,7 @@ QChart* makeCategoryStackChart(const CategoryStack& stack, const QString& title)
   series->attachAxis(ay);
   chart->legend()->setAlignment(Qt::AlignRight);
   if (std::none_of(stack.bar_has_data.begin(), stack.bar_has_data.end(), [](bool b) { return b; }))
-    chart->setTitle(title + QStringLiteral(" (no kernel traces in these runs)"));
+    chart->setTitle(chart->title() + QStringLiteral(" (no kernel traces in these runs)"));
   return chart;
 }
 
