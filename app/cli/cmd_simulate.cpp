@@ -156,7 +156,7 @@ int cmdSimulate(const Args& rawArgs) {
       .option("from-matrix", "CSV",
               "take the configuration from the seed paper's experiment "
               "matrix (experiment-matrix.csv)")
-      .option("config", "NAME", "configuration name in the matrix (or SWEEP/NAME)")
+      .option("config", "NAME", "configuration name in the matrix (or SWEEP/NAME, NAME@LINE)")
       .option("name", "TEXT", "run name")
       .option("compression", "0-9", "gzip level of the run file (default 4)")
       .flag("json", "print a JSON summary on stdout")

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "core/error.h"
 
@@ -139,13 +141,25 @@ const MatrixEntry& findMatrixEntry(const std::vector<MatrixEntry>& rows, std::st
                                    std::string_view platformId, std::string_view modelName,
                                    const std::filesystem::path& path) {
   std::string sweep, name(config);
+  // NAME@LINE picks the row on that line of the file (names repeat in some sweeps).
+  std::optional<long> line;
+  if (const size_t at = name.rfind('@'); at != std::string::npos) {
+    char* end = nullptr;
+    const long l = std::strtol(name.c_str() + at + 1, &end, 10);
+    if (end && *end == '\0' && at + 1 < name.size()) {
+      line = l;
+      name.resize(at);
+    }
+  }
   if (const size_t slash = name.find('/'); slash != std::string::npos) {
     sweep = name.substr(0, slash);
     name = name.substr(slash + 1);
   }
   std::vector<const MatrixEntry*> hits;
   for (const MatrixEntry& e : rows)
-    if (e.name == name && (sweep.empty() || e.sweep == sweep)) hits.push_back(&e);
+    if (e.name == name && (sweep.empty() || e.sweep == sweep) &&
+        (!line || static_cast<long>(e.line) == *line))
+      hits.push_back(&e);
   if (hits.empty())
     throw Error(
         fmt::format("{}: no configuration named '{}' (the name column holds names such "
@@ -166,8 +180,8 @@ const MatrixEntry& findMatrixEntry(const std::vector<MatrixEntry>& rows, std::st
     for (const MatrixEntry* e : hits)
       where +=
           fmt::format("{}{}/{} (line {})", where.empty() ? "" : ", ", e->sweep, e->name, e->line);
-    throw Error(fmt::format("{}: '{}' names {} configurations: {}; give SWEEP/NAME", path.string(),
-                            config, hits.size(), where));
+    throw Error(fmt::format("{}: '{}' names {} configurations: {}; give SWEEP/NAME or NAME@LINE",
+                            path.string(), config, hits.size(), where));
   }
   return *hits.front();
 }

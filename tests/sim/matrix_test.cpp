@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The seed paper's experiment matrix (tests/data/charllm, a copy of the real file).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -11,8 +12,8 @@
 namespace wl::sim {
 namespace {
 
-const std::filesystem::path kMatrix =
-    std::filesystem::path(WATTLINE_SOURCE_DIR) / "loaders/import/telemetry/charllm-experiment-matrix.csv";
+const std::filesystem::path kMatrix = std::filesystem::path(WATTLINE_SOURCE_DIR) /
+                                      "loaders/import/telemetry/charllm-experiment-matrix.csv";
 
 TEST(ExperimentMatrix, ReadsEveryConfigurationOfTheRealFile) {
   const auto rows = readExperimentMatrix(kMatrix);
@@ -62,6 +63,19 @@ TEST(ExperimentMatrix, AmbiguousAndUnknownNamesAreClearErrors) {
     EXPECT_NE(std::string(e.what()).find("names 2 configurations"), std::string::npos) << e.what();
   }
   EXPECT_EQ(findMatrixEntry(rows, "gpt3-175b_1_00000", "h200", "", kMatrix).line, 336);
+  // NAME@LINE picks a row by its line; a line that holds another name matches nothing.
+  EXPECT_EQ(findMatrixEntry(rows, "gpt3-175b_1_00000@336", "", "", kMatrix).line, 336);
+  EXPECT_THROW(findMatrixEntry(rows, "gpt3-175b_1_00000@2", "", "", kMatrix), Error);
+  // Rows repeating one SWEEP/NAME in a sweep (Mixtral in the lora sweep) are told apart by line.
+  std::vector<int> lines;
+  for (const MatrixEntry& e : rows)
+    if (e.sweep == "lora" && e.name == "mixtral-8x22b_4_mbs8") lines.push_back(e.line);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_THROW(findMatrixEntry(rows, "lora/mixtral-8x22b_4_mbs8", "", "", kMatrix), Error);
+  EXPECT_EQ(
+      findMatrixEntry(rows, fmt::format("lora/mixtral-8x22b_4_mbs8@{}", lines[1]), "", "", kMatrix)
+          .line,
+      lines[1]);
   EXPECT_THROW(findMatrixEntry(rows, "no-such-run", "", "", kMatrix), Error);
 }
 
