@@ -82,27 +82,28 @@ void rasterCounter(QImage& img, const CounterGeometry& g, ValueRange range, int 
     const int y = yOf(v);
     if (y > dataTop + 1 && y < dataBottom - 1) gridRows.push_back(y);
   }
+  // Per column: where the filled area starts (h: nothing filled), the line's rows [l1, l0]
+  // (empty when l1 > l0) and the two colours; then the background and fill are written row by
+  // row (a select per pixel that vectorizes; column by column, loop overhead took most of the
+  // time), and the line, a few pixels per column, column by column over them.
+  const size_t n = static_cast<size_t>(std::max(w, 0));
+  std::vector<int> top(n, h), l0(n, -1), l1(n, 0);
+  std::vector<QRgb> colBg(n, bg), colFill(n, fill);
   double prevLo = kNaN, prevHi = kNaN;
   const ThrottleBand* lastBand = nullptr;  // the colours of the last band seen, computed once
   QRgb bandBg = bg, bandFill = fill;
-  for (int x = 0; x < w; ++x) {
-    QRgb cbg = bg, cfill = fill;
-    if (const ThrottleBand* b = perColumn[static_cast<size_t>(x)]) {
+  for (size_t c = 0; c < n; ++c) {
+    if (const ThrottleBand* b = perColumn[c]) {
       if (b != lastBand) {
         lastBand = b;
         const QColor bc = theme.reasonColor(b->reasons, b->strong);
         bandBg = over(bg, bc);
         bandFill = over(fill, bc);
       }
-      cbg = bandBg;
-      cfill = bandFill;
+      colBg[c] = bandBg;
+      colFill[c] = bandFill;
     }
-    const size_t c = static_cast<size_t>(x);
     if (c >= g.lo.size() || std::isnan(g.lo[c])) {
-      fillColumn(px, stride, x, 0, h, cbg);
-      if (x % 3 == 0)
-        for (int y : gridRows)
-          px[y * stride + x] = grid;
       prevLo = prevHi = kNaN;
       continue;
     }
@@ -111,18 +112,36 @@ void rasterCounter(QImage& img, const CounterGeometry& g, ValueRange range, int 
       lo = std::min(lo, prevHi);
       hi = std::max(hi, prevLo);
     }
-    const int yTop = yOf(g.hi[c]);
-    fillColumn(px, stride, x, 0, yTop, cbg);
-    fillColumn(px, stride, x, yTop, std::min(h, dataBottom + 1), cfill);
-    fillColumn(px, stride, x, std::min(h, dataBottom + 1), h, cbg);
-    if (x % 3 == 0)
-      for (int y : gridRows)
-        if (y < yTop) px[y * stride + x] = grid;
-    const int y0 = yOf(lo), y1 = std::min(yOf(hi), y0);
-    fillColumn(px, stride, x, y1, y0 + 1, line);
+    top[c] = yOf(g.hi[c]);
+    l0[c] = yOf(lo);
+    l1[c] = std::min(yOf(hi), l0[c]);
     prevLo = g.lo[c];
     prevHi = g.hi[c];
   }
+  const int fillEnd = std::min(h, dataBottom + 1);
+  const int* __restrict tp = top.data();
+  const int* __restrict a0 = l0.data();
+  const int* __restrict a1 = l1.data();
+  const QRgb* __restrict cb = colBg.data();
+  const QRgb* __restrict cf = colFill.data();
+  for (int y = 0; y < h; ++y) {
+    QRgb* __restrict row = px + y * stride;
+    if (y >= fillEnd) {
+      std::memcpy(row, cb, n * sizeof(QRgb));
+    } else {
+      for (size_t c = 0; c < n; ++c) {
+        const QRgb b = cb[c], f = cf[c];  // both loaded: the select vectorizes
+        row[c] = y < tp[c] ? b : f;
+      }
+    }
+    if (std::find(gridRows.begin(), gridRows.end(), y) != gridRows.end())
+      for (size_t c = 0; c < n; c += 3)
+        if (y < tp[c]) row[c] = grid;
+  }
+  // The line is a few pixels per column: drawn column by column over the fill.
+  for (size_t c = 0; c < n; ++c)
+    for (int y = a1[c]; y <= a0[c]; ++y)
+      px[y * stride + static_cast<qsizetype>(c)] = line;
 }
 
 void rasterKernelBusy(QImage& img, const KernelGeometry& g, const Theme& theme) {
