@@ -152,12 +152,11 @@ void polylineFromRaw(CounterGeometry& g, const std::vector<TilePtr>& tiles, cons
   for (const TilePtr& tp : tiles)
     total += std::get<CounterRawTile>(*tp).t.size();
   s.reserve(total);
+  size_t visible = 0;
   forEachRawSample<CounterRawTile>(tiles, map, [&](const CounterRawTile& t, size_t k) {
     s.push_back({t.t[k], t.v[k]});
+    visible += t.t[k] >= map.t0 && t.t[k] <= map.t1;
   });
-  size_t visible = 0;
-  for (const S& x : s)
-    visible += x.t >= map.t0 && x.t <= map.t1;
   const size_t cols = columnsOf(map);
   auto noteVisible = [&](float v) {
     g.visibleMin = std::isnan(g.visibleMin) ? v : std::min(g.visibleMin, v);
@@ -192,7 +191,12 @@ void polylineFromRaw(CounterGeometry& g, const std::vector<TilePtr>& tiles, cons
       const bool held = next < s.size() && s[next].t - s[i].t <= gapNs;
       const double xb = held ? static_cast<double>(s[next].t - map.t0) * pxPerNs : xa;
       long c0 = static_cast<long>(xa >= 0 ? xa : std::floor(xa));
-      long c1 = held ? static_cast<long>(std::ceil(xb)) - 1 : c0;
+      long c1 = c0;
+      if (held) {  // ceil(xb) - 1 without a libm call: the last column xb reaches into
+        const long f =
+            static_cast<long>(xb) - (xb < 0 && xb != static_cast<double>(static_cast<long>(xb)));
+        c1 = static_cast<double>(f) == xb ? f - 1 : f;
+      }
       if (c1 < c0) c1 = c0;
       if (c1 < 0 || c0 > lastCol) continue;
       c0 = std::max(c0, 0L);
