@@ -537,20 +537,42 @@ std::vector<uint64_t> RunFile::validCounts(SeriesKind kind, std::string_view met
 
 namespace {
 
-std::vector<KernelEvent> assembleEvents(const std::vector<int64_t>& s,
-                                        const std::vector<int64_t>& d,
-                                        const std::vector<uint32_t>& n,
-                                        const std::vector<uint8_t>& c,
-                                        const std::vector<uint8_t>& k,
-                                        const std::vector<int64_t>& corr) {
-  std::vector<KernelEvent> out(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    out[i].start_ns = s[i];
-    out[i].dur_ns = d[i];
-    out[i].name = n[i];
-    out[i].cls = static_cast<KernelClass>(std::min<uint8_t>(c[i], kKernelClassCount - 1));
-    out[i].kind = static_cast<GpuEventKind>(std::min<uint8_t>(k[i], 3));
-    out[i].correlation = corr[i];
+// Reads events [off, off + n) of the kernels datasets: start and duration always, the optional
+// columns in `columns` (RunFile::KernelColumn); the others keep KernelEvent's defaults.
+// `dataset` maps a dataset path to its open id.
+template <typename DatasetOf>
+std::vector<KernelEvent> readEvents(const DatasetOf& dataset, size_t off, size_t n,
+                                    unsigned columns) {
+  std::vector<KernelEvent> out(n);
+  {
+    const auto s = h5::read<int64_t>(dataset("kernels/start_ns"), off, n);
+    for (size_t i = 0; i < n; ++i)
+      out[i].start_ns = s[i];
+  }
+  {
+    const auto d = h5::read<int64_t>(dataset("kernels/dur_ns"), off, n);
+    for (size_t i = 0; i < n; ++i)
+      out[i].dur_ns = d[i];
+  }
+  if (columns & RunFile::kKernelName) {
+    const auto v = h5::read<uint32_t>(dataset("kernels/name"), off, n);
+    for (size_t i = 0; i < n; ++i)
+      out[i].name = v[i];
+  }
+  if (columns & RunFile::kKernelClass) {
+    const auto v = h5::read<uint8_t>(dataset("kernels/class"), off, n);
+    for (size_t i = 0; i < n; ++i)
+      out[i].cls = static_cast<KernelClass>(std::min<uint8_t>(v[i], kKernelClassCount - 1));
+  }
+  if (columns & RunFile::kKernelKind) {
+    const auto v = h5::read<uint8_t>(dataset("kernels/kind"), off, n);
+    for (size_t i = 0; i < n; ++i)
+      out[i].kind = static_cast<GpuEventKind>(std::min<uint8_t>(v[i], 3));
+  }
+  if (columns & RunFile::kKernelCorrelation) {
+    const auto v = h5::read<int64_t>(dataset("kernels/correlation"), off, n);
+    for (size_t i = 0; i < n; ++i)
+      out[i].correlation = v[i];
   }
   return out;
 }
@@ -581,19 +603,18 @@ std::pair<size_t, size_t> RunFile::candidateEvents(size_t track, int64_t t0, int
 }
 
 KernelSlice RunFile::readKernels(size_t track, int64_t t0, int64_t t1) const {
+  return readKernels(track, t0, t1, kAllKernelColumns);
+}
+
+KernelSlice RunFile::readKernels(size_t track, int64_t t0, int64_t t1, unsigned columns) const {
   std::lock_guard lock(h5::lock());
   if (track >= tracks_.size()) fail(fmt::format("no kernel track {}", track));
   const TrackInfo& tr = tracks_[track];
   auto [i0, i1] = candidateEvents(track, t0, t1);
   KernelSlice slice;
   if (i1 <= i0) return slice;
-  const size_t off = tr.offset + i0, n = i1 - i0;
-  auto events = assembleEvents(h5::read<int64_t>(dataset("kernels/start_ns"), off, n),
-                               h5::read<int64_t>(dataset("kernels/dur_ns"), off, n),
-                               h5::read<uint32_t>(dataset("kernels/name"), off, n),
-                               h5::read<uint8_t>(dataset("kernels/class"), off, n),
-                               h5::read<uint8_t>(dataset("kernels/kind"), off, n),
-                               h5::read<int64_t>(dataset("kernels/correlation"), off, n));
+  const auto events = readEvents([this](const std::string& p) { return dataset(p); },
+                                 tr.offset + i0, i1 - i0, columns);
   // Keep the events that overlap [t0, t1); zero-length events count when they start inside.
   for (size_t i = 0; i < events.size(); ++i) {
     const KernelEvent& e = events[i];
@@ -608,16 +629,15 @@ KernelSlice RunFile::readKernels(size_t track, int64_t t0, int64_t t1) const {
 }
 
 std::vector<KernelEvent> RunFile::readAllKernels(size_t track) const {
+  return readAllKernels(track, kAllKernelColumns);
+}
+
+std::vector<KernelEvent> RunFile::readAllKernels(size_t track, unsigned columns) const {
   std::lock_guard lock(h5::lock());
   if (track >= tracks_.size()) fail(fmt::format("no kernel track {}", track));
   const TrackInfo& tr = tracks_[track];
-  const size_t off = tr.offset, n = tr.count;
-  return assembleEvents(h5::read<int64_t>(dataset("kernels/start_ns"), off, n),
-                        h5::read<int64_t>(dataset("kernels/dur_ns"), off, n),
-                        h5::read<uint32_t>(dataset("kernels/name"), off, n),
-                        h5::read<uint8_t>(dataset("kernels/class"), off, n),
-                        h5::read<uint8_t>(dataset("kernels/kind"), off, n),
-                        h5::read<int64_t>(dataset("kernels/correlation"), off, n));
+  return readEvents([this](const std::string& p) { return dataset(p); }, tr.offset, tr.count,
+                    columns);
 }
 
 KernelLodBlock RunFile::readKernelLod(size_t track, size_t level, size_t bucket0,
