@@ -26,11 +26,25 @@ IntervalSet unionOf(std::vector<Interval> intervals) {
 }
 
 IntervalSet unite(const IntervalSet& a, const IntervalSet& b) {
-  IntervalSet merged;
-  merged.reserve(a.size() + b.size());
-  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(merged),
-             [](const Interval& x, const Interval& y) { return x.start < y.start; });
-  return unionOfSorted(merged);
+  // The union of the two merged by start (ties: a first), built in one pass.
+  IntervalSet out;
+  out.reserve(a.size() + b.size());
+  auto add = [&out](const Interval& iv) {
+    if (iv.end <= iv.start) return;
+    if (!out.empty() && iv.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, iv.end);
+    } else {
+      out.push_back(iv);
+    }
+  };
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size())
+    add(b[j].start < a[i].start ? b[j++] : a[i++]);
+  for (; i < a.size(); ++i)
+    add(a[i]);
+  for (; j < b.size(); ++j)
+    add(b[j]);
+  return out;
 }
 
 IntervalSet intersect(const IntervalSet& a, const IntervalSet& b) {

@@ -35,8 +35,18 @@ ClassUnions classUnions(const std::vector<std::span<const KernelEvent>>& streams
   }
   // All events: the union of the classes (a copy when only one class ran).
   IntervalSet all;
-  for (const IntervalSet& set : acc)
-    if (!set.empty()) all = all.empty() ? set : unite(all, set);
+  const IntervalSet* first = nullptr;
+  bool united = false;
+  for (const IntervalSet& set : acc) {
+    if (set.empty()) continue;
+    if (!first) {
+      first = &set;
+    } else {
+      all = unite(united ? all : *first, set);
+      united = true;
+    }
+  }
+  if (first && !united) all = *first;
   ClassUnions out;
   out.compute = std::move(acc[static_cast<size_t>(KernelClass::Compute)]);
   out.communication = std::move(acc[static_cast<size_t>(KernelClass::Communication)]);
@@ -65,37 +75,44 @@ ClassStateTotals sweepClassStates(const ClassUnions& u, const EnergyIntegral* po
   out.has_energy = power != nullptr;
   const std::array<const IntervalSet*, 4> sets = {&u.compute, &u.communication, &u.memory,
                                                   &u.other};
-  std::array<size_t, 4> idx{};
+  // One walk per class that ran (usually two of the four); a finished walk leaves the list.
+  struct Walk {
+    const Interval* at;
+    const Interval* end;
+    unsigned bit;
+  };
+  std::array<Walk, 4> walks{};
+  size_t active = 0;
+  for (size_t k = 0; k < 4; ++k)
+    if (!sets[k]->empty())
+      walks[active++] = {sets[k]->data(), sets[k]->data() + sets[k]->size(), 1u << k};
   unsigned state = 0;
   int64_t at = 0;
-  bool started = false;
   EnergyIntegral::Cursor cursor;
-  for (;;) {
-    // The next boundary: the earliest start (if outside) or end (if inside) over the four sets.
+  while (active > 0) {
+    // The next boundary: the earliest start (if outside) or end (if inside) over the classes.
     int64_t next = INT64_MAX;
-    for (size_t k = 0; k < 4; ++k) {
-      if (idx[k] >= sets[k]->size()) continue;
-      const Interval& iv = (*sets[k])[idx[k]];
-      next = std::min(next, (state >> k) & 1 ? iv.end : iv.start);
-    }
-    if (next == INT64_MAX) break;
-    if (started && state != 0 && next > at) {
+    for (size_t j = 0; j < active; ++j)
+      next = std::min(next, state & walks[j].bit ? walks[j].at->end : walks[j].at->start);
+    if (state != 0 && next > at) {
       out.ns[state] += next - at;
       if (power) out.joules[state] += power->integrate(at, next, cursor);
     }
     at = next;
-    started = true;
-    for (size_t k = 0; k < 4; ++k) {
-      if (idx[k] >= sets[k]->size()) continue;
-      const Interval& iv = (*sets[k])[idx[k]];
-      if ((state >> k) & 1) {
-        if (iv.end == at) {
-          state &= ~(1u << k);
-          ++idx[k];
+    for (size_t j = 0; j < active;) {
+      Walk& w = walks[j];
+      if (state & w.bit) {
+        if (w.at->end == at) {
+          state &= ~w.bit;
+          if (++w.at == w.end) {
+            w = walks[--active];
+            continue;
+          }
         }
-      } else if (iv.start == at) {
-        state |= 1u << k;
+      } else if (w.at->start == at) {
+        state |= w.bit;
       }
+      ++j;
     }
   }
   return out;
