@@ -53,7 +53,7 @@ double EnergyIntegral::cumulativeAt(int64_t x, Cursor& c) const {
   return cum_[i] + (p_[i] + 0.5 * slope_[i] * u) * u * 1e-9;
 }
 
-double EnergyIntegral::integrate(int64_t a, int64_t b, Cursor& c) const {
+double EnergyIntegral::integrateAcross(int64_t a, int64_t b, Cursor& c) const {
   const size_t n = t_.size();
   if (n < 2) return 0.0;
   a = std::max(a, t_.front());

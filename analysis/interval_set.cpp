@@ -26,15 +26,17 @@ IntervalSet unionOf(std::vector<Interval> intervals) {
 }
 
 IntervalSet unite(const IntervalSet& a, const IntervalSet& b) {
-  // The union of the two merged by start (ties: a first), built in one pass.
-  IntervalSet out;
-  out.reserve(a.size() + b.size());
-  auto add = [&out](const Interval& iv) {
+  // The union of the two merged by start (ties: a first), built in one pass into a vector sized
+  // for the worst case, then trimmed.
+  IntervalSet out(a.size() + b.size());
+  Interval* o = out.data();
+  size_t n = 0;
+  auto add = [o, &n](const Interval& iv) {
     if (iv.end <= iv.start) return;
-    if (!out.empty() && iv.start <= out.back().end) {
-      out.back().end = std::max(out.back().end, iv.end);
+    if (n > 0 && iv.start <= o[n - 1].end) {
+      o[n - 1].end = std::max(o[n - 1].end, iv.end);
     } else {
-      out.push_back(iv);
+      o[n++] = iv;
     }
   };
   size_t i = 0, j = 0;
@@ -44,6 +46,7 @@ IntervalSet unite(const IntervalSet& a, const IntervalSet& b) {
     add(a[i]);
   for (; j < b.size(); ++j)
     add(b[j]);
+  out.resize(n);
   return out;
 }
 

@@ -538,39 +538,44 @@ std::vector<uint64_t> RunFile::validCounts(SeriesKind kind, std::string_view met
 namespace {
 
 // Reads events [off, off + n) of the kernels datasets: start and duration always, the optional
-// columns in `columns` (RunFile::KernelColumn); the others keep KernelEvent's defaults.
+// columns in `columns` (RunFile::KernelColumn); the others keep KernelEvent's defaults. Columns of
+// one type share a buffer (start, duration and correlation are read through the same one).
 // `dataset` maps a dataset path to its open id.
 template <typename DatasetOf>
 std::vector<KernelEvent> readEvents(const DatasetOf& dataset, size_t off, size_t n,
                                     unsigned columns) {
   std::vector<KernelEvent> out(n);
-  {
-    const auto s = h5::read<int64_t>(dataset("kernels/start_ns"), off, n);
-    for (size_t i = 0; i < n; ++i)
-      out[i].start_ns = s[i];
-  }
-  {
-    const auto d = h5::read<int64_t>(dataset("kernels/dur_ns"), off, n);
-    for (size_t i = 0; i < n; ++i)
-      out[i].dur_ns = d[i];
-  }
+  std::vector<int64_t> i64;
+  std::vector<uint32_t> u32;
+  std::vector<uint8_t> u8;
+  auto column = [&]<typename T>(const char* path, std::vector<T>& buffer) -> const T* {
+    buffer.resize(n);
+    h5::readRaw(dataset(path), h5::nativeType<T>(), buffer.data(), off, n);
+    return buffer.data();
+  };
+  const int64_t* s = column("kernels/start_ns", i64);
+  for (size_t i = 0; i < n; ++i)
+    out[i].start_ns = s[i];
+  const int64_t* d = column("kernels/dur_ns", i64);
+  for (size_t i = 0; i < n; ++i)
+    out[i].dur_ns = d[i];
   if (columns & RunFile::kKernelName) {
-    const auto v = h5::read<uint32_t>(dataset("kernels/name"), off, n);
+    const uint32_t* v = column("kernels/name", u32);
     for (size_t i = 0; i < n; ++i)
       out[i].name = v[i];
   }
   if (columns & RunFile::kKernelClass) {
-    const auto v = h5::read<uint8_t>(dataset("kernels/class"), off, n);
+    const uint8_t* v = column("kernels/class", u8);
     for (size_t i = 0; i < n; ++i)
       out[i].cls = static_cast<KernelClass>(std::min<uint8_t>(v[i], kKernelClassCount - 1));
   }
   if (columns & RunFile::kKernelKind) {
-    const auto v = h5::read<uint8_t>(dataset("kernels/kind"), off, n);
+    const uint8_t* v = column("kernels/kind", u8);
     for (size_t i = 0; i < n; ++i)
       out[i].kind = static_cast<GpuEventKind>(std::min<uint8_t>(v[i], 3));
   }
   if (columns & RunFile::kKernelCorrelation) {
-    const auto v = h5::read<int64_t>(dataset("kernels/correlation"), off, n);
+    const int64_t* v = column("kernels/correlation", i64);
     for (size_t i = 0; i < n; ++i)
       out[i].correlation = v[i];
   }
