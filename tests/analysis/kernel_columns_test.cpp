@@ -7,6 +7,7 @@
 #include <random>
 
 #include "analysis_test_util.h"
+#include "data_quality.h"
 #include "energy_attribution.h"
 #include "interval_set.h"
 #include "kernel_breakdown.h"
@@ -164,6 +165,42 @@ TEST(KernelColumns, ClassUnionsMatchUnitByUnitCoverage) {
       ASSERT_EQ(covers(u.all, x), any) << "round " << round << " x " << x;
     }
   }
+}
+
+// Power that follows the busy fraction of each 250 ms bin 1.5 s later: the lag is found exactly,
+// with correlation 1, whatever the intervals look like inside the bins (short ones, ones across
+// bin edges, long gaps skipping bins).
+TEST(KernelColumns, ActivityLagFindsAKnownShift) {
+  constexpr int64_t kBin = 250'000'000, kLag = 1'500'000'000, kSpan = 60'000'000'000;
+  std::mt19937 rng(99);
+  IntervalSet busy;
+  int64_t at = 3'000'000;
+  while (at < kSpan) {
+    const int r = std::uniform_int_distribution<int>(0, 99)(rng);
+    const int64_t len = r < 5 ? std::uniform_int_distribution<int64_t>(300, 700)(rng) * 1'000'000
+                              : std::uniform_int_distribution<int64_t>(1, 30)(rng) * 1'000'000;
+    busy.push_back({at, std::min(at + len, kSpan)});
+    at += len + (r >= 95 ? 2'000'000'000
+                         : std::uniform_int_distribution<int64_t>(1, 40)(rng) * 1'000'000);
+  }
+  const int64_t lo = busy.front().start;
+  auto fraction = [&](int64_t a) {  // busy share of [a, a + kBin), interval by interval
+    int64_t n = 0;
+    for (const Interval& iv : busy)
+      n += std::max<int64_t>(0, std::min(iv.end, a + kBin) - std::max(iv.start, a));
+    return static_cast<double>(n) / static_cast<double>(kBin);
+  };
+  std::vector<int64_t> t;
+  std::vector<double> p;
+  for (int64_t x = lo; x < busy.back().end; x += kBin / 10) {
+    const int64_t src = x - kLag;
+    if (src < lo) continue;
+    t.push_back(x);
+    p.push_back(100.0 + 500.0 * fraction(lo + (src - lo) / kBin * kBin));
+  }
+  const ActivityLag lag = estimateActivityLag(t, p, busy, {0, INT64_MAX}, kBin, 5'000'000'000);
+  EXPECT_DOUBLE_EQ(lag.lag_s, 1.5);
+  EXPECT_GT(lag.correlation, 0.999999);
 }
 
 }  // namespace
