@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The kernel reader's column selection (RunFile::readAllKernels / readKernels with a column mask)
-// against the events as written, and the fast paths of the kernel analyses (class unions, the
+// against the events as written, sample values read by their file type (float32 gauges, float64
+// counters), and the fast paths of the kernel analyses (class unions, the
 // class-state sweep, interval union) against brute-force references on small random inputs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "analysis_test_util.h"
@@ -67,6 +69,37 @@ TEST(KernelColumns, ReadsOnlyTheSelectedColumns) {
     EXPECT_EQ(slice.index, inWindow);
     for (size_t k = 0; k < inWindow.size(); ++k)
       ASSERT_EQ(slice.events[k], masked(written[inWindow[k]], columns)) << k;
+  }
+}
+
+// Gauges are float32 in the file and counters float64 (docs/format.md): readSamples gives each
+// value as written, rounded to float for gauges only, NaN kept.
+TEST(KernelColumns, SampleValuesKeepTheirFileType) {
+  test::TempDir dir;
+  test::RunSpec spec = test::baseRun(1, 10.0);
+  auto value = [](size_t m, int64_t t) {
+    const int64_t i = (t - kT0) / 100'000'000;
+    if (i % 17 == 3) return kNaN;
+    return m == 0 ? 300.123456789 + static_cast<double>(i) * 0.1
+                  : 1e12 + static_cast<double>(i) * 1.000000123;
+  };
+  spec.telemetry = {
+      test::sampled(kT0, kT0 + 10 * test::kSec, 100'000'000, {"power_w", "energy_j"}, value)};
+  const auto run = test::writeAndOpen(spec, dir / "run.h5");
+  const int64_t t0 = kT0 + 2 * test::kSec, t1 = kT0 + 7 * test::kSec;
+  const Samples power = run->readSamples(SeriesKind::Gpu, 0, "power_w", t0, t1, false);
+  const Samples energy = run->readSamples(SeriesKind::Gpu, 0, "energy_j", t0, t1, false);
+  ASSERT_EQ(power.t_ns.size(), 51u);  // 2.0 s .. 7.0 s every 100 ms
+  ASSERT_EQ(energy.t_ns, power.t_ns);
+  for (size_t i = 0; i < power.t_ns.size(); ++i) {
+    const double p = value(0, power.t_ns[i]), e = value(1, power.t_ns[i]);
+    if (std::isnan(p)) {
+      EXPECT_TRUE(std::isnan(power.v[i])) << i;
+      EXPECT_TRUE(std::isnan(energy.v[i])) << i;
+      continue;
+    }
+    EXPECT_EQ(power.v[i], static_cast<double>(static_cast<float>(p))) << i;
+    EXPECT_EQ(energy.v[i], e) << i;
   }
 }
 
