@@ -91,15 +91,26 @@ ActivityLag estimateActivityLag(std::span<const int64_t> t, std::span<const doub
   const auto nb = static_cast<size_t>((hi - lo) / binNs);
   std::vector<double> act(nb, 0.0), pw(nb, 0.0);
   std::vector<int> cnt(nb, 0);
+  // Bin k = (a - lo) / binNs, found by a division only when an interval starts outside the bin
+  // the previous one ended in (the sorted busy intervals mostly stay in it).
+  size_t k = 0;
+  int64_t binEnd = lo + binNs;
   for (const Interval& iv : busy) {
     int64_t a = std::max(iv.start, lo);
     const int64_t b = std::min(iv.end, lo + static_cast<int64_t>(nb) * binNs);
+    if (a >= b) continue;
+    if (a >= binEnd || a < binEnd - binNs) {
+      k = static_cast<size_t>((a - lo) / binNs);
+      binEnd = lo + static_cast<int64_t>(k + 1) * binNs;
+    }
     while (a < b) {
-      const auto k = static_cast<size_t>((a - lo) / binNs);
-      const int64_t binEnd = lo + static_cast<int64_t>(k + 1) * binNs;
       const int64_t e = std::min(b, binEnd);
       act[k] += static_cast<double>(e - a) / static_cast<double>(binNs);
       a = e;
+      if (a == binEnd) {
+        ++k;
+        binEnd += binNs;
+      }
     }
   }
   for (size_t i = 0; i < std::min(t.size(), p.size()); ++i) {

@@ -53,13 +53,15 @@ double EnergyIntegral::cumulativeAt(int64_t x, Cursor& c) const {
   return cum_[i] + (p_[i] + 0.5 * slope_[i] * u) * u * 1e-9;
 }
 
-double EnergyIntegral::integrate(int64_t a, int64_t b, Cursor& c) const {
+double EnergyIntegral::integrateAcross(int64_t a, int64_t b, Cursor& c) const {
   const size_t n = t_.size();
   if (n < 2) return 0.0;
   a = std::max(a, t_.front());
   b = std::min(b, t_.back());
   if (b <= a) return 0.0;
-  cumulativeAt(a, c);  // positions the cursor: t_[c.i] <= a < t_[c.i + 1]
+  // Position the cursor: t_[c.i] <= a < t_[c.i + 1] (usually it is there already: the sweeps call
+  // this with short, increasing intervals).
+  if (!(c.i + 1 < n && t_[c.i] <= a && a < t_[c.i + 1])) cumulativeAt(a, c);
   size_t i = c.i;
   double e = 0.0;
   while (a < b) {

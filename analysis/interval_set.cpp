@@ -26,11 +26,28 @@ IntervalSet unionOf(std::vector<Interval> intervals) {
 }
 
 IntervalSet unite(const IntervalSet& a, const IntervalSet& b) {
-  IntervalSet merged;
-  merged.reserve(a.size() + b.size());
-  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(merged),
-             [](const Interval& x, const Interval& y) { return x.start < y.start; });
-  return unionOfSorted(merged);
+  // The union of the two merged by start (ties: a first), built in one pass into a vector sized
+  // for the worst case, then trimmed.
+  IntervalSet out(a.size() + b.size());
+  Interval* o = out.data();
+  size_t n = 0;
+  auto add = [o, &n](const Interval& iv) {
+    if (iv.end <= iv.start) return;
+    if (n > 0 && iv.start <= o[n - 1].end) {
+      o[n - 1].end = std::max(o[n - 1].end, iv.end);
+    } else {
+      o[n++] = iv;
+    }
+  };
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size())
+    add(b[j].start < a[i].start ? b[j++] : a[i++]);
+  for (; i < a.size(); ++i)
+    add(a[i]);
+  for (; j < b.size(); ++j)
+    add(b[j]);
+  out.resize(n);
+  return out;
 }
 
 IntervalSet intersect(const IntervalSet& a, const IntervalSet& b) {

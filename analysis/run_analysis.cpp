@@ -230,11 +230,14 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
     std::vector<int64_t> streamIds;
     for (size_t t = 0; t < run.tracks().size(); ++t) {
       if (run.tracks()[t].rank != rank) continue;
+      // No analysis here reads the correlation ids: their column is not decoded.
+      constexpr unsigned columns =
+          RunFile::kKernelName | RunFile::kKernelClass | RunFile::kKernelKind;
       KernelSlice slice;
       if (wholeRange) {
-        slice.events = run.readAllKernels(t);
+        slice.events = run.readAllKernels(t, columns);
       } else {
-        slice = run.readKernels(t, range.t0, range.t1);
+        slice = run.readKernels(t, range.t0, range.t1, columns);
       }
       matcher.addTrack(t, slice.first, slice.events, range);
       events.push_back(std::move(slice.events));

@@ -402,6 +402,24 @@ const std::vector<int64_t>& RunFile::timeIndex(SeriesKind kind, size_t entity) c
   return timeIndex_.emplace(key, std::move(idx)).first->second;
 }
 
+namespace {
+
+// Values [off, off + n) of a metric dataset as double. Gauges are float32 in the file: they are
+// read as float and widened here (the same exact conversion HDF5 would make), because a converting
+// read makes HDF5 allocate and zero a 1 MiB conversion buffer on every call, which costs more
+// than decoding the chunk.
+std::vector<double> readValues(hid_t ds, size_t off, size_t n) {
+  const h5::Id type(H5Dget_type(ds));
+  if (type.valid() && H5Tget_class(type.get()) == H5T_FLOAT &&
+      H5Tget_size(type.get()) == sizeof(float)) {
+    const auto f = h5::read<float>(ds, off, n);
+    return std::vector<double>(f.begin(), f.end());
+  }
+  return h5::read<double>(ds, off, n);
+}
+
+}  // namespace
+
 std::pair<size_t, size_t> RunFile::sampleRange(SeriesKind kind, size_t entity, int64_t t0,
                                                int64_t t1) const {
   const SeriesGroupMeta& m = series(kind);
@@ -446,7 +464,7 @@ Samples RunFile::readSamples(SeriesKind kind, size_t entity, std::string_view me
     if (!m.metric(metric)) {
       s.v.assign(s.t_ns.size(), kNaN);
     } else {
-      s.v = h5::read<double>(seriesDataset(kind, metric), base + i0, i1 - i0);
+      s.v = readValues(seriesDataset(kind, metric), base + i0, i1 - i0);
     }
   }
   return s;
@@ -537,20 +555,47 @@ std::vector<uint64_t> RunFile::validCounts(SeriesKind kind, std::string_view met
 
 namespace {
 
-std::vector<KernelEvent> assembleEvents(const std::vector<int64_t>& s,
-                                        const std::vector<int64_t>& d,
-                                        const std::vector<uint32_t>& n,
-                                        const std::vector<uint8_t>& c,
-                                        const std::vector<uint8_t>& k,
-                                        const std::vector<int64_t>& corr) {
-  std::vector<KernelEvent> out(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
+// Reads events [off, off + n) of the kernels datasets: start and duration always, the optional
+// columns in `columns` (RunFile::KernelColumn); the others keep KernelEvent's defaults. Columns of
+// one type share a buffer (start, duration and correlation are read through the same one).
+// `dataset` maps a dataset path to its open id.
+template <typename DatasetOf>
+std::vector<KernelEvent> readEvents(const DatasetOf& dataset, size_t off, size_t n,
+                                    unsigned columns) {
+  std::vector<KernelEvent> out(n);
+  std::vector<int64_t> i64;
+  std::vector<uint32_t> u32;
+  std::vector<uint8_t> u8;
+  auto column = [&]<typename T>(const char* path, std::vector<T>& buffer) -> const T* {
+    buffer.resize(n);
+    h5::readRaw(dataset(path), h5::nativeType<T>(), buffer.data(), off, n);
+    return buffer.data();
+  };
+  const int64_t* s = column("kernels/start_ns", i64);
+  for (size_t i = 0; i < n; ++i)
     out[i].start_ns = s[i];
+  const int64_t* d = column("kernels/dur_ns", i64);
+  for (size_t i = 0; i < n; ++i)
     out[i].dur_ns = d[i];
-    out[i].name = n[i];
-    out[i].cls = static_cast<KernelClass>(std::min<uint8_t>(c[i], kKernelClassCount - 1));
-    out[i].kind = static_cast<GpuEventKind>(std::min<uint8_t>(k[i], 3));
-    out[i].correlation = corr[i];
+  if (columns & RunFile::kKernelName) {
+    const uint32_t* v = column("kernels/name", u32);
+    for (size_t i = 0; i < n; ++i)
+      out[i].name = v[i];
+  }
+  if (columns & RunFile::kKernelClass) {
+    const uint8_t* v = column("kernels/class", u8);
+    for (size_t i = 0; i < n; ++i)
+      out[i].cls = static_cast<KernelClass>(std::min<uint8_t>(v[i], kKernelClassCount - 1));
+  }
+  if (columns & RunFile::kKernelKind) {
+    const uint8_t* v = column("kernels/kind", u8);
+    for (size_t i = 0; i < n; ++i)
+      out[i].kind = static_cast<GpuEventKind>(std::min<uint8_t>(v[i], 3));
+  }
+  if (columns & RunFile::kKernelCorrelation) {
+    const int64_t* v = column("kernels/correlation", i64);
+    for (size_t i = 0; i < n; ++i)
+      out[i].correlation = v[i];
   }
   return out;
 }
@@ -581,19 +626,18 @@ std::pair<size_t, size_t> RunFile::candidateEvents(size_t track, int64_t t0, int
 }
 
 KernelSlice RunFile::readKernels(size_t track, int64_t t0, int64_t t1) const {
+  return readKernels(track, t0, t1, kAllKernelColumns);
+}
+
+KernelSlice RunFile::readKernels(size_t track, int64_t t0, int64_t t1, unsigned columns) const {
   std::lock_guard lock(h5::lock());
   if (track >= tracks_.size()) fail(fmt::format("no kernel track {}", track));
   const TrackInfo& tr = tracks_[track];
   auto [i0, i1] = candidateEvents(track, t0, t1);
   KernelSlice slice;
   if (i1 <= i0) return slice;
-  const size_t off = tr.offset + i0, n = i1 - i0;
-  auto events = assembleEvents(h5::read<int64_t>(dataset("kernels/start_ns"), off, n),
-                               h5::read<int64_t>(dataset("kernels/dur_ns"), off, n),
-                               h5::read<uint32_t>(dataset("kernels/name"), off, n),
-                               h5::read<uint8_t>(dataset("kernels/class"), off, n),
-                               h5::read<uint8_t>(dataset("kernels/kind"), off, n),
-                               h5::read<int64_t>(dataset("kernels/correlation"), off, n));
+  const auto events = readEvents([this](const std::string& p) { return dataset(p); },
+                                 tr.offset + i0, i1 - i0, columns);
   // Keep the events that overlap [t0, t1); zero-length events count when they start inside.
   for (size_t i = 0; i < events.size(); ++i) {
     const KernelEvent& e = events[i];
@@ -608,16 +652,15 @@ KernelSlice RunFile::readKernels(size_t track, int64_t t0, int64_t t1) const {
 }
 
 std::vector<KernelEvent> RunFile::readAllKernels(size_t track) const {
+  return readAllKernels(track, kAllKernelColumns);
+}
+
+std::vector<KernelEvent> RunFile::readAllKernels(size_t track, unsigned columns) const {
   std::lock_guard lock(h5::lock());
   if (track >= tracks_.size()) fail(fmt::format("no kernel track {}", track));
   const TrackInfo& tr = tracks_[track];
-  const size_t off = tr.offset, n = tr.count;
-  return assembleEvents(h5::read<int64_t>(dataset("kernels/start_ns"), off, n),
-                        h5::read<int64_t>(dataset("kernels/dur_ns"), off, n),
-                        h5::read<uint32_t>(dataset("kernels/name"), off, n),
-                        h5::read<uint8_t>(dataset("kernels/class"), off, n),
-                        h5::read<uint8_t>(dataset("kernels/kind"), off, n),
-                        h5::read<int64_t>(dataset("kernels/correlation"), off, n));
+  return readEvents([this](const std::string& p) { return dataset(p); }, tr.offset, tr.count,
+                    columns);
 }
 
 KernelLodBlock RunFile::readKernelLod(size_t track, size_t level, size_t bucket0,

@@ -156,6 +156,18 @@ class RunFile {
   // Events of a track that overlap [t0, t1).
   KernelSlice readKernels(size_t track, int64_t t0, int64_t t1) const;
   std::vector<KernelEvent> readAllKernels(size_t track) const;
+  // Which optional kernel columns the overloads below read: start and duration are always read;
+  // a column left out keeps KernelEvent's default (name 0, Compute, Kernel, correlation -1), and
+  // its deflated dataset is not decoded (the correlation column is a third of the bytes).
+  enum KernelColumn : unsigned {
+    kKernelName = 1,
+    kKernelClass = 2,
+    kKernelKind = 4,
+    kKernelCorrelation = 8,
+    kAllKernelColumns = 15
+  };
+  KernelSlice readKernels(size_t track, int64_t t0, int64_t t1, unsigned columns) const;
+  std::vector<KernelEvent> readAllKernels(size_t track, unsigned columns) const;
   KernelLodBlock readKernelLod(size_t track, size_t level, size_t bucket0, size_t buckets) const;
   std::vector<CollectiveRecord> collectives() const;
   // Simulated runs: the SM clock each kernel of the track ran at; empty otherwise.
