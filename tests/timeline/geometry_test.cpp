@@ -207,3 +207,34 @@ TEST_F(GeometryTest, MissingTilesAreReportedAndCoarserLevelsStandIn) {
 
 }  // namespace
 }  // namespace wl
+
+namespace wl {
+namespace {
+
+// Dense samples are drawn as their staircase's per-column envelope: each sample holds up to the
+// next one of its segment, the next sample's column holds both values, a gap stays empty.
+TEST(SamplesAsEnvelope, StaircaseColumnsByHand) {
+  CounterGeometry g;
+  g.mode = CounterGeometry::Mode::Samples;
+  g.points = {{0.5, 1.f}, {3.2, 5.f}, {6.0, 2.f}, {10.4, 7.f}};
+  g.segmentStarts = {0, 3};  // a gap between x = 6 and x = 10.4
+  const CounterGeometry e = samplesAsEnvelope(g, 12);
+  ASSERT_FALSE(e.raw());
+  ASSERT_EQ(e.lo.size(), 12u);
+  const float n = kNaNf;
+  const std::vector<float> lo = {1, 1, 1, 1, 5, 5, 2, n, n, n, 7, n};
+  const std::vector<float> hi = {1, 1, 1, 5, 5, 5, 5, n, n, n, 7, n};
+  for (size_t c = 0; c < 12; ++c) {
+    SCOPED_TRACE(c);
+    if (std::isnan(lo[c])) {
+      EXPECT_TRUE(std::isnan(e.lo[c]));
+      EXPECT_TRUE(std::isnan(e.hi[c]));
+    } else {
+      EXPECT_EQ(e.lo[c], lo[c]);
+      EXPECT_EQ(e.hi[c], hi[c]);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace wl

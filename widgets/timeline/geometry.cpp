@@ -266,6 +266,42 @@ void bandsFromLod(CounterGeometry& g, const LodGrid& grid, size_t level,
 
 }  // namespace
 
+CounterGeometry samplesAsEnvelope(const CounterGeometry& g, size_t cols) {
+  if (!g.raw()) return g;
+  CounterGeometry e;
+  e.level = g.level;
+  e.complete = g.complete;
+  e.mode = CounterGeometry::Mode::Envelope;
+  e.bands = g.bands;
+  e.visibleMin = g.visibleMin;
+  e.visibleMax = g.visibleMax;
+  e.lo.assign(cols, kNaNf);
+  e.hi.assign(cols, kNaNf);
+  const long last = static_cast<long>(cols) - 1;
+  auto add = [&](long c0, long c1, float v) {
+    for (long c = std::max(c0, 0L); c <= std::min(c1, last); ++c) {
+      float& lo = e.lo[static_cast<size_t>(c)];
+      float& hi = e.hi[static_cast<size_t>(c)];
+      if (std::isnan(lo))
+        lo = hi = v;
+      else
+        lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+  };
+  auto col = [](double x) { return static_cast<long>(std::floor(x)); };
+  for (size_t s = 0; s < g.segmentStarts.size(); ++s) {
+    const size_t a = g.segmentStarts[s];
+    const size_t b = s + 1 < g.segmentStarts.size() ? g.segmentStarts[s + 1] : g.points.size();
+    for (size_t i = a; i < b; ++i) {
+      const auto& p = g.points[i];
+      // Held up to the next sample's column (which the step reaches), else its own column.
+      const long c1 = i + 1 < b ? col(g.points[i + 1].x) : col(p.x);
+      add(col(p.x), c1, p.v);
+    }
+  }
+  return e;
+}
+
 int chooseLevel(const LodGrid& grid, double nsPerPx) {
   int best = -1;
   for (size_t k = 0; k < grid.levels(); ++k)

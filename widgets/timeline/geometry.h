@@ -66,6 +66,13 @@ struct CounterSource {
   bool throttleBands = true;
 };
 
+// The staircase of sample-mode geometry as a per-column envelope over `cols` columns: each
+// sample holds until the next one of its segment (the columns it covers get its value, the column
+// of the next sample both values); a segment's last sample covers its own column only. Columns
+// no segment reaches stay NaN (gaps). Bands and visible range are kept. An envelope is returned
+// unchanged.
+CounterGeometry samplesAsEnvelope(const CounterGeometry& g, size_t cols);
+
 CounterGeometry buildCounterGeometry(const RunFile& run, const CounterSource& src,
                                      const TimeMapping& map, const TileFetch& fetch,
                                      std::vector<TileKey>* missing);
