@@ -143,20 +143,16 @@ void forEachRawSample(const std::vector<TilePtr>& tiles, const TimeMapping& map,
 
 void polylineFromRaw(CounterGeometry& g, const std::vector<TilePtr>& tiles, const TimeMapping& map,
                      int64_t gapNs) {
-  struct S {
-    int64_t t;
-    float v;
-  };
-  std::vector<S> s;
-  size_t total = 0;
-  for (const TilePtr& tp : tiles)
-    total += std::get<CounterRawTile>(*tp).t.size();
-  s.reserve(total);
+  // Samples inside the view, from each tile's bounds (the tiles do not overlap).
   size_t visible = 0;
-  forEachRawSample<CounterRawTile>(tiles, map, [&](const CounterRawTile& t, size_t k) {
-    s.push_back({t.t[k], t.v[k]});
-    visible += t.t[k] >= map.t0 && t.t[k] <= map.t1;
-  });
+  for (const TilePtr& tp : tiles) {
+    const auto& t = std::get<CounterRawTile>(*tp);
+    const auto lo = std::max(t.t0, map.t0);
+    const auto hi = std::min(t.t1 - 1, map.t1);
+    if (hi < lo) continue;
+    visible += static_cast<size_t>(std::upper_bound(t.t.begin(), t.t.end(), hi) -
+                                   std::lower_bound(t.t.begin(), t.t.end(), lo));
+  }
   const size_t cols = columnsOf(map);
   auto noteVisible = [&](float v) {
     g.visibleMin = std::isnan(g.visibleMin) ? v : std::min(g.visibleMin, v);
@@ -165,49 +161,60 @@ void polylineFromRaw(CounterGeometry& g, const std::vector<TilePtr>& tiles, cons
   if (visible > cols) {
     // Dense: the exact per-column envelope of the sample-and-hold signal. A column holds the
     // samples inside it and the value held from the previous sample, unless a gap separates them.
+    // One pass over the samples: each valid sample is folded in when the next valid one is known.
     g.mode = CounterGeometry::Mode::Envelope;
     g.lo.assign(cols, kNaNf);
     g.hi.assign(cols, kNaNf);
     const double pxPerNs = 1.0 / map.nsPerPx();
-    auto add = [&](size_t c, float v) {
-      float& lo = g.lo[c];
-      float& hi = g.hi[c];
-      if (std::isnan(lo))
-        lo = hi = v;
-      else
-        lo = std::min(lo, v), hi = std::max(hi, v);
-    };
     const long lastCol = static_cast<long>(cols) - 1;
-    size_t next = 0;  // index of the next valid sample after i
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (!std::isfinite(s[i].v)) continue;
-      if (next <= i) {
-        next = i + 1;
-        while (next < s.size() && !std::isfinite(s[next].v))
-          ++next;
-      }
-      const double xa = static_cast<double>(s[i].t - map.t0) * pxPerNs;
-      // The sample holds until the next valid sample (if no gap), covering those columns.
-      const bool held = next < s.size() && s[next].t - s[i].t <= gapNs;
-      const double xb = held ? static_cast<double>(s[next].t - map.t0) * pxPerNs : xa;
+    float* lo = g.lo.data();
+    float* hi = g.hi.data();
+    // Sample (t, v) holds until tNext when `held`, covering those columns.
+    auto fold = [&](int64_t t, float v, bool held, int64_t tNext) {
+      const double xa = static_cast<double>(t - map.t0) * pxPerNs;
       long c0 = static_cast<long>(xa >= 0 ? xa : std::floor(xa));
       long c1 = c0;
       if (held) {  // ceil(xb) - 1 without a libm call: the last column xb reaches into
+        const double xb = static_cast<double>(tNext - map.t0) * pxPerNs;
         const long f =
             static_cast<long>(xb) - (xb < 0 && xb != static_cast<double>(static_cast<long>(xb)));
         c1 = static_cast<double>(f) == xb ? f - 1 : f;
       }
       if (c1 < c0) c1 = c0;
-      if (c1 < 0 || c0 > lastCol) continue;
+      if (c1 < 0 || c0 > lastCol) return;
       c0 = std::max(c0, 0L);
       c1 = std::min(c1, lastCol);
-      for (long c = c0; c <= c1; ++c)
-        add(static_cast<size_t>(c), s[i].v);
-    }
+      for (long c = c0; c <= c1; ++c) {
+        if (std::isnan(lo[c]))
+          lo[c] = hi[c] = v;
+        else
+          lo[c] = std::min(lo[c], v), hi[c] = std::max(hi[c], v);
+      }
+    };
+    bool havePrev = false;
+    int64_t pt = 0;
+    float pv = 0;
+    forEachRawSample<CounterRawTile>(tiles, map, [&](const CounterRawTile& t, size_t k) {
+      const float v = t.v[k];
+      if (!std::isfinite(v)) return;  // invalid samples are skipped: the previous one holds
+      if (havePrev) fold(pt, pv, t.t[k] - pt <= gapNs, t.t[k]);
+      pt = t.t[k];
+      pv = v;
+      havePrev = true;
+    });
+    if (havePrev) fold(pt, pv, false, 0);
     for (size_t c = 0; c < cols; ++c)
       if (!std::isnan(g.lo[c])) noteVisible(g.lo[c]), noteVisible(g.hi[c]);
     return;
   }
+  struct S {
+    int64_t t;
+    float v;
+  };
+  std::vector<S> s;
+  forEachRawSample<CounterRawTile>(tiles, map, [&](const CounterRawTile& t, size_t k) {
+    s.push_back({t.t[k], t.v[k]});
+  });
   g.mode = CounterGeometry::Mode::Samples;
   int64_t prevT = 0;
   bool open = false;
