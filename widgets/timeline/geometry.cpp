@@ -29,6 +29,19 @@ std::pair<int64_t, int64_t> rawTiles(const LodGrid& g, const TimeMapping& map) {
   return {idx(map.t0), idx(map.t1)};
 }
 
+// Widens the envelope of columns [c0, c1] (already clamped) by [mn, mx]; NaN columns start there.
+void widenColumns(float* lo, float* hi, long c0, long c1, float mn, float mx) {
+  for (long c = c0; c <= c1; ++c) {
+    if (std::isnan(lo[c])) {
+      lo[c] = mn;
+      hi[c] = mx;
+    } else {
+      lo[c] = std::min(lo[c], mn);
+      hi[c] = std::max(hi[c], mx);
+    }
+  }
+}
+
 // Fetches every tile of [first, last]; returns them if all are there, else records the missing
 // ones (when `missing` is given) and returns nullopt.
 std::optional<std::vector<TilePtr>> fetchAll(TileKey key, std::pair<int64_t, int64_t> range,
@@ -90,18 +103,7 @@ void envelopeFromLod(CounterGeometry& g, const LodGrid& grid, size_t level,
       if (c1 < 0 || c0 > last) continue;
       c0 = std::max(c0, 0L);
       c1 = std::min(c1, last);
-      const float mn = t.min[i], mx = t.max[i];
-      for (long c = c0; c <= c1; ++c) {
-        float& lo = g.lo[static_cast<size_t>(c)];
-        float& hi = g.hi[static_cast<size_t>(c)];
-        if (std::isnan(lo)) {
-          lo = mn;
-          hi = mx;
-        } else {
-          lo = std::min(lo, mn);
-          hi = std::max(hi, mx);
-        }
-      }
+      widenColumns(g.lo.data(), g.hi.data(), c0, c1, t.min[i], t.max[i]);
     }
   }
   for (size_t c = 0; c < cols; ++c) {
@@ -184,12 +186,7 @@ void polylineFromRaw(CounterGeometry& g, const std::vector<TilePtr>& tiles, cons
       if (c1 < 0 || c0 > lastCol) return;
       c0 = std::max(c0, 0L);
       c1 = std::min(c1, lastCol);
-      for (long c = c0; c <= c1; ++c) {
-        if (std::isnan(lo[c]))
-          lo[c] = hi[c] = v;
-        else
-          lo[c] = std::min(lo[c], v), hi[c] = std::max(hi[c], v);
-      }
+      widenColumns(lo, hi, c0, c1, v, v);
     };
     bool havePrev = false;
     int64_t pt = 0;
@@ -286,14 +283,7 @@ CounterGeometry samplesAsEnvelope(const CounterGeometry& g, size_t cols) {
   e.hi.assign(cols, kNaNf);
   const long last = static_cast<long>(cols) - 1;
   auto add = [&](long c0, long c1, float v) {
-    for (long c = std::max(c0, 0L); c <= std::min(c1, last); ++c) {
-      float& lo = e.lo[static_cast<size_t>(c)];
-      float& hi = e.hi[static_cast<size_t>(c)];
-      if (std::isnan(lo))
-        lo = hi = v;
-      else
-        lo = std::min(lo, v), hi = std::max(hi, v);
-    }
+    widenColumns(e.lo.data(), e.hi.data(), std::max(c0, 0L), std::min(c1, last), v, v);
   };
   auto col = [](double x) { return static_cast<long>(std::floor(x)); };
   for (size_t s = 0; s < g.segmentStarts.size(); ++s) {
