@@ -7,13 +7,16 @@
 #include <QAbstractBarSeries>
 #include <QBarSet>
 #include <QLineSeries>
+#include <QXYSeries>
 
 #include <cmath>
 
 #include "core/error.h"
 #include "export/chart_figure.h"
 #include "export/export_views.h"
+#include "export/timeline_figure.h"
 #include "export_test_run.h"
+#include "study.h"
 #include "support/temp_dir.h"
 #include "svg_util.h"
 
@@ -185,21 +188,64 @@ TEST_F(ChartViews, HistogramCountsEverySecondOfPower) {
   EXPECT_THROW(makeHistogramFigure(rq), Error);
 }
 
-TEST_F(ChartViews, ComparisonViewsSayTheyAreNotAvailableYet) {
-  for (const char* name : {"compare", "pareto"}) {
-    const ExportView* v = findExportView(name);
-    ASSERT_NE(v, nullptr);
-    EXPECT_TRUE(v->uses & ExportView::kNeedsCompare);
-    ExportRequest rq = request();
-    rq.compare = run;
-    try {
-      v->make(rq);
-      ADD_FAILURE() << name << " made a figure";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("not available yet"), std::string::npos);
-    }
-  }
-  EXPECT_EQ(findExportView("nonsense"), nullptr);
+// The comparison view of a run against itself: per GPU pair a header, then for each metric A's
+// row, B's row and A - B; identical runs align with no offset.
+TEST_F(ChartViews, CompareStacksBothRunsAndTheirDifferencePerGpuPair) {
+  const ExportView* v = findExportView("compare");
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(v->uses & ExportView::kNeedsCompare);
+  ExportRequest rq = request();
+  rq.compare = run;
+  rq.metrics = {"power_w", "temp_c"};
+  auto fig = v->make(rq);
+  auto* tf = dynamic_cast<TimelineFigure*>(fig.get());
+  ASSERT_NE(tf, nullptr);
+  const auto& spec = tf->spec();
+  ASSERT_EQ(spec.runOffsets.size(), 1u);
+  EXPECT_EQ(spec.runOffsets[0].second, 0);  // the same run: no shift
+  const size_t pairs = run->gpus().size();
+  ASSERT_EQ(spec.rows.size(), pairs * (1 + 2 * 3));
+  std::vector<RowKind> kinds;
+  for (size_t k = 0; k < 7; ++k)
+    kinds.push_back(spec.rows[k].kind);
+  EXPECT_EQ(kinds, (std::vector<RowKind>{RowKind::GroupHeader, RowKind::Counter, RowKind::Counter,
+                                         RowKind::Difference, RowKind::Counter, RowKind::Counter,
+                                         RowKind::Difference}));
+  EXPECT_EQ(spec.rows[1].run, 0);
+  EXPECT_EQ(spec.rows[2].run, 1);
+  EXPECT_EQ(spec.rows[3].run2, 1);
+  // A metric one of the runs lacks is one clear error.
+  rq.metrics = {"no_such_metric"};
+  EXPECT_THROW(v->make(rq), Error);
+  // The SVG names the rows.
+  rq.metrics = {"power_w"};
+  auto one = v->make(rq);
+  const test::SvgDocument svg = svgOf(*one);
+  EXPECT_TRUE(svg.hasText(QStringLiteral("A · Power (W)")));
+  EXPECT_TRUE(svg.hasText(QStringLiteral("B · Power (W)")));
+}
+
+// The Pareto view: one scatter of the two runs' throughput against energy per token, the numbers
+// of their summaries (the ones `wattline compare` prints).
+TEST_F(ChartViews, ParetoPlotsTheRunsSummaries) {
+  ExportRequest rq = request();
+  rq.compare = run;
+  auto fig = findExportView("pareto")->make(rq);
+  auto* cf = dynamic_cast<ChartFigure*>(fig.get());
+  ASSERT_NE(cf, nullptr);
+  ASSERT_EQ(cf->charts().size(), 1u);
+  StudyLoadOptions o;
+  o.cache.read = o.cache.write = false;
+  const StudyRun s = loadRunSummary(run->path(), o);
+  const bool plotted = std::isfinite(s.summary.totals.tokens_per_s) &&
+                       std::isfinite(s.summary.totals.energy_per_token_j);
+  size_t points = 0;
+  for (QAbstractSeries* series : cf->charts()[0]->series())
+    if (auto* xy = qobject_cast<QXYSeries*>(series)) points += static_cast<size_t>(xy->count());
+  if (plotted)
+    EXPECT_GE(points, 2u);
+  else
+    EXPECT_EQ(points, 0u);  // a run without a known batch has no tokens: nothing to plot
 }
 
 }  // namespace

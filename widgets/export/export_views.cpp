@@ -16,6 +16,7 @@
 #include <exception>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "analysis_charts.h"
 #include "core/error.h"
@@ -23,7 +24,10 @@
 #include "core/time_format.h"
 #include "export/chart_figure.h"
 #include "export/timeline_figure.h"
+#include "run_alignment.h"
 #include "run_analysis.h"
+#include "study.h"
+#include "study/study_charts.h"
 #include "timeline/tile_store.h"
 
 namespace wl {
@@ -168,17 +172,112 @@ std::vector<std::vector<int>> gpuGroups(const std::vector<int>& gpus, size_t gro
   return out;
 }
 
-std::unique_ptr<Figure> notAvailable(std::string_view view) {
-  throw Error(
-      fmt::format("--view {} is not available yet: it comes with comparison studies", view));
+// Two runs stacked on A's clock, B aligned as the GUI's comparison does by default (a common
+// iteration, else the starts): per GPU pair and metric, A's row, B's row and A - B.
+std::unique_ptr<Figure> makeCompareFigure(const ExportRequest& rq) {
+  const RunFile& a = *rq.run;
+  const RunFile& b = *rq.compare;
+  const Ranges r = rangesOf(a, rq.range);
+  int64_t step = -1;
+  const auto [mode, offsetB] = defaultAlignment(a, b, &step);
+  std::vector<std::pair<int, int>> pairs = pairGpus(a, b, PairBy::Rank);
+  if (pairs.empty()) pairs = pairGpus(a, b, PairBy::Index);
+  if (pairs.empty())
+    throw Error(fmt::format("{} and {}: no GPU of one run pairs with a GPU of the other",
+                            a.path().string(), b.path().string()));
+  if (!rq.gpus.empty()) {
+    const std::vector<int> wanted = gpusOf(a, rq.gpus);
+    std::erase_if(pairs, [&](const auto& pr) {
+      return std::find(wanted.begin(), wanted.end(), pr.first) == wanted.end();
+    });
+  } else if (pairs.size() > 4) {
+    pairs.resize(4);  // a figure of four pairs stays readable; --gpus picks others
+  }
+  std::vector<std::string> metrics = rq.metrics;
+  if (metrics.empty())
+    metrics = {std::string(metric::kPower), std::string(metric::kTemp),
+               std::string(metric::kSmClock)};
+
+  auto store = std::make_unique<TileStore>();
+  const int ia = store->addRun(rq.run);
+  const int ib = store->addRun(rq.compare);
+  TimelineFigureSpec spec;
+  spec.range = r.range;
+  spec.origin = a.info().start_ns;
+  spec.runOffsets = {{ib, offsetB}};
+  for (const auto& [ga, gb] : pairs) {
+    TrackRow h;
+    h.kind = RowKind::GroupHeader;
+    h.run = ia;
+    h.gpu = ga;
+    h.label = QObject::tr("GPU %1 (A) · GPU %2 (B)").arg(ga).arg(gb);
+    h.key = QStringLiteral("pair%1-%2").arg(ga).arg(gb);
+    h.height = 18;
+    spec.rows.push_back(h);
+    for (const std::string& id : metrics) {
+      const int ma = metricIndex(a, id), mb = metricIndex(b, id);
+      if (ma < 0 || mb < 0)
+        throw Error(fmt::format("{}: no metric '{}' in both runs (A has: {}; B has: {})",
+                                a.path().string(), id, metricList(a), metricList(b)));
+      const MetricInfo& info = a.series().metrics[static_cast<size_t>(ma)];
+      const QString label = QString::fromStdString(info.label);
+      for (const auto& [run, gpu, m, tag] : {std::tuple{ia, ga, ma, QStringLiteral("A")},
+                                             std::tuple{ib, gb, mb, QStringLiteral("B")}}) {
+        TrackRow c;
+        c.kind = RowKind::Counter;
+        c.run = run;
+        c.gpu = gpu;
+        c.metric = m;
+        c.label = QStringLiteral("%1 · %2").arg(tag, label);
+        c.detail = QString::fromStdString(info.unit);
+        c.key = h.key + QStringLiteral("/%1/").arg(tag) + QString::fromStdString(id);
+        c.group = h.key;
+        c.height = 48;
+        spec.rows.push_back(c);
+      }
+      TrackRow d;
+      d.kind = RowKind::Difference;
+      d.run = ia;
+      d.gpu = ga;
+      d.metric = ma;
+      d.run2 = ib;
+      d.gpu2 = gb;
+      d.metric2 = mb;
+      d.label = QObject::tr("A − B · %1 (%2, zero in the middle)")
+                    .arg(label, QString::fromStdString(info.unit));
+      d.detail = QString::fromStdString(info.unit);
+      d.key = h.key + QStringLiteral("/diff/") + QString::fromStdString(id);
+      d.group = h.key;
+      d.height = 40;
+      spec.rows.push_back(d);
+    }
+  }
+  auto fig = std::make_unique<TimelineFigure>(std::move(store), std::move(spec));
+  fig->captionTitle =
+      QObject::tr("A: %1 · B: %2")
+          .arg(QString::fromStdString(a.info().name), QString::fromStdString(b.info().name));
+  QString how = mode == AlignMode::Iteration
+                    ? QObject::tr("B aligned at iteration %1 of both runs").arg(step)
+                    : QObject::tr("B aligned at the runs' starts");
+  const QString range = rangeCaption(a.info(), r.range);
+  if (!range.isEmpty()) how += QStringLiteral(" · ") + range;
+  fig->captionDetail = how;
+  return fig;
 }
 
-std::unique_ptr<Figure> makeCompareFigure(const ExportRequest&) {
-  return notAvailable("compare");
-}
-
-std::unique_ptr<Figure> makeParetoFigure(const ExportRequest&) {
-  return notAvailable("pareto");
+// Throughput against energy per token of the runs, with the Pareto front: the study figure of the
+// GUI, from the same summaries `wattline compare` prints (no cache file is written).
+std::unique_ptr<Figure> makeParetoFigure(const ExportRequest& rq) {
+  StudyLoadOptions o;
+  o.cache.write = false;
+  o.threads = 1;
+  const Study study = loadStudy({rq.run->path(), rq.compare->path()}, o);
+  QChart* chart = makeStudyChart(study, {0, 1}, StudyChart::Pareto);
+  auto fig = std::make_unique<ChartFigure>(std::vector<QChart*>{chart}, QStringLiteral("pareto"));
+  fig->captionTitle = QObject::tr("Throughput against energy per token");
+  fig->captionDetail = QStringLiteral("%1 · %2").arg(QString::fromStdString(study.runs[0].label),
+                                                     QString::fromStdString(study.runs[1].label));
+  return fig;
 }
 
 constexpr unsigned kRange = ExportView::kUsesRange, kGpus = ExportView::kUsesGpus,
@@ -203,10 +302,14 @@ const std::array kViews = {
     ExportView{"histogram",
                "power histogram (seconds per 10 W); --metrics power_w,dpdt adds |dP/dt|",
                kRange | kGpus | kMetrics, &makeHistogramFigure},
-    ExportView{"compare", "two runs side by side (needs --compare)", kRange | kCompare,
-               &makeCompareFigure},
-    ExportView{"pareto", "throughput against energy over runs (needs --compare)", kRange | kCompare,
-               &makeParetoFigure},
+    ExportView{"compare",
+               "two runs stacked on A's clock, B aligned at a common iteration, with A - B rows "
+               "(needs --compare; --gpus: A's GPUs, default the first 4 pairs; --metrics)",
+               kRange | kGpus | kMetrics | kCompare, &makeCompareFigure},
+    ExportView{"pareto",
+               "throughput against energy per token of the two runs, with the Pareto front "
+               "(needs --compare)",
+               kCompare, &makeParetoFigure},
 };
 
 }  // namespace

@@ -22,7 +22,7 @@ constexpr double kDataTop = 3.0, kDataBottom = 2.0;
 
 bool isContent(const TrackRow& r) {
   return r.kind == RowKind::Counter || r.kind == RowKind::Kernels || r.kind == RowKind::Heatmap ||
-         r.kind == RowKind::Steps;
+         r.kind == RowKind::Steps || r.kind == RowKind::Difference;
 }
 
 QString counterTitle(const TrackRow& r) {
@@ -47,6 +47,8 @@ struct LegendItem {
 
 TimelineFigure::TimelineFigure(TileStore& store, TimelineFigureSpec spec)
     : store_(&store), spec_(std::move(spec)), renderer_(std::make_unique<TimelineRenderer>(store)) {
+  for (const auto& [run, offset] : spec_.runOffsets)
+    renderer_->setRunOffset(run, offset);
   std::set<int> runs;
   for (const TrackRow& r : spec_.rows)
     runs.insert(r.run);
@@ -271,8 +273,8 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
     const double axisX = contentLeft - 0.5 * hair;
     switch (r.kind) {
       case RowKind::Counter: {
-        const CounterGeometry* g = renderer_->counterGeometry(r, mapD, load, nullptr);
-        const ValueRange vr = renderer_->valueRange(r, g);
+        const ValueRange vr =
+            renderer_->valueRange(r, renderer_->counterGeometry(r, mapD, load, nullptr));
         // The value mapping of the drawn rows (raster rows: device pixels, see kDataTop).
         const double mt = kDataTop / (canvas.vector ? 1.0 : canvas.scale);
         const double mb = kDataBottom / (canvas.vector ? 1.0 : canvas.scale);
@@ -353,7 +355,8 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
         break;
       }
       case RowKind::Kernels:
-      case RowKind::Steps: {
+      case RowKind::Steps:
+      case RowKind::Difference: {  // A - B, symmetric around zero (see differenceRange)
         p.setFont(text);
         p.setPen(th.text);
         p.drawText(QRectF(label.left() + 2, label.top(), labelW - 8, h),

@@ -11,6 +11,7 @@
 // PDF rows by the compact vector painters of vector_tracks.h (one path per envelope).
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/time_range.h"
@@ -25,6 +26,8 @@ struct TimelineFigureSpec {
   TimeRange range;             // the visible range
   int64_t origin = 0;          // time zero of the time axis (the first run's start)
   YMode yMode = YMode::SharedPerMetric;
+  // Offsets added to a run's timestamps to put it on the first run's clock (a comparison).
+  std::vector<std::pair<int, int64_t>> runOffsets;
 };
 
 class TimelineFigure : public Figure {

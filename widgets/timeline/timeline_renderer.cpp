@@ -127,14 +127,14 @@ const DifferenceGeometry* TimelineRenderer::differenceGeometry(const TrackRow& r
 namespace {
 
 // Symmetric about zero, with 10% headroom.
+}  // namespace
+
 ValueRange differenceRange(const DifferenceGeometry& g) {
   double m =
       std::max(std::fabs(static_cast<double>(g.minV)), std::fabs(static_cast<double>(g.maxV)));
   if (!std::isfinite(m) || m <= 0) m = 1;
   return {-1.1 * m, 1.1 * m};
 }
-
-}  // namespace
 
 const std::vector<std::pair<float, float>>& TimelineRenderer::extents(int run, int metric) {
   const auto key = std::make_pair(run, metric);

@@ -23,6 +23,10 @@ namespace wl {
 
 enum class YMode { SharedPerMetric, PerTrack, FitVisible };
 
+// The value range a difference row is drawn with: symmetric around zero, 10 % above the largest
+// |A - B| shown.
+ValueRange differenceRange(const DifferenceGeometry& g);
+
 class TimelineRenderer {
  public:
   explicit TimelineRenderer(TileStore& store);
