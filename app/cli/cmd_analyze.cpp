@@ -11,67 +11,13 @@
 #include "analysis_json.h"
 #include "cli/arg_parser.h"
 #include "cli/commands.h"
+#include "cli/range_args.h"
 #include "core/time_format.h"
 #include "format/run_file.h"
 #include "run_analysis.h"
 
 namespace wl::cli {
 namespace {
-
-// "0,2,4-7" -> {0, 2, 4, 5, 6, 7}.
-std::vector<int> parseList(const std::string& option, const std::string& text) {
-  std::vector<int> out;
-  size_t pos = 0;
-  auto bad = [&] {
-    return UsageError(fmt::format("--{} expects a list like 0,2,4-7, got '{}'", option, text));
-  };
-  while (pos <= text.size()) {
-    const size_t comma = text.find(',', pos);
-    const std::string item =
-        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (item.empty()) throw bad();
-    const size_t dash = item.find('-', 1);
-    try {
-      size_t used = 0;
-      const int a = std::stoi(item.substr(0, dash), &used);
-      if (used != (dash == std::string::npos ? item.size() : dash) || a < 0) throw bad();
-      int b = a;
-      if (dash != std::string::npos) {
-        const std::string rest = item.substr(dash + 1);
-        b = std::stoi(rest, &used);
-        if (used != rest.size() || b < a) throw bad();
-      }
-      if (b - a > 1'000'000) throw bad();
-      for (int v = a; v <= b; ++v)
-        out.push_back(v);
-    } catch (const std::logic_error&) {
-      throw bad();
-    }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return out;
-}
-
-// One end of --range: a duration after the run start ("10s", "1m", "2.5" seconds) or, as a bare
-// integer of 16 or more digits, an absolute time in ns since the epoch. Empty: the run's edge.
-int64_t parseRangeEnd(const std::string& text, int64_t runStart, int64_t dflt) {
-  if (text.empty()) return dflt;
-  const bool digitsOnly =
-      text.find_first_not_of("0123456789") == std::string::npos && text.size() >= 16;
-  if (digitsOnly) {
-    try {
-      return std::stoll(text);
-    } catch (const std::logic_error&) {
-      throw UsageError(fmt::format("--range: '{}' is not a time in ns", text));
-    }
-  }
-  const auto d = parseDuration(text);
-  if (!d)
-    throw UsageError(fmt::format(
-        "--range: '{}' is neither a duration (10s, 1.5m, 250ms, 12) nor a time in ns", text));
-  return runStart + *d;
-}
 
 std::string num(double v, int digits = 1) {
   return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "-";
@@ -256,8 +202,8 @@ int cmdAnalyze(const Args& args) {
   if (!p.parse(args)) return 0;
   AnalysisScope scope;
   AnalysisOptions options;
-  if (auto v = p.value("gpus")) scope.gpus = parseList("gpus", *v);
-  if (auto v = p.value("ranks")) scope.ranks = parseList("ranks", *v);
+  if (auto v = p.value("gpus")) scope.gpus = parseIndexList("gpus", *v);
+  if (auto v = p.value("ranks")) scope.ranks = parseIndexList("ranks", *v);
   if (auto v = p.value("raw-budget")) {
     try {
       size_t used = 0;
@@ -269,17 +215,9 @@ int cmdAnalyze(const Args& args) {
     }
   }
   std::optional<std::string> rangeText = p.value("range");
-  if (rangeText && rangeText->find(':') == std::string::npos)
-    throw UsageError(fmt::format("--range expects START:END, got '{}'", *rangeText));
+  if (rangeText) checkRangeSyntax(*rangeText);  // before the run is opened
   const auto run = RunFile::open(p.positional().front());
-  if (rangeText) {
-    const size_t colon = rangeText->find(':');
-    const int64_t start = run->info().start_ns;
-    scope.range.t0 = parseRangeEnd(rangeText->substr(0, colon), start, scope.range.t0);
-    scope.range.t1 = parseRangeEnd(rangeText->substr(colon + 1), start, scope.range.t1);
-    if (scope.range.t1 <= scope.range.t0)
-      throw UsageError(fmt::format("--range: END must be after START in '{}'", *rangeText));
-  }
+  if (rangeText) scope.range = parseRunRange(*rangeText, run->info().start_ns);
   const RunAnalysis a = analyzeRun(*run, scope, options);
   if (p.has("json")) {
     std::fputs((toJson(a).dump(2) + "\n").c_str(), stdout);

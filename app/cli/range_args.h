@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Parsing of the options that scope a command to part of a run, shared by the subcommands that
-// take them (`wattline export`; `wattline analyze` has its own copy of the same rules):
+// take them (`wattline analyze`, `wattline export`):
 //   --range START:END  durations after the run start ("10s:25.5s", "1m:2m", bare seconds) or, as
 //                      bare integers of 16 or more digits, absolute times in ns; either side may
 //                      be empty (the run's edge);
