@@ -56,8 +56,10 @@ std::vector<int> parseIndexList(const std::string& option, const std::string& te
         if (used != rest.size() || b < a) throw bad();
       }
       if (b - a > 1'000'000) throw bad();
-      for (int v = a; v <= b; ++v)
+      for (int v = a;; ++v) {  // (not v <= b: b may be INT_MAX)
         out.push_back(v);
+        if (v == b) break;
+      }
     } catch (const std::logic_error&) {
       throw bad();
     }

@@ -267,7 +267,7 @@ PlatformProfile loadPlatformFile(const std::filesystem::path& path, const Platfo
       continue;
     }
     const auto f = std::find_if(kFields.begin(), kFields.end(),
-                                [&](const ProfileField& pf) { return pf.key == key; });
+                                [&k = key](const ProfileField& pf) { return pf.key == k; });
     if (f == kFields.end())
       throw Error(fmt::format("{}: /{}: unknown profile field (see docs/simulator.md for the list)",
                               file, key));

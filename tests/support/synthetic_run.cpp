@@ -138,8 +138,9 @@ SyntheticRun makeSyntheticRun(int nGpus, double seconds, int kernelsPerStream) {
   return r;
 }
 
-void writeSyntheticRun(const SyntheticRun& r, const std::filesystem::path& out) {
-  RunWriter w(out, r.info, r.gpus, r.ranks);
+void writeSyntheticRun(const SyntheticRun& r, const std::filesystem::path& out,
+                       const WriteOptions& options) {
+  RunWriter w(out, r.info, r.gpus, r.ranks, options);
   w.setNodeCount(static_cast<int>(r.nodeTelemetry.size()));
   for (size_t g = 0; g < r.telemetry.size(); ++g)
     w.addGpuTelemetry(static_cast<int>(g), r.telemetry[g]);

@@ -14,6 +14,7 @@
 
 #include "core/run_model.h"
 #include "core/string_table.h"
+#include "format/run_writer.h"
 
 namespace wl::test {
 
@@ -35,6 +36,7 @@ struct SyntheticRun {
 SyntheticRun makeSyntheticRun(int gpus = 4, double seconds = 10.0, int kernelsPerStream = 200);
 
 // Writes it with RunWriter.
-void writeSyntheticRun(const SyntheticRun& run, const std::filesystem::path& out);
+void writeSyntheticRun(const SyntheticRun& run, const std::filesystem::path& out,
+                       const WriteOptions& options = {});
 
 }  // namespace wl::test
