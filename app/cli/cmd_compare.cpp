@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // wattline compare RUN.h5|FOLDER... [--baseline NAME] [--json|--csv] [--filter K=V,...]
-//                  [--sort COLUMN] [--normalize none|gpu|token|iteration] [--no-cache] ...
+//                  [--sort COLUMN] [--normalize none|gpu|token|iteration]
+//                  [--per device|package] [--no-cache] ...
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -92,10 +93,14 @@ void printText(const Study& study, const StudyTable& table) {
       "{} runs{}{}\n", table.rows.size(),
       table.normalization == Normalization::None
           ? std::string()
-          : fmt::format(", normalized per {}", normalizationId(table.normalization)),
+          : fmt::format(", normalized per {}", table.normalization == Normalization::PerGpu &&
+                                                       table.per == PerUnit::Package
+                                                   ? std::string_view("package")
+                                                   : normalizationId(table.normalization)),
       table.baseline >= 0
           ? fmt::format(", baseline '{}'", study.runs[static_cast<size_t>(table.baseline)].label)
           : std::string());
+  out += fmt::format("mean power and \"per GPU\": {}\n", perUnitText(table.per));
   out += fmt::format("{:<{}} {:<8} {:>4} {:>3} {:>3} {:>4} {:>4} {:>3} {:>3}", "run", labelWidth,
                      "platform", "gpus", "tp", "pp", "dp", "mbs", "rc", "ov");
   for (size_t k = 0; k < idx.size(); ++k)
@@ -163,6 +168,10 @@ int cmdCompare(const Args& args) {
               "key given twice matches either value")
       .option("sort", "COLUMN", "sort by a column id or configuration key; -COLUMN descending")
       .option("normalize", "MODE", "none (default), gpu, token or iteration")
+      .option("per", "UNIT",
+              "what \"per GPU\" and mean power are per: device (default; a GPU, one GCD on "
+              "MI250) or package (a power domain: an MI250 package of two GCDs, a board on "
+              "H100/H200)")
       .option("cache-dir", "DIR", "keep the summary cache in DIR instead of beside each run")
       .flag("no-cache", "neither read nor write the summary cache")
       .option("threads", "N", "runs analysed at once (default: cores, at most 4)")
@@ -174,6 +183,7 @@ int cmdCompare(const Args& args) {
   StudyTableOptions table;
   try {
     if (auto v = p.value("normalize")) table.normalization = parseNormalization(*v);
+    if (auto v = p.value("per")) table.per = parsePerUnit(*v);
     if (auto v = p.value("filter")) {
       parseRunFilter(*v);  // reject bad syntax before any run is read
       table.filter = *v;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <fstream>
 
 #include "support/run_process.h"
 #include "support/temp_dir.h"
@@ -130,6 +131,62 @@ TEST_F(AnalyzeDomains, InfoListsTheDomains) {
   const auto text = test::runWattline({"info", path_});
   EXPECT_NE(text.out.find("power domains (4)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("power on gpu 6"), std::string::npos) << text.out;
+}
+
+// An amd-smi metric CSV of 4 MI250 GCDs sampled every second for 12 s (gfx activity 50 %).
+// GCD 0 reports its package's socket power 200 + 10 k W (k = 0..11), GCD 2 300 W; GCDs 1 and 3
+// report N/A, or with `duplicated` the same value as the first GCD of their package.
+std::string amdSmiCsv(bool duplicated) {
+  std::string s = "timestamp,gpu,gfx_activity,socket_power,gfx_0_clk,gfx_0_max_clk,edge\n";
+  for (int k = 0; k < 12; ++k) {
+    for (int g = 0; g < 4; ++g) {
+      const std::string first = std::to_string(g < 2 ? 200 + 10 * k : 300);
+      const std::string power = g % 2 == 0 || duplicated ? first : "N/A";
+      s += std::to_string(1700000000 + k) + "," + std::to_string(g) + ",50," + power +
+           ",1700,1700," + std::to_string(45 + g) + "\n";
+    }
+    s += "\n";
+  }
+  return s;
+}
+
+// Imports an amd-smi CSV and analyses it: each package is one power domain whose energy is the
+// trapezoid of its power, by hand: package 0 = sum over k = 0..10 of (205 + 10 k) = 2805 J,
+// package 1 = 300 W x 11 s = 3300 J.
+void checkAmdSmiImport(const test::TempDir& dir, bool duplicated) {
+  const auto csv = dir / (duplicated ? "dup.csv" : "na.csv");
+  const auto run = dir / (duplicated ? "dup.h5" : "na.h5");
+  std::ofstream(csv) << amdSmiCsv(duplicated);
+  const auto imp = test::runWattline({"import", csv.string(), "-o", run.string()});
+  ASSERT_EQ(imp.exitCode, 0) << imp.err;
+  const auto r = test::runWattline({"analyze", run.string(), "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["data_quality"]["valid"], true) << j["data_quality"]["invalid_reasons"].dump();
+  EXPECT_EQ(j["data_quality"]["gpus_without_own_power"], nlohmann::json({1, 3}));
+  ASSERT_EQ(j["domains"].size(), 2u);
+  EXPECT_EQ(j["domains"][0]["kind"], "package");
+  EXPECT_EQ(j["domains"][0]["power_gpu"], 0);
+  EXPECT_EQ(j["domains"][1]["power_gpu"], 2);
+  EXPECT_NEAR(j["domains"][0]["energy_j"].get<double>(), 2805.0, 1e-6);
+  EXPECT_NEAR(j["domains"][1]["energy_j"].get<double>(), 3300.0, 1e-6);
+  EXPECT_NEAR(j["totals"]["energy_j"].get<double>(), 6105.0, 1e-6);
+  bool paired = false;
+  for (const auto& n : j["data_quality"]["notes"])
+    if (n["code"] == "gcd_pairs")
+      paired = !duplicated ||
+               n["message"].get<std::string>().find("same board power") != std::string::npos;
+  EXPECT_TRUE(paired) << j["data_quality"]["notes"].dump();
+}
+
+TEST(AnalyzeDomainsImport, AmdSmiPackagePowerOnOneGcd) {
+  test::TempDir dir;
+  checkAmdSmiImport(dir, false);
+}
+
+TEST(AnalyzeDomainsImport, AmdSmiDuplicatedPackagePowerIsCountedOnce) {
+  test::TempDir dir;
+  checkAmdSmiImport(dir, true);
 }
 
 }  // namespace
