@@ -223,7 +223,7 @@ std::unique_ptr<Figure> makeCompareFigure(const ExportRequest& rq) {
   fig->captionTitle =
       QObject::tr("A: %1 · B: %2")
           .arg(QString::fromStdString(a.info().name), QString::fromStdString(b.info().name));
-  QString how = mode == AlignMode::Iteration
+  QString how = mode == AlignMode::Iteration || mode == AlignMode::Warp  // drawn as its shift
                     ? QObject::tr("B aligned at iteration %1 of both runs").arg(step)
                     : QObject::tr("B aligned at the runs' starts");
   const QString range = rangeCaption(a.info(), r.range);
