@@ -84,14 +84,12 @@ IterationValues valuesOf(const RunFile& run, const StepTime& st, const RunAnalys
   return x;
 }
 
-// The run's completed steps exactly as `wattline analyze` lists them: every rank it knows, over
-// the whole run.
+}  // namespace
+
 std::vector<StepTime> completedSteps(const RunFile& run) {
   const int64_t end = std::max(run.info().end_ns, run.info().start_ns) + 1;
   return analyzeIterations(run.iterations(), scopeRanks(run, {}), {run.info().start_ns, end}).steps;
 }
-
-}  // namespace
 
 std::vector<IterationValues> iterationValues(const RunFile& run, const AnalysisOptions& options,
                                              const Progress& progress,

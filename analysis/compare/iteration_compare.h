@@ -57,6 +57,10 @@ struct IterationValues {
   double operator[](IterationColumn c) const { return v[static_cast<size_t>(c)]; }
 };
 
+// The run's completed steps exactly as `wattline analyze` lists them (iterations.steps): the steps
+// wholly inside the run, over every rank it knows.
+std::vector<StepTime> completedSteps(const RunFile& run);
+
 // The values of every step wholly inside the run (analyze's iteration steps), or only those of
 // `steps` when it is not null; ascending step.
 std::vector<IterationValues> iterationValues(const RunFile& run,
