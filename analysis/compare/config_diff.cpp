@@ -216,7 +216,7 @@ RunDifferences runDifferences(const RunFile& a, const RunFile& b) {
   if (ca.gbs && ca.seq_len && cb.gbs && cb.seq_len &&
       static_cast<int64_t>(*ca.gbs) * *ca.seq_len != static_cast<int64_t>(*cb.gbs) * *cb.seq_len)
     w.push_back(fmt::format(
-        "A step processes {} tokens in A and {} in B: compare energy per token, not step time "
+        "Each step processes {} tokens in A and {} in B: compare energy per token, not step time "
         "or energy per step.",
         static_cast<int64_t>(*ca.gbs) * *ca.seq_len, static_cast<int64_t>(*cb.gbs) * *cb.seq_len));
   if (ga != gb)
