@@ -104,8 +104,8 @@ TEST_F(Compare, IterationAlignmentPutsIterationKOfBothRunsAtTheSameX) {
     TimelineRenderer r(store);
     r.setRunOffset(1, *off);
     TrackRow rowA, rowB;
-    rowA.run = 0;
-    rowB.run = 1;
+    rowA.content = CounterRow{0, 0, 0};
+    rowB.content = CounterRow{1, 0, 0};
     const TimeMapping display{kA0, kA0 + 20'000'000'000, 1500};
     const double xa = r.rowMapping(rowA, display).x(*iterationStart(*a, k));
     const double xb = r.rowMapping(rowB, display).x(*iterationStart(*b, k));
