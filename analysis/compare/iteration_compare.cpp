@@ -4,6 +4,7 @@
 #include "compare/iteration_compare.h"
 
 #include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
