@@ -395,6 +395,8 @@ struct RunWriter::Impl {
   std::vector<Annotation> annotations;
   std::vector<ThrottleTruth> truthThrottle;
   std::vector<double> truthEnergy;
+  std::optional<std::vector<PowerDomain>> domains;  // given by the caller
+  std::vector<bool> hasPower;                       // per GPU: a finite power sample was added
 
   // Kernels, streamed.
   h5::Id kernels;
@@ -506,6 +508,12 @@ void RunWriter::setNodeCount(int nodes) {
 
 void RunWriter::addGpuTelemetry(int gpu, TelemetryTable table) {
   std::lock_guard lock(h5::lock());
+  if (const TelemetryColumn* p = table.column(metric::kPower);
+      p && gpu >= 0 && static_cast<size_t>(gpu) < d_->gpus.size() &&
+      std::any_of(p->values.begin(), p->values.end(), [](double v) { return std::isfinite(v); })) {
+    d_->hasPower.resize(d_->gpus.size(), false);
+    d_->hasPower[static_cast<size_t>(gpu)] = true;
+  }
   d_->gpuTelemetry->add(gpu, std::move(table), d_->notes);
 }
 
@@ -638,6 +646,10 @@ void RunWriter::addAnnotations(std::span<const Annotation> annotations, const St
   }
 }
 
+void RunWriter::setDomains(std::vector<PowerDomain> domains) {
+  d_->domains = std::move(domains);
+}
+
 void RunWriter::addQualityNote(QualityNote note) {
   d_->notes.push_back(std::move(note));
 }
@@ -677,6 +689,11 @@ void RunWriter::finish(const Progress& progress) {
   std::lock_guard lock(h5::lock());
   Impl& d = *d_;
   if (d.finished) throw Error("internal error: RunWriter::finish called twice");
+  // Power domains: given, or derived from the packages and the GPUs with power samples.
+  if (!d.domains) d.domains = deriveDomains(d.gpus, d.hasPower);
+  if (const std::string why = domainProblem(*d.domains, d.gpus.size()); !why.empty())
+    throw Error(
+        fmt::format("internal error: {}: invalid power domains: {}", d.output.string(), why));
   progress.report(0.0, "writing tables");
   const h5::Layout& L = d.layout;
   hid_t f = d.file;
@@ -749,6 +766,19 @@ void RunWriter::finish(const Progress& progress) {
     h5::write(g, "on_gpu", column<uint8_t>(A, [](auto& a) { return a.on_gpu ? 1 : 0; }), L);
   }
 
+  // Power domains (checked above).
+  {
+    h5::Id g = h5::createGroup(f, "domains");
+    const auto& D = *d.domains;
+    h5::write(g, "id", column<int32_t>(D, [](auto& x) { return x.id; }), L);
+    h5::writeStrings(g, "kind", column<std::string>(D, [](auto& x) { return x.kind; }), L);
+    h5::writeStrings(g, "name", column<std::string>(D, [](auto& x) { return x.name; }), L);
+    h5::write(g, "node", column<int32_t>(D, [](auto& x) { return x.node; }), L);
+    h5::write(g, "power_gpu", column<int32_t>(D, [](auto& x) { return x.power_gpu; }), L);
+    h5::write(g, "power_limit_w", column<float>(D, [](auto& x) { return x.power_limit_w; }), L);
+  }
+  const std::vector<int> domainOf = domainOfGpus(*d.domains, d.gpus.size());
+
   // GPUs, ranks, sources.
   {
     h5::Id g = h5::createGroup(f, "gpus");
@@ -759,6 +789,7 @@ void RunWriter::finish(const Progress& progress) {
     h5::write(g, "rank", column<int32_t>(G, [](auto& x) { return x.rank; }), L);
     h5::write(g, "slot", column<int32_t>(G, [](auto& x) { return x.slot; }), L);
     h5::write(g, "package", column<int32_t>(G, [](auto& x) { return x.package; }), L);
+    h5::write(g, "domain", column<int32_t>(domainOf, [](int x) { return x; }), L);
     h5::writeStrings(g, "hostname", column<std::string>(G, [](auto& x) { return x.hostname; }), L);
     h5::writeStrings(g, "device_name",
                      column<std::string>(G, [](auto& x) { return x.device_name; }), L);
