@@ -46,8 +46,10 @@ void appendVec(h5::Appender& a, const std::vector<T>& v) {
 class SeriesGroupWriter {
  public:
   SeriesGroupWriter(hid_t parent, std::string_view name, std::string_view entity, size_t entities,
-                    int64_t start, int64_t end, double nominalIntervalS, const h5::Layout& layout)
+                    int64_t start, int64_t end, double nominalIntervalS, const h5::Layout& layout,
+                    size_t samplesHint = 0)
       : layout_(layout),
+        samplesHint_(samplesHint),
         entity_(entity),
         entities_(entities),
         start_(start),
@@ -252,7 +254,7 @@ class SeriesGroupWriter {
     if (grid_) return;
     int64_t med = nominalInterval_;
     if (med <= 0) med = medianInterval(t);
-    grid_ = LodGrid::forTelemetry(start_, end_, med);
+    grid_ = LodGrid::forTelemetry(start_, end_, med, std::max(samplesHint_, t.size()));
     lodGroup_ = h5::createGroup(group_, "lod");
     h5::setAttr(lodGroup_, "origin_ns", grid_->origin_ns);
     h5::setAttr(lodGroup_, "factor", int64_t{grid_->factor});
@@ -358,6 +360,7 @@ class SeriesGroupWriter {
   }
 
   h5::Layout layout_;
+  size_t samplesHint_ = 0;
   std::string entity_;
   size_t entities_;
   int64_t start_, end_, nominalInterval_;
@@ -380,6 +383,7 @@ struct RunWriter::Impl {
   std::vector<GpuInfo> gpus;
   std::vector<RankInfo> ranks;
   h5::Layout layout;
+  size_t samplesHint = 0;  // WriteOptions::max_samples_per_series
   h5::Id file;
   std::optional<SeriesGroupWriter> gpuTelemetry, nodeTelemetry;
   int nodeCount = 0;
@@ -456,6 +460,7 @@ RunWriter::RunWriter(std::filesystem::path output, RunInfo info, std::vector<Gpu
   for (size_t i = 0; i < d_->gpus.size(); ++i)
     d_->gpus[i].id = static_cast<int>(i);
   d_->layout = layoutOf(options);
+  d_->samplesHint = options.max_samples_per_series;
   std::error_code ec;
   const auto parent =
       d_->output.parent_path().empty() ? std::filesystem::path(".") : d_->output.parent_path();
@@ -465,7 +470,8 @@ RunWriter::RunWriter(std::filesystem::path output, RunInfo info, std::vector<Gpu
   d_->temp = tempPathFor(d_->output);
   d_->file = h5::createFile(d_->temp);
   d_->gpuTelemetry.emplace(d_->file, "telemetry", "gpu", d_->gpus.size(), d_->info.start_ns,
-                           d_->info.end_ns, d_->info.sample_interval_s, d_->layout);
+                           d_->info.end_ns, d_->info.sample_interval_s, d_->layout,
+                           d_->samplesHint);
   d_->openKernels();
 }
 
@@ -497,7 +503,7 @@ void RunWriter::setNodeCount(int nodes) {
   if (nodes > 0)
     d_->nodeTelemetry.emplace(d_->file, "node_telemetry", "node", static_cast<size_t>(nodes),
                               d_->info.start_ns, d_->info.end_ns, d_->info.sample_interval_s,
-                              d_->layout);
+                              d_->layout, d_->samplesHint);
 }
 
 void RunWriter::addGpuTelemetry(int gpu, TelemetryTable table) {
