@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/series_math.h"
+#include "core/temp_files.h"
 #include "core/throttle_reasons.h"
 #include "format/format_version.h"
 #include "format/lod.h"
@@ -29,12 +30,6 @@ std::string levelName(size_t k) {
 
 h5::Layout layoutOf(const WriteOptions& o) {
   return h5::Layout{.chunk = o.chunk, .deflate = o.deflate, .shuffle = o.shuffle};
-}
-
-std::filesystem::path tempPathFor(const std::filesystem::path& out) {
-  static std::atomic<int> counter{0};
-  return out.parent_path() /
-         fmt::format(".{}.tmp-{}-{}", out.filename().string(), ::getpid(), counter++);
 }
 
 template <typename T>
@@ -379,6 +374,7 @@ class SeriesGroupWriter {
 
 struct RunWriter::Impl {
   std::filesystem::path output, temp;
+  std::optional<TempFile> tempFile;  // temp, removed on an interrupt (core/temp_files.h)
   RunInfo info;
   std::vector<GpuInfo> gpus;
   std::vector<RankInfo> ranks;
@@ -467,8 +463,10 @@ RunWriter::RunWriter(std::filesystem::path output, RunInfo info, std::vector<Gpu
   if (!std::filesystem::is_directory(parent, ec))
     throw Error(
         fmt::format("{}: the folder {} does not exist", d_->output.string(), parent.string()));
-  d_->temp = tempPathFor(d_->output);
+  removeStaleTempFiles(parent);  // left by writers that were killed
+  d_->temp = d_->tempFile.emplace(d_->output).path();
   d_->file = h5::createFile(d_->temp);
+  d_->tempFile->lock();
   d_->gpuTelemetry.emplace(d_->file, "telemetry", "gpu", d_->gpus.size(), d_->info.start_ns,
                            d_->info.end_ns, d_->info.sample_interval_s, d_->layout,
                            d_->samplesHint);
@@ -867,7 +865,7 @@ void RunWriter::finish(const Progress& progress) {
     throw Error(fmt::format("{}: cannot flush ({})", d.temp.string(), h5::lastError()));
   d.file.close();
   std::error_code ec;
-  std::filesystem::rename(d.temp, d.output, ec);
+  d.tempFile->commit(ec);
   if (ec)
     throw Error(fmt::format("{}: cannot move the finished run into place: {}", d.output.string(),
                             ec.message()));

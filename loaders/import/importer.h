@@ -28,6 +28,15 @@
 
 namespace wl::import {
 
+// The times an import accepts: every timestamp and duration read, and every time after a clock
+// offset, lies strictly within +-kMaxAbsTimeNs (2^62 ns: 146 years either side of 1970, i.e.
+// 1824..2116), so that a time plus a duration, a span (end - start) or a time plus an offset of
+// that size never overflows int64. A value outside is an error that names where it is.
+inline constexpr int64_t kMaxAbsTimeNs = int64_t{1} << 62;
+inline constexpr bool inTimeRange(int64_t t) {
+  return t > -kMaxAbsTimeNs && t < kMaxAbsTimeNs;
+}
+
 // What detect() may look at.
 struct InputProbe {
   std::filesystem::path path;
