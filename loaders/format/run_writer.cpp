@@ -834,6 +834,10 @@ void RunWriter::finish(const Progress& progress) {
     h5::write(t, "start_ns", column<int64_t>(T, [](auto& x) { return x.start_ns; }), L);
     h5::write(t, "end_ns", column<int64_t>(T, [](auto& x) { return x.end_ns; }), L);
     h5::write(t, "reasons", column<uint32_t>(T, [](auto& x) { return x.reasons; }), L);
+    h5::write(t, "busy_s", column<double>(T, [](auto& x) { return x.busy_s; }), L);
+    h5::write(t, "deficit_mhz_s", column<double>(T, [](auto& x) { return x.deficit_mhz_s; }), L);
+    h5::write(t, "unthrottled_mhz", column<double>(T, [](auto& x) { return x.unthrottled_mhz; }),
+              L);
     h5::write(g, "energy_j", d.truthEnergy, L);
   }
   progress.report(0.6, "writing strings");
