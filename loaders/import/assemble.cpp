@@ -16,6 +16,7 @@
 #include "core/metrics.h"
 #include "core/time_format.h"
 #include "format/run_writer.h"
+#include "import/telemetry_checks.h"
 
 namespace wl::import {
 namespace {
@@ -227,6 +228,8 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
                  std::make_move_iterator(d.notes.end()));
     d.notes.clear();
   }
+  // Wild timestamps and impossible values, before anything reads the spans or the values.
+  checkTelemetry(inputs, notes);
 
   // ---- Clock offsets.
   std::vector<int64_t> offsets(inputs.size(), 0);
@@ -656,7 +659,16 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
   summary.info = info;
   summary.gpus = gpus;
   summary.ranks = rankInfos;
-  RunWriter writer(output, info, gpus, rankInfos);
+  // The pyramids follow the samples, not the span.
+  WriteOptions writeOptions;
+  for (const GpuSlot& s : slots)
+    writeOptions.max_samples_per_series =
+        std::max(writeOptions.max_samples_per_series, s.table.t_ns.size());
+  for (const ImportedData& d : inputs)
+    for (const ImportedNode& n : d.nodes)
+      writeOptions.max_samples_per_series =
+          std::max(writeOptions.max_samples_per_series, n.table.t_ns.size());
+  RunWriter writer(output, info, gpus, rankInfos, writeOptions);
 
   // Node telemetry.
   std::map<int, TelemetryTable> nodeTables;

@@ -58,6 +58,9 @@ struct ImportOptions {
   // Local time zone offset for sources that write local time without a zone (nvidia-smi's
   // "YYYY/MM/DD HH:MM:SS.mmm", Zeus): seconds east of UTC. Unset: treat as UTC and add a note.
   std::optional<int64_t> utc_offset_s;
+  // Number of GPUs that take turns in a log without a GPU column (nvidia-smi --query-gpu without
+  // index, uuid or pci.bus_id): row i is GPU i mod gpus. Unset: inferred from the rows.
+  std::optional<int> gpus;
 };
 
 // Telemetry of one GPU as a source sees it.
@@ -101,6 +104,9 @@ struct ImportedData {
   // True if timestamps are absolute (epoch); false if relative to an unknown start (then the
   // assembler needs an offset or aligns by content).
   bool absoluteTime = true;
+  // True if energy_j is a counter measured independently of power_w (DCGM's
+  // total_energy_consumption): the import compares the two (telemetry_checks.h).
+  bool energyCounterMeasured = false;
 };
 
 class Importer {
