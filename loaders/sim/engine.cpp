@@ -212,7 +212,8 @@ Engine::Engine(const EngineSetup& s)
 }
 
 void Engine::buildPrograms() {
-  const bool dpReduce = (c_.dp > 1 && !c_.fsdp) || (c_.model.moe() && c_.dp / c_.ep > 1);
+  const bool dpReduce = c_.workload != Workload::Inference &&
+                        ((c_.dp > 1 && !c_.fsdp) || (c_.model.moe() && c_.dp / c_.ep > 1));
   for (int s = 0; s < c_.pp; ++s) {
     ScheduleOptions o;
     o.stage = s;
@@ -222,6 +223,8 @@ void Engine::buildPrograms() {
     o.overlapDp = c_.overlap;
     o.embeddingSync = c_.model.tied_embeddings && c_.pp > 1;
     o.gradNorm = c_.tp * c_.pp > 1;
+    o.forwardOnly = c_.workload == Workload::Inference;
+    o.paramGather = dpReduce && c_.distributedOptimizer;
     const StageWork& w = work_.stage(s);
     StageProgram prog;
     for (const ScheduleOp& so : oneF1BIteration(o)) {
@@ -264,6 +267,9 @@ void Engine::buildPrograms() {
           break;
         case OpKind::Optimizer:
           op.cost = &w.optimizer;
+          break;
+        case OpKind::ParamGather:
+          op.cost = &w.paramGather;
           break;
       }
       op.seqBase = prog.perIteration;
@@ -487,6 +493,7 @@ void Engine::arrive(int u, double t, const ProgramOp& op) {
   switch (op.kind) {
     case OpKind::DpReduce:
     case OpKind::DpWait:
+    case OpKind::ParamGather:
       rvIndex = s.dpRv, slot = s.dpSlot;
       break;
     case OpKind::EmbeddingSync:
@@ -591,6 +598,7 @@ void Engine::advance(int u, double t) {
       case OpKind::DpWait:
       case OpKind::EmbeddingSync:
       case OpKind::GradNorm:
+      case OpKind::ParamGather:
         arrive(u, t, op);
         return;
     }

@@ -30,6 +30,8 @@ constexpr std::array kFields = {
     ProfileField{"hbm_bandwidth_gbs", &P::hbm_bandwidth_gbs, nullptr, "GB/s"},
     ProfileField{"hbm_efficiency", &P::hbm_efficiency, nullptr, ""},
     ProfileField{"hbm_capacity_gb", &P::hbm_capacity_gb, nullptr, "GB"},
+    ProfileField{"hbm_usable_gib", &P::hbm_usable_gib, nullptr, "GiB"},
+    ProfileField{"memory_reserve_gib", &P::memory_reserve_gib, nullptr, "GiB"},
     ProfileField{"max_sm_clock_mhz", &P::max_sm_clock_mhz, nullptr, "MHz"},
     ProfileField{"idle_sm_clock_mhz", &P::idle_sm_clock_mhz, nullptr, "MHz"},
     ProfileField{"clock_step_mhz", &P::clock_step_mhz, nullptr, "MHz"},
@@ -104,6 +106,7 @@ PlatformProfile hopperCommon() {
   p.gemm_efficiency = 0.80;
   p.attention_efficiency = 0.60;
   p.hbm_efficiency = 0.80;
+  p.memory_reserve_gib = 3.0;
   p.max_sm_clock_mhz = 1980;
   p.idle_sm_clock_mhz = 345;
   p.clock_step_mhz = 15;
@@ -171,6 +174,7 @@ std::array<PlatformProfile, 3> makeBuiltins() {
   h100.device_name = "NVIDIA H100 80GB HBM3";
   h100.hbm_bandwidth_gbs = 3350;
   h100.hbm_capacity_gb = 80;
+  h100.hbm_usable_gib = 79.18;  // 81081 MiB free of 81559 in the capture
   h100.max_mem_clock_mhz = 2619;
   h100.power_base_w = 50.5;
 
@@ -180,6 +184,7 @@ std::array<PlatformProfile, 3> makeBuiltins() {
   h200.device_name = "NVIDIA H200";
   h200.hbm_bandwidth_gbs = 4800;
   h200.hbm_capacity_gb = 141;
+  h200.hbm_usable_gib = 139.80;  // 143158 MiB free of 143771
   h200.max_mem_clock_mhz = 3201;
   h200.power_base_w = 62.8;
 
@@ -198,6 +203,7 @@ std::array<PlatformProfile, 3> makeBuiltins() {
   mi.hbm_bandwidth_gbs = 1600;  // 3.2 TB/s per OAM
   mi.hbm_efficiency = 0.75;
   mi.hbm_capacity_gb = 64;
+  mi.hbm_usable_gib = 63.5;
   mi.max_sm_clock_mhz = 1700;
   mi.idle_sm_clock_mhz = 500;
   mi.clock_step_mhz = 5;
@@ -331,6 +337,7 @@ void validateProfile(const PlatformProfile& p, std::string_view origin) {
   positive("attention_efficiency", p.attention_efficiency);
   positive("hbm_bandwidth_gbs", p.hbm_bandwidth_gbs);
   positive("hbm_efficiency", p.hbm_efficiency);
+  positive("hbm_usable_gib", p.hbm_usable_gib);
   positive("max_sm_clock_mhz", p.max_sm_clock_mhz);
   positive("idle_sm_clock_mhz", p.idle_sm_clock_mhz);
   positive("clock_step_mhz", p.clock_step_mhz);

@@ -41,6 +41,8 @@ struct PlatformProfile {
   double hbm_bandwidth_gbs = 0;  // GB/s
   double hbm_efficiency = 0;     // fraction of HBM bandwidth memory-bound kernels reach
   double hbm_capacity_gb = 0;
+  double hbm_usable_gib = 0;      // what a process can allocate (nvidia-smi's free memory)
+  double memory_reserve_gib = 0;  // CUDA context, NCCL buffers, workspaces, fragmentation
 
   // Clocks.
   double max_sm_clock_mhz = 0;

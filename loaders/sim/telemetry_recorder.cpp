@@ -31,6 +31,7 @@ TelemetryRecorder::TelemetryRecorder(const SimConfig& c, const Topology& topo, S
   sampleIndex_.assign(n, 0);
   nextT_.assign(n, 0.0);
   bias_.assign(n, 0.0);
+  memory_.assign(n, MemoryUsed{});
   for (int g = 0; g < n_; ++g) {
     Rng b = Rng::keyed(c.seed, RandomPurpose::SensorNoise, static_cast<uint64_t>(g), 1);
     bias_[static_cast<size_t>(g)] =
@@ -111,6 +112,11 @@ void TelemetryRecorder::afterStep(double t1, const GpuStepView& s) {
   }
 }
 
+void TelemetryRecorder::setMemoryUsed(int gpu, double beforeMiB, double duringMiB,
+                                      double trainingStartS) {
+  memory_[static_cast<size_t>(gpu)] = {beforeMiB, duringMiB, trainingStartS};
+}
+
 TelemetryTable TelemetryRecorder::take(int gpu, int64_t startNs) {
   std::vector<Sample> samples = spill_.take(static_cast<size_t>(gpu));
   TelemetryTable t;
@@ -135,6 +141,13 @@ TelemetryTable TelemetryRecorder::take(int gpu, int64_t startNs) {
   t.columns.push_back({std::string(metric::kSmClock), std::move(sm)});
   t.columns.push_back({std::string(metric::kMemClock), std::move(mem)});
   t.columns.push_back({std::string(metric::kUtil), std::move(util)});
+  const MemoryUsed& mu = memory_[static_cast<size_t>(gpu)];
+  if (!std::isnan(mu.before)) {
+    std::vector<double> used(n);
+    for (size_t k = 0; k < n; ++k)
+      used[k] = static_cast<double>(samples[k].tNs) * 1e-9 < mu.fromS ? mu.before : mu.during;
+    t.columns.push_back({"mem_used_mib", std::move(used)});
+  }
   return t;
 }
 

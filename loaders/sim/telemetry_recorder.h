@@ -41,6 +41,9 @@ class TelemetryRecorder {
 
   // Records the samples that fall in the step (t1 - dt, t1] (seconds since the run start).
   void afterStep(double t1, const GpuStepView& s);
+  // Memory a GPU's process holds (nvidia-smi memory.used, MiB): `before` until the training
+  // starts, `during` from then on (the caching allocator keeps the first iteration's peak).
+  void setMemoryUsed(int gpu, double beforeMiB, double duringMiB, double trainingStartS);
   // A GPU's samples as a table (absolute timestamps); releases them.
   TelemetryTable take(int gpu, int64_t startNs);
   size_t samples(int gpu) const { return spill_.count(static_cast<size_t>(gpu)); }
@@ -75,6 +78,10 @@ class TelemetryRecorder {
   std::vector<double> nextT_;
   std::vector<double> bias_;
   std::vector<Rng> noise_, jitter_;
+  struct MemoryUsed {
+    double before = kNaN, during = kNaN, fromS = 0;
+  };
+  std::vector<MemoryUsed> memory_;
 };
 
 }  // namespace wl::sim

@@ -101,8 +101,10 @@ struct StageWork {
   OpCost dpReduce;          // gradient all-reduce(s), not overlapped
   OpCost dpMain, dpTail;    // overlapped: all buckets but the last, and the last
   OpCost embeddingSync, gradNorm;
-  double denseParams = 0;   // parameters held by one rank of this stage (not experts)
-  double expertParams = 0;  // expert parameters held by one rank
+  OpCost paramGather;        // distributed optimizer: all-gather of the updated parameters
+  double denseParams = 0;    // parameters held by one rank of this stage (not experts)
+  double expertParams = 0;   // expert parameters held by one rank
+  double trainedParams = 0;  // parameters with gradients (LoRA: the adapters; inference: none)
 };
 
 class WorkModel {
