@@ -41,7 +41,7 @@ std::pair<AlignMode, int64_t> defaultAlignment(const RunFile& a, const RunFile& 
   if (!steps.empty()) {
     const int64_t step = steps.size() > 1 ? steps[1] : steps[0];
     if (stepOut) *stepOut = step;
-    return {AlignMode::Iteration, *alignAtIteration(a, b, step)};
+    return {AlignMode::Warp, *alignAtIteration(a, b, step)};
   }
   return {AlignMode::Start, alignAtStart(a, b)};
 }

@@ -4,7 +4,8 @@
 //
 // An alignment is the offset added to the second run's timestamps so that they read on the first
 // run's clock: by absolute time (0), at the runs' starts, at the start of iteration k of both runs
-// (the earliest rank to start it), or at a chosen event of each run.
+// (the earliest rank to start it), or at a chosen event of each run; or the iteration warp
+// (compare/time_warp.h), which stretches every iteration of the second run onto the first's.
 
 #include <cstdint>
 #include <optional>
@@ -16,7 +17,9 @@
 
 namespace wl {
 
-enum class AlignMode { Absolute, Start, Iteration, Event };
+// Warp: B drawn through iterationWarp() (compare/time_warp.h; alignmentWarp() gives any mode's
+// map).
+enum class AlignMode { Absolute, Start, Iteration, Event, Warp };
 
 // When iteration `step` starts in a run: the earliest start over its ranks; nullopt if no rank
 // recorded that step.
@@ -27,9 +30,10 @@ std::vector<int64_t> commonSteps(const RunFile& a, const RunFile& b);
 int64_t alignAtStart(const RunFile& a, const RunFile& b);
 // Iteration `step` of b under iteration `step` of a; nullopt if either lacks it.
 std::optional<int64_t> alignAtIteration(const RunFile& a, const RunFile& b, int64_t step);
-// The default for a comparison: the first common iteration when both runs have one (the first
-// iterations often include warm-up, so the second common one when there are several), else the
-// starts.
+// The default for a comparison: the iteration warp when both runs have a common iteration, else the
+// starts. With Warp, the offset returned (and *stepOut) are those of the shift at the first common
+// iteration (the second common one when there are several: the first often includes warm-up), for
+// callers that can only draw a shift.
 std::pair<AlignMode, int64_t> defaultAlignment(const RunFile& a, const RunFile& b,
                                                int64_t* stepOut = nullptr);
 

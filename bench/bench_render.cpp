@@ -12,8 +12,8 @@
 #include <QPainter>
 
 #include "scale_run.h"
+#include "timeline/row_plan.h"
 #include "timeline/timeline_renderer.h"
-#include "timeline/track_rows.h"
 
 namespace {
 
@@ -36,9 +36,7 @@ Scene scene64() {
   for (int g = 0; g < 16; ++g)
     for (int m = 0; m < 3; ++m) {
       wl::TrackRow r;
-      r.kind = wl::RowKind::Counter;
-      r.gpu = g;
-      r.metric = m;
+      r.content = wl::CounterRow{0, g, m};
       r.height = 40;
       r.key = QStringLiteral("g%1m%2").arg(g).arg(m);
       r.label = QStringLiteral("metric");
@@ -46,8 +44,7 @@ Scene scene64() {
     }
   for (int k = 0; k < 16; ++k) {
     wl::TrackRow r;
-    r.kind = wl::RowKind::Kernels;
-    r.track = 2 * k;
+    r.content = wl::KernelsRow{0, k, 2 * k};
     r.height = 24;
     r.key = QStringLiteral("k%1").arg(k);
     r.label = QStringLiteral("Stream 7");
@@ -144,9 +141,7 @@ void heatmap(benchmark::State& state, double fraction, bool cold) {
   static const int idx = store.addRun(run);
   static wl::TimelineRenderer renderer(store);
   wl::TrackRow r;
-  r.kind = wl::RowKind::Heatmap;
-  r.run = idx;
-  r.metric = 0;
+  r.content = wl::HeatmapRow{idx, 0};
   r.height = 1024;
   r.key = QStringLiteral("heat");
   QImage img(kWidth + 200, 1024, QImage::Format_RGB32);
@@ -159,7 +154,8 @@ void heatmap(benchmark::State& state, double fraction, bool cold) {
       QPainter p(&img);
       const int64_t off = w * span / 64;
       renderer.paintRow(p, r, QRectF(0, 0, img.width(), img.height()), 200,
-                        wl::TimeMapping{t0 + off, t0 + off + span, kWidth}, load, nullptr, false, {});
+                        wl::TimeMapping{t0 + off, t0 + off + span, kWidth}, load, nullptr, false,
+                        {});
     }
   for (auto _ : state) {
     if (cold) {

@@ -6,14 +6,15 @@
 #include <algorithm>
 #include <map>
 
-#include "core/metrics.h"
+#include "timeline/row_plan.h"
 
 namespace wl {
 namespace {
 
-QStandardItem* makeItem(const QString& text, TrackTree::Kind kind, int run, int entity = -1,
-                        const QString& metric = {}) {
+QStandardItem* makeItem(const QString& text, TrackTree::Kind kind, int run, const QString& key,
+                        int entity = -1, const QString& metric = {}) {
   auto* item = new QStandardItem(text);
+  item->setData(key, TrackTree::KeyRole);
   item->setEditable(false);
   item->setCheckable(true);
   item->setCheckState(Qt::Checked);
@@ -26,34 +27,6 @@ QStandardItem* makeItem(const QString& text, TrackTree::Kind kind, int run, int 
   item->setData(entity, TrackTree::EntityRole);
   if (!metric.isEmpty()) item->setData(metric, TrackTree::MetricRole);
   return item;
-}
-
-// Shown by default: power, GPU temperature, SM clock and utilization, when the run has them (a
-// run with none of them shows everything).
-bool isDefaultMetric(const std::string& id, const SeriesGroupMeta& tel) {
-  static const char* kDefault[] = {"power_w", "temp_c", "sm_clock_mhz", "util_pct"};
-  bool any = false;
-  for (const char* d : kDefault)
-    any = any || tel.metric(d) != nullptr;
-  if (!any) return true;
-  for (const char* d : kDefault)
-    if (id == d) return true;
-  return false;
-}
-
-// The run's metrics in the order of core/metrics.h (power, temperatures, clocks, utilization...),
-// unknown ones after them in file order: every run lists its tracks the same way.
-std::vector<MetricInfo> orderedMetrics(const SeriesGroupMeta& tel) {
-  std::vector<MetricInfo> out = tel.metrics;
-  auto rank = [](const MetricInfo& m) {
-    const auto known = knownMetrics();
-    for (size_t i = 0; i < known.size(); ++i)
-      if (known[i].id == m.id) return i;
-    return known.size();
-  };
-  std::stable_sort(out.begin(), out.end(),
-                   [&](const MetricInfo& a, const MetricInfo& b) { return rank(a) < rank(b); });
-  return out;
 }
 
 }  // namespace
@@ -76,6 +49,28 @@ TrackTree::TrackTree(QWidget* parent) : QTreeView(parent), model_(new QStandardI
   connect(model_, &QStandardItemModel::itemChanged, this, [this] { emit visibilityChanged(); });
   connect(model_, &QAbstractItemModel::rowsMoved, this, [this] { emit visibilityChanged(); });
   connect(model_, &QAbstractItemModel::rowsInserted, this, [this] { emit visibilityChanged(); });
+}
+
+namespace {
+
+void collectState(const QStandardItem* item, int position, TreeState& state) {
+  const QString key = item->data(TrackTree::KeyRole).toString();
+  if (!key.isEmpty()) {
+    state.shown[key] = item->checkState() != Qt::Unchecked;
+    state.order[key] = position;
+    if (item->data(TrackTree::PinnedRole).toBool()) state.pinned.insert(key);
+  }
+  for (int i = 0; i < item->rowCount(); ++i)
+    collectState(item->child(i), i, state);
+}
+
+}  // namespace
+
+TreeState TrackTree::state() const {
+  TreeState state;
+  for (int i = 0; i < model_->rowCount(); ++i)
+    collectState(model_->item(i), i, state);
+  return state;
 }
 
 void TrackTree::clear() {
@@ -111,38 +106,34 @@ void TrackTree::showContextMenu(const QPoint& pos) {
 
 void TrackTree::addRun(const std::shared_ptr<const RunFile>& run, int runIndex) {
   const int r = runIndex;
-  const RunInfo& info = run->info();
-  QString title =
-      QString::fromStdString(info.name.empty() ? run->path().filename().string() : info.name);
-  if (info.simulated) title += tr(" [simulated]");
-  auto* root = makeItem(title, RunItem, r);
+  auto* root = makeItem(runTitle(*run), RunItem, r, rowkey::run(r));
   root->setDropEnabled(false);
   root->setToolTip(QString::fromStdString(run->path().string()));
-  auto* rootDetail = new QStandardItem(QString::fromStdString(info.platform));
+  auto* rootDetail = new QStandardItem(QString::fromStdString(run->info().platform));
   rootDetail->setEditable(false);
 
   const SeriesGroupMeta& tel = run->series(SeriesKind::Gpu);
   // GPUs appear under 'GPU telemetry' only when the run has telemetry (a trace-only import lists
   // its GPUs in the run summary, not as empty rows).
   if (!run->gpus().empty() && !tel.metrics.empty()) {
-    auto* group = makeItem(tr("GPU telemetry"), GroupItem, r);
+    auto* group = makeItem(tr("GPU telemetry"), GroupItem, r, rowkey::telemetry(r));
     std::map<int, QStandardItem*> nodes;
     for (const GpuInfo& g : run->gpus()) {
       QStandardItem*& node = nodes[g.node];
       if (!node) {
-        node = makeItem(tr("Node %1").arg(g.node), NodeItem, r, g.node);
+        node = makeItem(tr("Node %1").arg(g.node), NodeItem, r, rowkey::node(r, g.node), g.node);
         const std::string host = g.hostname;
         if (!host.empty()) node->setToolTip(QString::fromStdString(host));
         group->appendRow(node);
       }
-      auto* gpu = makeItem(tr("GPU %1").arg(g.id), GpuItem, r, g.id);
+      auto* gpu = makeItem(tr("GPU %1").arg(g.id), GpuItem, r, rowkey::gpu(r, g.id), g.id);
       gpu->setDropEnabled(false);
       auto* detail = new QStandardItem(
           tr("local %1%2").arg(g.local_index).arg(g.rank >= 0 ? tr(", rank %1").arg(g.rank) : ""));
       detail->setEditable(false);
       for (const MetricInfo& m : orderedMetrics(tel)) {
-        auto* mi = makeItem(QString::fromStdString(m.label), MetricItem, r, g.id,
-                            QString::fromStdString(m.id));
+        auto* mi = makeItem(QString::fromStdString(m.label), MetricItem, r,
+                            rowkey::metric(r, g.id, m.id), g.id, QString::fromStdString(m.id));
         // The four metrics the throttling story needs are shown; the rest are a click away.
         if (!isDefaultMetric(m.id, tel)) mi->setCheckState(Qt::Unchecked);
         mi->setDropEnabled(false);
@@ -156,7 +147,7 @@ void TrackTree::addRun(const std::shared_ptr<const RunFile>& run, int runIndex) 
   }
 
   if (!run->tracks().empty()) {
-    auto* group = makeItem(tr("Kernels"), GroupItem, r);
+    auto* group = makeItem(tr("Kernels"), GroupItem, r, rowkey::kernels(r));
     std::map<int, QStandardItem*> ranks;
     std::map<int, bool> hasSteps;
     for (const Iteration& it : run->iterations())
@@ -167,16 +158,19 @@ void TrackTree::addRun(const std::shared_ptr<const RunFile>& run, int runIndex) 
       const TrackInfo& tr_ = run->tracks()[t];
       QStandardItem*& rank = ranks[tr_.rank];
       if (!rank) {
-        rank = makeItem(tr("Rank %1").arg(tr_.rank), RankItem, r, tr_.rank);
+        rank =
+            makeItem(tr("Rank %1").arg(tr_.rank), RankItem, r, rowkey::rank(r, tr_.rank), tr_.rank);
         rank->setDropEnabled(false);
         group->appendRow(rank);
         if (hasSteps[tr_.rank]) {
-          auto* steps = makeItem(tr("Steps & phases"), StepsItem, r, tr_.rank);
+          auto* steps =
+              makeItem(tr("Steps & phases"), StepsItem, r, rowkey::steps(r, tr_.rank), tr_.rank);
           steps->setDropEnabled(false);
           rank->appendRow(steps);
         }
       }
-      auto* stream = makeItem(tr("Stream %1").arg(tr_.stream), StreamItem, r, static_cast<int>(t));
+      auto* stream = makeItem(tr("Stream %1").arg(tr_.stream), StreamItem, r,
+                              rowkey::stream(r, tr_.rank, tr_.stream), static_cast<int>(t));
       stream->setDropEnabled(false);
       auto* detail = new QStandardItem(tr("%L1 events").arg(tr_.count));
       detail->setEditable(false);

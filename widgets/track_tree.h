@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The track tree: what the open runs contain, as run > GPU telemetry > node > GPU > metric and
-// run > kernels > rank > stream. Items are checkable (show / hide); the timeline follows the
-// check states through visibilityChanged().
+// run > kernels > rank > stream. Items are checkable (show / hide), can be pinned and moved; the
+// timeline follows through visibilityChanged() and state(), a plain value planRows() takes.
 
 #include <QMenu>
 #include <QStandardItemModel>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "format/run_file.h"
+#include "timeline/row_plan.h"
 
 namespace wl {
 
@@ -19,7 +20,7 @@ class TrackTree : public QTreeView {
   Q_OBJECT
  public:
   // Item data roles describing what an item stands for.
-  enum Role { KindRole = Qt::UserRole + 1, RunRole, EntityRole, MetricRole, PinnedRole };
+  enum Role { KindRole = Qt::UserRole + 1, RunRole, EntityRole, MetricRole, PinnedRole, KeyRole };
   enum Kind { RunItem, GroupItem, NodeItem, GpuItem, MetricItem, RankItem, StreamItem, StepsItem };
 
   explicit TrackTree(QWidget* parent = nullptr);
@@ -28,6 +29,8 @@ class TrackTree : public QTreeView {
   void addRun(const std::shared_ptr<const RunFile>& run, int runIndex);
   void clear();
   QStandardItemModel* trackModel() const { return model_; }
+  // Check states, pins and order of every item, by key (rowkey): the input of planRows().
+  TreeState state() const;
 
  signals:
   void visibilityChanged();

@@ -184,7 +184,7 @@ MainWindow::MainWindow(QWidget* parent)
 }
 
 void MainWindow::rebuildRows() {
-  RowOptions o;
+  RowPlanOptions o;
   o.heatmap = heatmapAction_ && heatmapAction_->isChecked();
   // Compact rows when there are many GPUs, so kernels are not far below the counters.
   size_t gpus = 0;
@@ -194,58 +194,19 @@ void MainWindow::rebuildRows() {
     o.counterHeight = 32;
     o.kernelHeight = 20;
   }
+  o.compareCounterHeight = o.differenceHeight = o.counterHeight;
   if (heatmapMetric_ && !heatmapMetric_->currentData().toString().isEmpty())
     o.heatmapMetric = heatmapMetric_->currentData().toString().toStdString();
-  std::vector<TrackRow> rows = buildRows(*tree_->trackModel(), page_->store()->runs(), o);
+  ComparePlan cmp;
   if (compare_->active()) {
     const CompareSettings& cs = compare_->settings();
-    // Run A's rows first, then run B's, then the others, then the differences.
-    auto rank = [&](const TrackRow& r) {
-      return r.pinned ? -1 : (r.run == cs.runA ? 0 : (r.run == cs.runB ? 1 : 2));
-    };
-    std::stable_sort(rows.begin(), rows.end(),
-                     [&](const TrackRow& x, const TrackRow& y) { return rank(x) < rank(y); });
-    const RunFile& a = page_->store()->run(cs.runA);
-    const RunFile& b = page_->store()->run(cs.runB);
-    if (!cs.differenceMetrics.empty() && !cs.pairs.empty()) {
-      TrackRow h;
-      h.kind = RowKind::GroupHeader;
-      h.run = cs.runA;
-      h.label = tr("A − B");
-      h.detail =
-          tr("%1 minus %2")
-              .arg(QString::fromStdString(a.info().name), QString::fromStdString(b.info().name));
-      h.key = QStringLiteral("diff");
-      h.height = 20;
-      rows.push_back(h);
-      auto index = [](const RunFile& r, const std::string& id) {
-        const auto& ms = r.series().metrics;
-        for (size_t i = 0; i < ms.size(); ++i)
-          if (ms[i].id == id) return static_cast<int>(i);
-        return -1;
-      };
-      for (const auto& [ga, gb] : cs.pairs) {
-        for (const std::string& id : cs.differenceMetrics) {
-          TrackRow d;
-          d.kind = RowKind::Difference;
-          d.run = cs.runA;
-          d.run2 = cs.runB;
-          d.gpu = ga;
-          d.gpu2 = gb;
-          d.metric = index(a, id);
-          d.metric2 = index(b, id);
-          if (d.metric < 0 || d.metric2 < 0) continue;
-          d.label =
-              tr("Δ %1 · GPU %2−%3").arg(QString::fromStdString(metricLabel(id))).arg(ga).arg(gb);
-          d.detail = QString::fromStdString(std::string(metricUnit(id)));
-          d.key = QStringLiteral("diff/%1-%2/%3").arg(ga).arg(gb).arg(QString::fromStdString(id));
-          d.group = h.key;
-          d.height = o.counterHeight;
-          rows.push_back(d);
-        }
-      }
-    }
+    cmp.active = true;
+    cmp.runA = cs.runA;
+    cmp.runB = cs.runB;
+    cmp.pairs = cs.pairs;
+    cmp.differenceMetrics = cs.differenceMetrics;
   }
+  std::vector<TrackRow> rows = planRows(page_->store()->runs(), tree_->state(), cmp, o);
   page_->setRows(std::move(rows));
   // The heatmap metric list follows the runs' metrics.
   if (heatmapMetric_ && !page_->store()->runs().empty()) {

@@ -207,13 +207,13 @@ TEST_F(ChartViews, CompareStacksBothRunsAndTheirDifferencePerGpuPair) {
   ASSERT_EQ(spec.rows.size(), pairs * (1 + 2 * 3));
   std::vector<RowKind> kinds;
   for (size_t k = 0; k < 7; ++k)
-    kinds.push_back(spec.rows[k].kind);
+    kinds.push_back(spec.rows[k].kind());
   EXPECT_EQ(kinds, (std::vector<RowKind>{RowKind::GroupHeader, RowKind::Counter, RowKind::Counter,
                                          RowKind::Difference, RowKind::Counter, RowKind::Counter,
                                          RowKind::Difference}));
-  EXPECT_EQ(spec.rows[1].run, 0);
-  EXPECT_EQ(spec.rows[2].run, 1);
-  EXPECT_EQ(spec.rows[3].run2, 1);
+  EXPECT_EQ(spec.rows[1].run(), 0);
+  EXPECT_EQ(spec.rows[2].run(), 1);
+  EXPECT_EQ(std::get<DifferenceRow>(spec.rows[3].content).b.run, 1);
   // A metric one of the runs lacks is one clear error.
   rq.metrics = {"no_such_metric"};
   EXPECT_THROW(v->make(rq), Error);

@@ -133,7 +133,7 @@ TEST_F(ExportDialogTest, TimelineFigureIsWhatThePageShows) {
   const int idx = page.addRun(run);
   TrackTree tree;
   tree.addRun(run, idx);
-  const std::vector<TrackRow> rows = buildRows(*tree.trackModel(), page.store()->runs(), {});
+  const std::vector<TrackRow> rows = planRows(page.store()->runs(), tree.state(), {}, {});
   page.setRows(rows);
   page.resize(1000, 360);
   page.show();
@@ -147,7 +147,7 @@ TEST_F(ExportDialogTest, TimelineFigureIsWhatThePageShows) {
   // One run: its header row is left out (the caption names it).
   size_t expected = 0;
   for (const TrackRow& r : rows)
-    expected += r.kind != RowKind::RunHeader;
+    expected += r.kind() != RowKind::RunHeader;
   EXPECT_EQ(all->spec().rows.size(), expected);
   ASSERT_FALSE(shown->spec().rows.empty());
   EXPECT_LT(shown->spec().rows.size(), all->spec().rows.size());

@@ -89,8 +89,9 @@ TEST_F(Compare, IterationAlignmentPutsIterationKOfBothRunsAtTheSameX) {
   EXPECT_EQ(commonSteps(*a, *b), (std::vector<int64_t>{0, 1, 2, 3, 4}));
   int64_t step = -1;
   const auto [mode, defaultOffset] = defaultAlignment(*a, *b, &step);
-  EXPECT_EQ(mode, AlignMode::Iteration);
-  EXPECT_EQ(step, 1);  // the second common iteration: the first often includes warm-up
+  EXPECT_EQ(mode, AlignMode::Warp);  // with its shift at the second common iteration:
+  EXPECT_EQ(step, 1);                // the first often includes warm-up
+  EXPECT_EQ(defaultOffset, *alignAtIteration(*a, *b, 1));
   for (int64_t k : {1, 3}) {
     const auto off = alignAtIteration(*a, *b, k);
     ASSERT_TRUE(off);
@@ -103,8 +104,8 @@ TEST_F(Compare, IterationAlignmentPutsIterationKOfBothRunsAtTheSameX) {
     TimelineRenderer r(store);
     r.setRunOffset(1, *off);
     TrackRow rowA, rowB;
-    rowA.run = 0;
-    rowB.run = 1;
+    rowA.content = CounterRow{0, 0, 0};
+    rowB.content = CounterRow{1, 0, 0};
     const TimeMapping display{kA0, kA0 + 20'000'000'000, 1500};
     const double xa = r.rowMapping(rowA, display).x(*iterationStart(*a, k));
     const double xb = r.rowMapping(rowB, display).x(*iterationStart(*b, k));

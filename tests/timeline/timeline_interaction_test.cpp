@@ -148,7 +148,7 @@ class TimelineInteractionTest : public QObject {
     int y = -1;
     for (int py = 0; py < view->viewport()->height(); ++py) {
       const TrackRow* r = view->rowAt(QPoint(TimelineView::kLabelWidth + 10, py), &rowRect);
-      if (r && r->kind == RowKind::Kernels && r->label == "Stream 13") {
+      if (r && r->kind() == RowKind::Kernels && r->label == "Stream 13") {
         y = static_cast<int>(rowRect.center().y());
         break;
       }
@@ -158,7 +158,7 @@ class TimelineInteractionTest : public QObject {
       settle(page);
       for (int py = 0; py < view->viewport()->height(); ++py) {
         const TrackRow* r = view->rowAt(QPoint(TimelineView::kLabelWidth + 10, py), &rowRect);
-        if (r && r->kind == RowKind::Kernels && r->label == "Stream 13") {
+        if (r && r->kind() == RowKind::Kernels && r->label == "Stream 13") {
           y = static_cast<int>(rowRect.center().y());
           break;
         }
@@ -198,11 +198,32 @@ class TimelineInteractionTest : public QObject {
     QCOMPARE(find->current(), 0);
   }
 
+  // The window's rows are the plan of the track tree's state; with nothing changed in the tree,
+  // the plan of the default state. Unchecking an item in the tree removes its rows.
+  void windowRowsAreThePlanOfTheTreeState() {
+    auto keys = [](const std::vector<TrackRow>& rows) {
+      QStringList k;
+      for (const TrackRow& r : rows)
+        k << QStringLiteral("%1@%2").arg(r.key).arg(r.height);
+      return k;
+    };
+    const auto plan = planRows(page->store()->runs(), TreeState{}, {}, {});
+    QCOMPARE(keys(view->rows()), keys(plan));
+    auto* tree = window->findChild<TrackTree*>();
+    QStandardItem* gpu1 = tree->trackModel()->item(0)->child(0)->child(0)->child(1);
+    QCOMPARE(gpu1->data(TrackTree::KeyRole).toString(), QStringLiteral("r0/g1"));
+    gpu1->setCheckState(Qt::Unchecked);
+    TreeState hidden;
+    hidden.shown[QStringLiteral("r0/g1")] = false;
+    QCOMPARE(keys(view->rows()), keys(planRows(page->store()->runs(), hidden, {}, {})));
+    QCOMPARE(view->rows().size(), plan.size() - 5);
+  }
+
   void foldingAGroupHidesItsTracks() {
     const size_t before = view->rows().size();
     QString key;
     for (const TrackRow& r : view->rows())
-      if (r.kind == RowKind::GroupHeader && r.gpu == 0) key = r.key;
+      if (const auto* h = r.as<GroupHeaderRow>(); h && h->gpu == 0) key = r.key;
     QVERIFY(!key.isEmpty());
     view->setCollapsed(key, true);
     QVERIFY(view->isCollapsed(key));
@@ -210,8 +231,8 @@ class TimelineInteractionTest : public QObject {
     QRectF rr;
     const TrackRow* second = view->rowAt(QPoint(10, 24 + 20 + 5), &rr);  // below run + GPU 0 header
     QVERIFY(second);
-    QCOMPARE(second->kind, RowKind::GroupHeader);
-    QCOMPARE(second->gpu, 1);
+    QCOMPARE(second->kind(), RowKind::GroupHeader);
+    QCOMPARE(second->as<GroupHeaderRow>()->gpu, 1);
   }
 
   void heatmapModeShowsOneRowPerGpu() {
@@ -221,7 +242,7 @@ class TimelineInteractionTest : public QObject {
       if (a->text().contains("Heatmap")) a->setChecked(true);
     int heatmaps = 0;
     for (const TrackRow& r : view->rows())
-      if (r.kind == RowKind::Heatmap) {
+      if (r.kind() == RowKind::Heatmap) {
         ++heatmaps;
         QCOMPARE(r.height, 14 * 4);
       }
@@ -231,7 +252,7 @@ class TimelineInteractionTest : public QObject {
     for (int py = 0; py < view->viewport()->height(); ++py) {
       QRectF rr;
       const TrackRow* r = view->rowAt(QPoint(TimelineView::kLabelWidth + 50, py), &rr);
-      if (r && r->kind == RowKind::Heatmap) {
+      if (r && r->kind() == RowKind::Heatmap) {
         const QString tip = view->tooltipAt(
             QPoint(TimelineView::kLabelWidth + 50, static_cast<int>(rr.top() + 14 * 2 + 5)));
         QVERIFY2(tip.contains("GPU 2"), qPrintable(tip));
@@ -249,7 +270,7 @@ class TimelineInteractionTest : public QObject {
     const int index = standalone.addRun(run);
     tree.addRun(run, index);
     standalone.setTheme(Theme::light());
-    standalone.setRows(buildRows(*tree.trackModel(), standalone.store()->runs(), RowOptions{}));
+    standalone.setRows(planRows(standalone.store()->runs(), tree.state(), {}, {}));
     standalone.resize(1100, 820);
     standalone.show();
     settle(&standalone);

@@ -62,13 +62,6 @@ std::vector<int> gpusOf(const RunFile& run, const std::vector<int>& asked) {
   return scopeGpus(run, s);
 }
 
-int metricIndex(const RunFile& run, std::string_view id) {
-  const auto& ms = run.series().metrics;
-  for (size_t i = 0; i < ms.size(); ++i)
-    if (ms[i].id == id) return static_cast<int>(i);
-  return -1;
-}
-
 std::string metricList(const RunFile& run) {
   std::string s;
   for (const MetricInfo& m : run.series().metrics)
@@ -198,6 +191,11 @@ std::unique_ptr<Figure> makeCompareFigure(const ExportRequest& rq) {
     metrics = {std::string(metric::kPower), std::string(metric::kTemp),
                std::string(metric::kSmClock)};
 
+  for (const std::string& id : metrics)
+    if (metricIndex(a, id) < 0 || metricIndex(b, id) < 0)
+      throw Error(fmt::format("{}: no metric '{}' in both runs (A has: {}; B has: {})",
+                              a.path().string(), id, metricList(a), metricList(b)));
+
   auto store = std::make_unique<TileStore>();
   const int ia = store->addRun(rq.run);
   const int ib = store->addRun(rq.compare);
@@ -205,58 +203,27 @@ std::unique_ptr<Figure> makeCompareFigure(const ExportRequest& rq) {
   spec.range = r.range;
   spec.origin = a.info().start_ns;
   spec.runOffsets = {{ib, offsetB}};
-  for (const auto& [ga, gb] : pairs) {
-    TrackRow h;
-    h.kind = RowKind::GroupHeader;
-    h.run = ia;
-    h.gpu = ga;
-    h.label = QObject::tr("GPU %1 (A) · GPU %2 (B)").arg(ga).arg(gb);
-    h.key = QStringLiteral("pair%1-%2").arg(ga).arg(gb);
-    h.height = 18;
-    spec.rows.push_back(h);
-    for (const std::string& id : metrics) {
-      const int ma = metricIndex(a, id), mb = metricIndex(b, id);
-      if (ma < 0 || mb < 0)
-        throw Error(fmt::format("{}: no metric '{}' in both runs (A has: {}; B has: {})",
-                                a.path().string(), id, metricList(a), metricList(b)));
-      const MetricInfo& info = a.series().metrics[static_cast<size_t>(ma)];
-      const QString label = QString::fromStdString(info.label);
-      for (const auto& [run, gpu, m, tag] : {std::tuple{ia, ga, ma, QStringLiteral("A")},
-                                             std::tuple{ib, gb, mb, QStringLiteral("B")}}) {
-        TrackRow c;
-        c.kind = RowKind::Counter;
-        c.run = run;
-        c.gpu = gpu;
-        c.metric = m;
-        c.label = QStringLiteral("%1 · %2").arg(tag, label);
-        c.detail = QString::fromStdString(info.unit);
-        c.key = h.key + QStringLiteral("/%1/").arg(tag) + QString::fromStdString(id);
-        c.group = h.key;
-        c.height = 48;
-        spec.rows.push_back(c);
-      }
-      TrackRow d;
-      d.kind = RowKind::Difference;
-      d.run = ia;
-      d.gpu = ga;
-      d.metric = ma;
-      d.run2 = ib;
-      d.gpu2 = gb;
-      d.metric2 = mb;
-      d.label = QObject::tr("A − B · %1 (%2, zero in the middle)")
-                    .arg(label, QString::fromStdString(info.unit));
-      d.detail = QString::fromStdString(info.unit);
-      d.key = h.key + QStringLiteral("/diff/") + QString::fromStdString(id);
-      d.group = h.key;
-      d.height = 40;
-      spec.rows.push_back(d);
-    }
-  }
+  FigureSelection sel;
+  for (const auto& pr : pairs)
+    sel.gpus.push_back(pr.first);
+  sel.metrics = metrics;
+  ComparePlan cmp;
+  cmp.active = true;
+  cmp.runA = ia;
+  cmp.runB = ib;
+  cmp.layout = CompareLayout::Paired;
+  cmp.pairs = pairs;
+  cmp.differenceMetrics = metrics;
+  RowPlanOptions o;
+  o.style = RowStyle::Figure;
+  o.compareCounterHeight = 48;
+  o.differenceHeight = 40;
+  spec.rows = planRows(store->runs(), figureTreeState(a, ia, sel), cmp, o);
   auto fig = std::make_unique<TimelineFigure>(std::move(store), std::move(spec));
   fig->captionTitle =
       QObject::tr("A: %1 · B: %2")
           .arg(QString::fromStdString(a.info().name), QString::fromStdString(b.info().name));
-  QString how = mode == AlignMode::Iteration
+  QString how = mode == AlignMode::Iteration || mode == AlignMode::Warp  // drawn as its shift
                     ? QObject::tr("B aligned at iteration %1 of both runs").arg(step)
                     : QObject::tr("B aligned at the runs' starts");
   const QString range = rangeCaption(a.info(), r.range);
@@ -377,98 +344,14 @@ std::unique_ptr<Figure> makeTimelineFigure(const ExportRequest& rq) {
   TimelineFigureSpec spec;
   spec.range = {r.range.t0, std::min(r.range.t1, std::max(run.info().end_ns, r.range.t0 + 1))};
   spec.origin = run.info().start_ns;
-  // Ranks per GPU (a rank without a known GPU is shown after the GPUs when every GPU is).
-  std::map<int, std::vector<int>> ranksOfGpu;
-  std::set<int> allRanks;
-  for (const RankInfo& ri : run.ranks())
-    ranksOfGpu[ri.gpu].push_back(ri.rank);
-  for (const TrackInfo& t : run.tracks())
-    allRanks.insert(t.rank);
-  auto addRank = [&](int rank) {
-    const QString key = QStringLiteral("rank%1").arg(rank);
-    if (steps) {
-      bool any = false;
-      for (const Iteration& it : run.iterations())
-        any = any || it.rank == rank;
-      if (any) {
-        TrackRow s;
-        s.kind = RowKind::Steps;
-        s.run = runIndex;
-        s.rank = rank;
-        s.label = QObject::tr("Rank %1 steps").arg(rank);
-        s.key = key + QStringLiteral("/steps");
-        s.height = 18;
-        spec.rows.push_back(s);
-      }
-    }
-    if (kernels)
-      for (size_t t = 0; t < run.tracks().size(); ++t) {
-        const TrackInfo& ti = run.tracks()[t];
-        if (ti.rank != rank) continue;
-        TrackRow k;
-        k.kind = RowKind::Kernels;
-        k.run = runIndex;
-        k.rank = rank;
-        k.track = static_cast<int>(t);
-        k.label = QObject::tr("Rank %1 stream %2").arg(rank).arg(ti.stream);
-        k.key = key + QStringLiteral("/s%1").arg(ti.stream);
-        k.height = 22;
-        spec.rows.push_back(k);
-      }
-  };
-  std::set<int> shownRanks;
-  for (int g : gpus) {
-    const GpuInfo& gi = run.gpus()[static_cast<size_t>(g)];
-    TrackRow h;
-    h.kind = RowKind::GroupHeader;
-    h.run = runIndex;
-    h.gpu = g;
-    h.label = QObject::tr("GPU %1").arg(g);
-    QStringList d;
-    d << QObject::tr("node %1").arg(gi.node) << QObject::tr("local %1").arg(gi.local_index);
-    if (gi.slot >= 0) d << QObject::tr("slot %1").arg(gi.slot);
-    const auto rit = ranksOfGpu.find(g);
-    if (rit != ranksOfGpu.end())
-      for (int rank : rit->second)
-        d << QObject::tr("rank %1").arg(rank);
-    h.detail = d.join(QStringLiteral(" · "));
-    h.key = QStringLiteral("g%1").arg(g);
-    h.height = 18;
-    spec.rows.push_back(h);
-    for (int m : metricRows) {
-      const MetricInfo& info = run.series().metrics[static_cast<size_t>(m)];
-      TrackRow c;
-      c.kind = RowKind::Counter;
-      c.run = runIndex;
-      c.gpu = g;
-      c.metric = m;
-      c.label = QString::fromStdString(info.label);
-      c.detail = QString::fromStdString(info.unit);
-      c.key = h.key + QStringLiteral("/") + QString::fromStdString(info.id);
-      c.group = h.key;
-      c.height = 56;
-      spec.rows.push_back(c);
-    }
-    if (rit != ranksOfGpu.end())
-      for (int rank : rit->second)
-        if (allRanks.count(rank) || steps) {
-          addRank(rank);
-          shownRanks.insert(rank);
-        }
-  }
-  if (rq.gpus.empty() && gpus.size() == run.gpus().size())
-    for (int rank : allRanks)
-      if (!shownRanks.count(rank)) {
-        TrackRow h;
-        h.kind = RowKind::GroupHeader;
-        h.run = runIndex;
-        h.rank = rank;
-        h.label = QObject::tr("Rank %1").arg(rank);
-        h.key = QStringLiteral("rank%1").arg(rank);
-        h.height = 18;
-        spec.rows.push_back(h);
-        addRank(rank);
-      }
+  FigureSelection sel{gpus, {}, kernels, steps};
+  for (int m : metricRows)
+    sel.metrics.push_back(run.series().metrics[static_cast<size_t>(m)].id);
+  RowPlanOptions o;
+  o.style = RowStyle::Figure;
+  o.counterHeight = 56;
+  o.kernelHeight = 22;
+  spec.rows = planRows(store->runs(), figureTreeState(run, runIndex, sel), {}, o);
   auto fig = std::make_unique<TimelineFigure>(std::move(store), std::move(spec));
   setCaption(*fig, run, r.range);
   return fig;
@@ -492,23 +375,15 @@ std::unique_ptr<Figure> makeHeatmapFigure(const ExportRequest& rq) {
   TimelineFigureSpec spec;
   spec.range = {r.range.t0, std::min(r.range.t1, std::max(run.info().end_ns, r.range.t0 + 1))};
   spec.origin = run.info().start_ns;
-  for (const std::string& m : metrics) {
-    const int idx = metricIndex(run, m);
-    if (idx < 0)
+  for (const std::string& m : metrics)
+    if (metricIndex(run, m) < 0)
       throw Error(fmt::format("{}: no metric '{}' in the run (it has: {})", run.path().string(), m,
                               metricList(run)));
-    const MetricInfo& info = run.series().metrics[static_cast<size_t>(idx)];
-    TrackRow h;
-    h.kind = RowKind::Heatmap;
-    h.run = runIndex;
-    h.metric = idx;
-    h.label = QString::fromStdString(info.label);
-    h.detail = QString::fromStdString(info.unit);
-    h.key = QStringLiteral("heatmap/") + QString::fromStdString(info.id);
-    h.height =
-        std::max(160, heatmapRowHeight(run.gpus().size()) * static_cast<int>(run.gpus().size()));
-    spec.rows.push_back(h);
-  }
+  RowPlanOptions o;
+  o.style = RowStyle::Figure;
+  o.heatmap = true;
+  spec.rows =
+      planRows(store->runs(), figureTreeState(run, runIndex, {{}, metrics, false, false}), {}, o);
   auto fig = std::make_unique<TimelineFigure>(std::move(store), std::move(spec));
   setCaption(*fig, run, r.range);
   return fig;

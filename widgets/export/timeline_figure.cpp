@@ -21,8 +21,9 @@ namespace {
 constexpr double kDataTop = 3.0, kDataBottom = 2.0;
 
 bool isContent(const TrackRow& r) {
-  return r.kind == RowKind::Counter || r.kind == RowKind::Kernels || r.kind == RowKind::Heatmap ||
-         r.kind == RowKind::Steps || r.kind == RowKind::Difference;
+  return r.kind() == RowKind::Counter || r.kind() == RowKind::Kernels ||
+         r.kind() == RowKind::Heatmap || r.kind() == RowKind::Steps ||
+         r.kind() == RowKind::Difference;
 }
 
 QString counterTitle(const TrackRow& r) {
@@ -31,7 +32,8 @@ QString counterTitle(const TrackRow& r) {
 }
 
 QString heatmapTitle(const RunFile& run, const TrackRow& r) {
-  const MetricInfo& m = run.series().metrics[static_cast<size_t>(r.metric)];
+  const MetricInfo& m =
+      run.series().metrics[static_cast<size_t>(std::get<HeatmapRow>(r.content).metric)];
   const QString label = QString::fromStdString(m.label);
   return m.unit.empty()
              ? label
@@ -51,9 +53,9 @@ TimelineFigure::TimelineFigure(TileStore& store, TimelineFigureSpec spec)
     renderer_->setRunOffset(run, offset);
   std::set<int> runs;
   for (const TrackRow& r : spec_.rows)
-    runs.insert(r.run);
+    runs.insert(r.run());
   if (runs.size() <= 1)
-    std::erase_if(spec_.rows, [](const TrackRow& r) { return r.kind == RowKind::RunHeader; });
+    std::erase_if(spec_.rows, [](const TrackRow& r) { return r.kind() == RowKind::RunHeader; });
 }
 
 TimelineFigure::TimelineFigure(std::unique_ptr<TileStore> store, TimelineFigureSpec spec)
@@ -66,8 +68,8 @@ TimelineFigure::~TimelineFigure() = default;
 QString TimelineFigure::kind() const {
   bool heat = false, other = false;
   for (const TrackRow& r : spec_.rows) {
-    if (r.kind == RowKind::Heatmap) heat = true;
-    if (r.kind == RowKind::Counter || r.kind == RowKind::Kernels) other = true;
+    if (r.kind() == RowKind::Heatmap) heat = true;
+    if (r.kind() == RowKind::Counter || r.kind() == RowKind::Kernels) other = true;
   }
   return heat && !other ? QStringLiteral("heatmap") : QStringLiteral("timeline");
 }
@@ -75,7 +77,7 @@ QString TimelineFigure::kind() const {
 QSizeF TimelineFigure::preferredSize(double width) const {
   double rows = 0;
   for (const TrackRow& r : spec_.rows)
-    rows += r.kind == RowKind::Counter ? std::max(r.height, 56) : r.height;
+    rows += r.kind() == RowKind::Counter ? std::max(r.height, 56) : r.height;
   // Caption, legend and time axis.
   return {width, std::ceil(rows + 150)};
 }
@@ -95,13 +97,13 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
   // Label column: row titles plus room for tick labels.
   double titleW = 0, tickW = sm.horizontalAdvance(QStringLiteral("00000"));
   for (const TrackRow& r : spec_.rows) {
-    switch (r.kind) {
+    switch (r.kind()) {
       case RowKind::Counter:
         titleW = std::max(titleW, tm.horizontalAdvance(counterTitle(r)));
         break;
       case RowKind::Heatmap:
-        titleW = std::max(titleW,
-                          std::min(tm.horizontalAdvance(heatmapTitle(store.run(r.run), r)), 240.0));
+        titleW = std::max(
+            titleW, std::min(tm.horizontalAdvance(heatmapTitle(store.run(r.run()), r)), 240.0));
         tickW = std::max(tickW, sm.horizontalAdvance(QStringLiteral("GPU 0000")));
         break;
       case RowKind::Kernels:
@@ -132,12 +134,14 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
     uint32_t reasons = 0;
     bool otherBand = false;
     for (const TrackRow& r : spec_.rows) {
-      if (r.kind == RowKind::Kernels) {
-        const TrackInfo& ti = store.run(r.run).tracks()[static_cast<size_t>(r.track)];
+      if (r.kind() == RowKind::Kernels) {
+        const TrackInfo& ti =
+            store.run(r.run()).tracks()[static_cast<size_t>(std::get<KernelsRow>(r.content).track)];
         for (size_t c = 0; c < kKernelClassCount; ++c)
           classes[c] = classes[c] || ti.classCount[c] > 0;
-      } else if (r.kind == RowKind::Counter) {
-        const CounterGeometry* g = renderer_->counterGeometry(r, mapD, load, nullptr);
+      } else if (r.kind() == RowKind::Counter) {
+        const CounterGeometry* g =
+            renderer_->counterGeometry(std::get<CounterRow>(r.content), mapD, load, nullptr);
         for (const ThrottleBand& b : g->bands) {
           reasons |= b.reasons & throttle::kSlowdownMask;
           otherBand = otherBand || (b.reasons & throttle::kSlowdownMask) == 0;
@@ -185,22 +189,22 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
   const double rowsH = std::max(10.0, body.bottom() - axisH - top);
   double natural = 0;
   for (const TrackRow& r : spec_.rows)
-    natural += r.kind == RowKind::GroupHeader || r.kind == RowKind::RunHeader
+    natural += r.kind() == RowKind::GroupHeader || r.kind() == RowKind::RunHeader
                    ? std::max(r.height, 18)
-                   : (r.kind == RowKind::Counter ? std::max(r.height, 56) : r.height);
+                   : (r.kind() == RowKind::Counter ? std::max(r.height, 56) : r.height);
   const double k = natural > 0 ? rowsH / natural : 1.0;
 
   double y = top;
   const double contentRight = contentLeft + contentW;
   for (const TrackRow& r : spec_.rows) {
-    const double nat = r.kind == RowKind::GroupHeader || r.kind == RowKind::RunHeader
+    const double nat = r.kind() == RowKind::GroupHeader || r.kind() == RowKind::RunHeader
                            ? std::max(r.height, 18)
-                           : (r.kind == RowKind::Counter ? std::max(r.height, 56) : r.height);
+                           : (r.kind() == RowKind::Counter ? std::max(r.height, 56) : r.height);
     const double h = nat * k;
     const QRectF label(body.left(), y, labelW, h);
     const QRectF content(contentLeft, y, contentW, h);
     y += h;
-    if (r.kind == RowKind::GroupHeader || r.kind == RowKind::RunHeader) {
+    if (r.kind() == RowKind::GroupHeader || r.kind() == RowKind::RunHeader) {
       if (!canvas.publication)
         p.fillRect(QRectF(body.left(), label.top(), labelW + contentW, h), th.headerBackground);
       p.setFont(bold);
@@ -221,8 +225,8 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
     if (!isContent(r)) continue;
 
     // Content.
-    const RunFile& run = store.run(r.run);
-    if (r.kind == RowKind::Steps) {
+    const RunFile& run = store.run(r.run());
+    if (r.kind() == RowKind::Steps) {
       p.save();
       p.setFont(small);
       renderer_->paintContent(p, r, content, mapL, load, nullptr, {});
@@ -240,9 +244,10 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
       p.setFont(f);
       renderer_->paintContent(p, r, devSnapped, mapD, load, nullptr, {});
       p.restore();
-    } else if (r.kind == RowKind::Counter) {
-      const CounterGeometry* g = renderer_->counterGeometry(r, mapD, load, nullptr);
-      const ValueRange vr = renderer_->valueRange(r, g);
+    } else if (r.kind() == RowKind::Counter) {
+      const CounterRow& cr = std::get<CounterRow>(r.content);
+      const CounterGeometry* g = renderer_->counterGeometry(cr, mapD, load, nullptr);
+      const ValueRange vr = renderer_->valueRange(cr, g);
       p.fillRect(content, th.trackBackground);
       paintThrottleBandsVector(p, content, g->bands, th);
       const QRectF data = content.adjusted(0, kDataTop, 0, -kDataBottom);
@@ -252,10 +257,11 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
         if (gy > data.top() + 2 && gy < data.bottom() - 2)
           p.drawLine(QPointF(content.left(), gy), QPointF(content.right(), gy));
       }
-      const std::string& id = run.series().metrics[static_cast<size_t>(r.metric)].id;
+      const std::string& id = run.series().metrics[static_cast<size_t>(cr.metric)].id;
       paintCounterVector(p, data, *g, vr, th.metricColor(id), 0.6);
-    } else if (r.kind == RowKind::Kernels) {
-      const KernelGeometry* g = renderer_->kernelGeometry(r, mapD, load, nullptr);
+    } else if (r.kind() == RowKind::Kernels) {
+      const KernelGeometry* g =
+          renderer_->kernelGeometry(std::get<KernelsRow>(r.content), mapD, load, nullptr);
       p.fillRect(content, th.trackAltBackground);
       p.save();
       p.setFont(small);
@@ -271,10 +277,11 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
     // Label column.
     p.setPen(QPen(th.separator, hair));
     const double axisX = contentLeft - 0.5 * hair;
-    switch (r.kind) {
+    switch (r.kind()) {
       case RowKind::Counter: {
+        const CounterRow& cr = std::get<CounterRow>(r.content);
         const ValueRange vr =
-            renderer_->valueRange(r, renderer_->counterGeometry(r, mapD, load, nullptr));
+            renderer_->valueRange(cr, renderer_->counterGeometry(cr, mapD, load, nullptr));
         // The value mapping of the drawn rows (raster rows: device pixels, see kDataTop).
         const double mt = kDataTop / (canvas.vector ? 1.0 : canvas.scale);
         const double mb = kDataBottom / (canvas.vector ? 1.0 : canvas.scale);
@@ -313,7 +320,8 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
         p.drawText(QRectF(label.left() + 2, label.top(), room, tm.height()),
                    Qt::AlignLeft | Qt::AlignTop, tm.elidedText(title, Qt::ElideRight, room));
         // Colour bar with the value range.
-        const ValueRange vr = renderer_->heatmapRange(r.run, r.metric);
+        const ValueRange vr =
+            renderer_->heatmapRange(r.run(), std::get<HeatmapRow>(r.content).metric);
         const QRectF bar(label.left() + 2, label.top() + tm.height() + 4, std::min(room, 120.0),
                          std::max(6.0, sm.height() * 0.7));
         if (bar.bottom() + sm.height() < label.bottom()) {

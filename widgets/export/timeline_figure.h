@@ -16,8 +16,8 @@
 
 #include "core/time_range.h"
 #include "export/figure.h"
+#include "timeline/row_plan.h"
 #include "timeline/timeline_renderer.h"
-#include "timeline/track_rows.h"
 
 namespace wl {
 

@@ -43,8 +43,7 @@ void TimelineRenderer::clearCaches() {
 }
 
 template <typename G, typename Build>
-const G* TimelineRenderer::cached(const TrackRow& row, const TimeMapping& map, Build build) {
-  const std::string key = row.key.toStdString();
+const G* TimelineRenderer::cached(const RowContent& key, const TimeMapping& map, Build build) {
   auto it = cache_.find(key);
   if (it != cache_.end() && it->second.map == map && it->second.epoch == epoch_ &&
       std::holds_alternative<G>(it->second.geom))
@@ -55,7 +54,7 @@ const G* TimelineRenderer::cached(const TrackRow& row, const TimeMapping& map, B
   return &std::get<G>(slot.geom);
 }
 
-const CounterGeometry* TimelineRenderer::counterGeometry(const TrackRow& row,
+const CounterGeometry* TimelineRenderer::counterGeometry(const CounterRow& row,
                                                          const TimeMapping& map,
                                                          const TileFetch& fetch,
                                                          std::vector<TileKey>* missing) {
@@ -87,7 +86,8 @@ const CounterGeometry* TimelineRenderer::counterGeometry(const TrackRow& row,
   });
 }
 
-const KernelGeometry* TimelineRenderer::kernelGeometry(const TrackRow& row, const TimeMapping& map,
+const KernelGeometry* TimelineRenderer::kernelGeometry(const KernelsRow& row,
+                                                       const TimeMapping& map,
                                                        const TileFetch& fetch,
                                                        std::vector<TileKey>* missing) {
   const RunFile& run = store_.run(row.run);
@@ -96,7 +96,7 @@ const KernelGeometry* TimelineRenderer::kernelGeometry(const TrackRow& row, cons
   });
 }
 
-const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const TrackRow& row,
+const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const HeatmapRow& row,
                                                          const TimeMapping& map,
                                                          const TileFetch& fetch,
                                                          std::vector<TileKey>* missing) {
@@ -106,21 +106,21 @@ const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const TrackRow& row,
   });
 }
 
-const DifferenceGeometry* TimelineRenderer::differenceGeometry(const TrackRow& row,
+const DifferenceGeometry* TimelineRenderer::differenceGeometry(const DifferenceRow& row,
                                                                const TimeMapping& display,
                                                                const TileFetch& fetch,
                                                                std::vector<TileKey>* missing) {
   return cached<DifferenceGeometry>(row, display, [&] {
-    DifferenceSource src{row.run,
-                         row.run2,
-                         row.gpu,
-                         row.gpu2,
-                         row.metric,
-                         row.metric2,
-                         runOffset(row.run),
-                         runOffset(row.run2)};
-    return buildDifferenceGeometry(store_.run(row.run), store_.run(row.run2), src, display, fetch,
-                                   missing);
+    DifferenceSource src{row.a.run,
+                         row.b.run,
+                         row.a.gpu,
+                         row.b.gpu,
+                         row.a.metric,
+                         row.b.metric,
+                         runOffset(row.a.run),
+                         runOffset(row.b.run)};
+    return buildDifferenceGeometry(store_.run(row.a.run), store_.run(row.b.run), src, display,
+                                   fetch, missing);
   });
 }
 
@@ -187,7 +187,7 @@ ValueRange niceRange(std::string_view metric, std::string_view unit, float lo, f
 
 }  // namespace
 
-ValueRange TimelineRenderer::valueRange(const TrackRow& row, const CounterGeometry* g) {
+ValueRange TimelineRenderer::valueRange(const CounterRow& row, const CounterGeometry* g) {
   const RunFile& run = store_.run(row.run);
   const MetricInfo& m = run.series().metrics[static_cast<size_t>(row.metric)];
   float lo = kNaNf, hi = kNaNf;
@@ -232,7 +232,7 @@ void TimelineRenderer::paintRow(QPainter& p, const TrackRow& row, const QRectF& 
                                 const TileFetch& fetch, std::vector<TileKey>* missing,
                                 bool collapsed, const Highlight& highlight) {
   // Difference rows mix two runs: they take the display clock and shift each run themselves.
-  const TimeMapping map = row.kind == RowKind::Difference ? display : rowMapping(row, display);
+  const TimeMapping map = row.kind() == RowKind::Difference ? display : rowMapping(row, display);
   const QRectF label(rect.left(), rect.top(), labelWidth, rect.height());
   const QRectF content(rect.left() + labelWidth, rect.top(), rect.width() - labelWidth,
                        rect.height());
@@ -244,13 +244,12 @@ void TimelineRenderer::paintRow(QPainter& p, const TrackRow& row, const QRectF& 
 
 void TimelineRenderer::paintLabel(QPainter& p, const TrackRow& row, const QRectF& r,
                                   bool collapsed) {
-  const bool header = row.kind == RowKind::RunHeader || row.kind == RowKind::GroupHeader;
-  p.fillRect(r, header ? theme_.headerBackground : theme_.labelBackground);
+  p.fillRect(r, row.isHeader() ? theme_.headerBackground : theme_.labelBackground);
   p.fillRect(QRectF(std::floor(r.right()) - 1, r.top(), 1, r.height()), theme_.separator);
   QFont f = p.font();
   const double base = f.pointSizeF() > 0 ? f.pointSizeF() : 9.0;
   const QRectF text = r.adjusted(6, 0, -6, 0);
-  switch (row.kind) {
+  switch (row.kind()) {
     case RowKind::RunHeader: {
       f.setBold(true);
       p.setFont(f);
@@ -283,8 +282,7 @@ void TimelineRenderer::paintLabel(QPainter& p, const TrackRow& row, const QRectF
           row.detail.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(row.detail);
       p.drawText(text.adjusted(8, 0, -34, 0), Qt::AlignVCenter | Qt::AlignLeft,
                  QFontMetricsF(f).elidedText(row.label + unit, Qt::ElideRight, text.width() - 42));
-      const int diffKey = row.kind == RowKind::Difference ? 50000 : 0;
-      const auto it = lastRange_.find({row.run, row.metric * 100000 + row.gpu + diffKey});
+      const auto it = lastRange_.find(row.content);
       if (it != lastRange_.end()) {
         f.setPointSizeF(base * 0.8);
         p.setFont(f);
@@ -298,7 +296,8 @@ void TimelineRenderer::paintLabel(QPainter& p, const TrackRow& row, const QRectF
       p.setFont(f);
       p.setPen(theme_.text);
       p.drawText(text.adjusted(0, 2, 0, 0), Qt::AlignTop | Qt::AlignLeft, row.label);
-      const ValueRange vr = heatmapRange(row.run, row.metric);
+      const HeatmapRow& h = std::get<HeatmapRow>(row.content);
+      const ValueRange vr = heatmapRange(h.run, h.metric);
       const QRectF bar(text.left(), text.top() + 22, std::min(120.0, text.width()), 8);
       for (int i = 0; i < static_cast<int>(bar.width()); ++i)
         p.fillRect(QRectF(bar.left() + i, bar.top(), 1, bar.height()),
@@ -333,14 +332,14 @@ void TimelineRenderer::paintLabel(QPainter& p, const TrackRow& row, const QRectF
 void TimelineRenderer::paintContent(QPainter& p, const TrackRow& row, const QRectF& c,
                                     const TimeMapping& map, const TileFetch& fetch,
                                     std::vector<TileKey>* missing, const Highlight& highlight) {
-  switch (row.kind) {
+  switch (row.kind()) {
     case RowKind::RunHeader:
     case RowKind::GroupHeader:
       p.fillRect(c, theme_.headerBackground);
       return;
     case RowKind::Steps:
       p.fillRect(c, theme_.trackBackground);
-      paintSteps(p, row, c, map);
+      paintSteps(p, std::get<StepsRow>(row.content), c, map);
       return;
     default:
       break;
@@ -358,8 +357,8 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
                                           const Highlight& highlight) {
   const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
                    std::max(1, static_cast<int>(std::ceil(c.height()))));
-  const RunFile& run = store_.run(row.run);
-  CachedImage& ci = images_[row.key.toStdString()];
+  const RunFile& run = store_.run(row.run());
+  CachedImage& ci = images_[row.content];
   auto stale = [&](double vmin, double vmax) {
     return ci.image.size() != size || !(ci.map == map) || ci.epoch != epoch_ ||
            ci.style != style_ || ci.vmin != vmin || ci.vmax != vmax;
@@ -372,14 +371,15 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
     ci.vmax = vmax;
   };
   const QRectF local(0, 0, size.width(), size.height());
-  switch (row.kind) {
+  switch (row.kind()) {
     case RowKind::Counter: {
-      const CounterGeometry* g = counterGeometry(row, map, fetch, missing);
-      const ValueRange vr = valueRange(row, g);
-      lastRange_[{row.run, row.metric * 100000 + row.gpu}] = vr;
+      const CounterRow& cr = std::get<CounterRow>(row.content);
+      const CounterGeometry* g = counterGeometry(cr, map, fetch, missing);
+      const ValueRange vr = valueRange(cr, g);
+      lastRange_[row.content] = vr;
       if (stale(vr.min, vr.max)) {
         if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
-        const std::string& id = run.series().metrics[static_cast<size_t>(row.metric)].id;
+        const std::string& id = run.series().metrics[static_cast<size_t>(cr.metric)].id;
         const QColor colour = theme_.metricColor(id);
         const QRectF data = local.adjusted(0, 3, 0, -2);
         // Samples closer than the dots' spacing are drawn as their staircase's per-column
@@ -410,7 +410,8 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
       return;
     }
     case RowKind::Kernels: {
-      const KernelGeometry* g = kernelGeometry(row, map, fetch, missing);
+      const KernelsRow& kr = std::get<KernelsRow>(row.content);
+      const KernelGeometry* g = kernelGeometry(kr, map, fetch, missing);
       if (stale(0, 0)) {
         if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
         rasterKernelBusy(ci.image, *g, theme_);
@@ -421,15 +422,15 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
         stamp(0, 0);
       }
       p.drawImage(c.topLeft(), ci.image);
-      const long hl =
-          highlight.run == row.run && highlight.track == row.track ? highlight.event : -1;
+      const long hl = highlight.run == kr.run && highlight.track == kr.track ? highlight.event : -1;
       paintKernelHighlight(p, c, *g, theme_, hl);
       return;
     }
     case RowKind::Difference: {
-      const DifferenceGeometry* g = differenceGeometry(row, map, fetch, missing);
+      const DifferenceGeometry* g =
+          differenceGeometry(std::get<DifferenceRow>(row.content), map, fetch, missing);
       const ValueRange vr = differenceRange(*g);
-      lastRange_[{row.run, row.metric * 100000 + row.gpu + 50000}] = vr;
+      lastRange_[row.content] = vr;
       if (stale(vr.min, vr.max)) {
         if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
         ci.image.fill(theme_.trackBackground);
@@ -441,13 +442,14 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
       return;
     }
     case RowKind::Heatmap: {
-      const HeatmapGeometry* g = heatmapGeometry(row, map, fetch, missing);
-      const ValueRange vr = heatmapRange(row.run, row.metric);
+      const HeatmapRow& hr = std::get<HeatmapRow>(row.content);
+      const HeatmapGeometry* g = heatmapGeometry(hr, map, fetch, missing);
+      const ValueRange vr = heatmapRange(hr.run, hr.metric);
       if (stale(vr.min, vr.max)) {
         if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
         ci.image.fill(theme_.trackAltBackground);
         QPainter ip(&ci.image);
-        paintHeatmap(ip, local, *g, vr, theme_, nodeSeparators(row.run));
+        paintHeatmap(ip, local, *g, vr, theme_, nodeSeparators(hr.run));
         stamp(vr.min, vr.max);
       }
       p.drawImage(c.topLeft(), ci.image);
@@ -462,13 +464,14 @@ void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, cons
                                           const TimeMapping& map, const TileFetch& fetch,
                                           std::vector<TileKey>* missing,
                                           const Highlight& highlight) {
-  const RunFile& run = store_.run(row.run);
-  switch (row.kind) {
+  const RunFile& run = store_.run(row.run());
+  switch (row.kind()) {
     case RowKind::Counter: {
+      const CounterRow& cr = std::get<CounterRow>(row.content);
       p.fillRect(c, theme_.trackBackground);
-      const CounterGeometry* g = counterGeometry(row, map, fetch, missing);
-      const ValueRange vr = valueRange(row, g);
-      lastRange_[{row.run, row.metric * 100000 + row.gpu}] = vr;
+      const CounterGeometry* g = counterGeometry(cr, map, fetch, missing);
+      const ValueRange vr = valueRange(cr, g);
+      lastRange_[row.content] = vr;
       paintThrottleBands(p, c, g->bands, theme_);
       const QRectF data = c.adjusted(0, 3, 0, -2);
       p.setPen(QPen(theme_.gridLine, 1.0, Qt::DotLine));
@@ -477,15 +480,15 @@ void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, cons
         if (y > data.top() + 2 && y < data.bottom() - 2)
           p.drawLine(QPointF(c.left(), y), QPointF(c.right(), y));
       }
-      const std::string& id = run.series().metrics[static_cast<size_t>(row.metric)].id;
+      const std::string& id = run.series().metrics[static_cast<size_t>(cr.metric)].id;
       paintCounter(p, data, *g, vr, theme_.metricColor(id), theme_);
       return;
     }
     case RowKind::Kernels: {
+      const KernelsRow& kr = std::get<KernelsRow>(row.content);
       p.fillRect(c, theme_.trackAltBackground);
-      const KernelGeometry* g = kernelGeometry(row, map, fetch, missing);
-      const long hl =
-          highlight.run == row.run && highlight.track == row.track ? highlight.event : -1;
+      const KernelGeometry* g = kernelGeometry(kr, map, fetch, missing);
+      const long hl = highlight.run == kr.run && highlight.track == kr.track ? highlight.event : -1;
       paintKernels(
           p, c, *g, theme_, [&run](uint32_t id) { return QString::fromStdString(run.str(id)); },
           hl);
@@ -493,16 +496,18 @@ void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, cons
     }
     case RowKind::Difference: {
       p.fillRect(c, theme_.trackBackground);
-      const DifferenceGeometry* g = differenceGeometry(row, map, fetch, missing);
+      const DifferenceGeometry* g =
+          differenceGeometry(std::get<DifferenceRow>(row.content), map, fetch, missing);
       const ValueRange vr = differenceRange(*g);
-      lastRange_[{row.run, row.metric * 100000 + row.gpu + 50000}] = vr;
+      lastRange_[row.content] = vr;
       paintDifference(p, c.adjusted(0, 3, 0, -2), *g, vr, theme_);
       return;
     }
     case RowKind::Heatmap: {
+      const HeatmapRow& hr = std::get<HeatmapRow>(row.content);
       p.fillRect(c, theme_.trackAltBackground);
-      const HeatmapGeometry* g = heatmapGeometry(row, map, fetch, missing);
-      paintHeatmap(p, c, *g, heatmapRange(row.run, row.metric), theme_, nodeSeparators(row.run));
+      const HeatmapGeometry* g = heatmapGeometry(hr, map, fetch, missing);
+      paintHeatmap(p, c, *g, heatmapRange(hr.run, hr.metric), theme_, nodeSeparators(hr.run));
       return;
     }
     default:
@@ -520,7 +525,7 @@ const std::vector<size_t>& TimelineRenderer::nodeSeparators(int runIndex) {
   return nodeSeparators_.emplace(runIndex, std::move(seps)).first->second;
 }
 
-void TimelineRenderer::paintSteps(QPainter& p, const TrackRow& row, const QRectF& c,
+void TimelineRenderer::paintSteps(QPainter& p, const StepsRow& row, const QRectF& c,
                                   const TimeMapping& map) {
   const RunFile& run = store_.run(row.run);
   p.save();

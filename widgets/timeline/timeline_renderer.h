@@ -14,10 +14,10 @@
 #include <variant>
 
 #include "timeline/geometry.h"
+#include "timeline/row_plan.h"
 #include "timeline/theme.h"
 #include "timeline/tile_store.h"
 #include "timeline/track_painter.h"
-#include "timeline/track_rows.h"
 
 namespace wl {
 
@@ -69,7 +69,7 @@ class TimelineRenderer {
   }
   // The mapping of a row's own clock for a display mapping.
   TimeMapping rowMapping(const TrackRow& row, const TimeMapping& display) const {
-    const int64_t off = runOffset(row.run);
+    const int64_t off = runOffset(row.run());
     return TimeMapping{display.t0 - off, display.t1 - off, display.width};
   }
   // Called when new tiles arrived: cached geometry may now be more complete.
@@ -90,18 +90,20 @@ class TimelineRenderer {
                     const TileFetch& fetch, std::vector<TileKey>* missing,
                     const Highlight& highlight);
 
-  // Geometry of a row (cached), for hit tests and tooltips.
-  const CounterGeometry* counterGeometry(const TrackRow& row, const TimeMapping& map,
+  // Geometry of a row (cached by what the row draws), for hit tests and tooltips. Counters,
+  // kernels and heatmaps take the mapping of the run's own clock (rowMapping), differences the
+  // display mapping.
+  const CounterGeometry* counterGeometry(const CounterRow& row, const TimeMapping& map,
                                          const TileFetch& fetch, std::vector<TileKey>* missing);
-  const KernelGeometry* kernelGeometry(const TrackRow& row, const TimeMapping& map,
+  const KernelGeometry* kernelGeometry(const KernelsRow& row, const TimeMapping& map,
                                        const TileFetch& fetch, std::vector<TileKey>* missing);
-  const HeatmapGeometry* heatmapGeometry(const TrackRow& row, const TimeMapping& map,
+  const HeatmapGeometry* heatmapGeometry(const HeatmapRow& row, const TimeMapping& map,
                                          const TileFetch& fetch, std::vector<TileKey>* missing);
-  const DifferenceGeometry* differenceGeometry(const TrackRow& row, const TimeMapping& display,
+  const DifferenceGeometry* differenceGeometry(const DifferenceRow& row, const TimeMapping& display,
                                                const TileFetch& fetch,
                                                std::vector<TileKey>* missing);
   // The value range a counter row is drawn with.
-  ValueRange valueRange(const TrackRow& row, const CounterGeometry* g);
+  ValueRange valueRange(const CounterRow& row, const CounterGeometry* g);
   // The value range of a heatmap.
   ValueRange heatmapRange(int run, int metric);
 
@@ -112,7 +114,7 @@ class TimelineRenderer {
     std::variant<CounterGeometry, KernelGeometry, HeatmapGeometry, DifferenceGeometry> geom;
   };
   template <typename G, typename Build>
-  const G* cached(const TrackRow& row, const TimeMapping& map, Build build);
+  const G* cached(const RowContent& key, const TimeMapping& map, Build build);
   // Whole-run min/max per GPU of a metric (from the top pyramid level).
   const std::vector<std::pair<float, float>>& extents(int run, int metric);
   // Screens and PNGs: the row's content as a cached image, re-rendered only when its mapping,
@@ -126,7 +128,7 @@ class TimelineRenderer {
                           std::vector<TileKey>* missing, const Highlight& highlight);
   void paintLabel(QPainter& p, const TrackRow& row, const QRectF& r, bool collapsed);
   const std::vector<size_t>& nodeSeparators(int run);
-  void paintSteps(QPainter& p, const TrackRow& row, const QRectF& r, const TimeMapping& map);
+  void paintSteps(QPainter& p, const StepsRow& row, const QRectF& r, const TimeMapping& map);
 
   TileStore& store_;
   Theme theme_ = Theme::light();
@@ -134,17 +136,18 @@ class TimelineRenderer {
   bool heatmapMax_ = false;
   uint64_t epoch_ = 0;
   uint64_t style_ = 0;
-  std::unordered_map<std::string, Cached> cache_;
+  // Keyed by what a row draws (two rows drawing the same share their geometry).
+  std::map<RowContent, Cached> cache_;
   struct CachedImage {
     QImage image;
     TimeMapping map;
     uint64_t epoch = 0, style = 0;
     double vmin = 0, vmax = 0;
   };
-  std::unordered_map<std::string, CachedImage> images_;
+  std::map<RowContent, CachedImage> images_;
   std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> extents_;
   std::map<int, std::vector<size_t>> nodeSeparators_;
-  std::map<std::pair<int, int>, ValueRange> lastRange_;
+  std::map<RowContent, ValueRange> lastRange_;
   std::map<int, std::vector<std::vector<ThrottleSpan>>> throttleSpans_;
   std::map<int, int64_t> offsets_;
 };

@@ -220,17 +220,18 @@ void TimelineView::resizeEvent(QResizeEvent* event) {
 std::optional<KernelRef> TimelineView::kernelAt(QPoint pos) {
   QRectF rr;
   const TrackRow* row = rowAt(pos, &rr);
-  if (!row || row->kind != RowKind::Kernels || pos.x() < kLabelWidth) return std::nullopt;
+  const KernelsRow* kr = row ? row->as<KernelsRow>() : nullptr;
+  if (!kr || pos.x() < kLabelWidth) return std::nullopt;
   const KernelGeometry* g =
-      renderer_.kernelGeometry(*row, renderer_.rowMapping(*row, mapping()), uiFetch(), nullptr);
+      renderer_.kernelGeometry(*kr, renderer_.rowMapping(*row, mapping()), uiFetch(), nullptr);
   const double cx = contentX(pos);
   const KernelBox* best = nullptr;
   for (const KernelBox& b : g->boxes)
     if (cx >= b.x0 - 1 && cx < b.x1 + 1 && (!best || b.x1 - b.x0 < best->x1 - best->x0)) best = &b;
   if (!best) return std::nullopt;
   KernelRef k;
-  k.run = row->run;
-  k.track = row->track;
+  k.run = kr->run;
+  k.track = kr->track;
   k.event = static_cast<long>(best->event);
   k.data.start_ns = best->start_ns;
   k.data.dur_ns = best->dur_ns;
@@ -250,7 +251,8 @@ void TimelineView::revealKernel(const KernelRef& k) {
   for (size_t i : visibleRows_) {
     const TrackRow& r = rows_[i];
     if (r.pinned) continue;
-    if (r.kind == RowKind::Kernels && r.run == k.run && r.track == k.track) {
+    const KernelsRow* kr = r.as<KernelsRow>();
+    if (kr && kr->run == k.run && kr->track == k.track) {
       const double top = verticalScrollBar()->value();
       const double avail = viewport()->height() - pinnedHeight_;
       if (y < top || y + r.height > top + avail)
@@ -272,7 +274,8 @@ void TimelineView::scrollToGpu(int run, int gpu) {
   for (size_t i : visibleRows_) {
     const TrackRow& r = rows_[i];
     if (r.pinned) continue;
-    if (r.run == run && r.gpu == gpu && r.kind == RowKind::GroupHeader) {
+    const GroupHeaderRow* h = r.as<GroupHeaderRow>();
+    if (h && h->run == run && h->gpu == gpu) {
       verticalScrollBar()->setValue(static_cast<int>(y));
       return;
     }
@@ -287,7 +290,8 @@ void TimelineView::mousePressEvent(QMouseEvent* e) {
   if (e->pos().x() < kLabelWidth) {
     if (e->button() == Qt::LeftButton) {
       const TrackRow* row = rowAt(e->pos());
-      if (row && row->kind == RowKind::GroupHeader) setCollapsed(row->key, !isCollapsed(row->key));
+      if (row && row->kind() == RowKind::GroupHeader)
+        setCollapsed(row->key, !isCollapsed(row->key));
     }
     return;
   }
@@ -441,148 +445,157 @@ QString TimelineView::tooltipAt(QPoint pos) {
     return QStringLiteral("<b>%1</b><br>%2")
         .arg(row->label.toHtmlEscaped(), row->detail.toHtmlEscaped());
   }
-  const RunFile& run = store_->run(row->run);
+  const RunFile& run = store_->run(row->run());
   const TimeMapping map = renderer_.rowMapping(*row, mapping());  // the run's own clock
   const double cx = contentX(pos);
-  const int64_t t = map.t(cx);
   QString tip;
-  switch (row->kind) {
-    case RowKind::Counter: {
-      const MetricInfo& m = run.series().metrics[static_cast<size_t>(row->metric)];
-      const CounterGeometry* g = renderer_.counterGeometry(*row, map, uiFetch(), nullptr);
-      tip = QStringLiteral("<b>GPU %1 · %2</b><br>").arg(row->gpu).arg(esc(m.label));
-      if (g->raw()) {
-        // Sample-and-hold: the last sample at or before the cursor, within its segment.
-        auto it =
-            std::upper_bound(g->points.begin(), g->points.end(), cx,
-                             [](double x, const CounterGeometry::Point& p) { return x < p.x; });
-        if (it != g->points.begin()) {
-          const size_t i = static_cast<size_t>(it - g->points.begin()) - 1;
-          const bool segmentEnd = std::find(g->segmentStarts.begin(), g->segmentStarts.end(),
-                                            i + 1) != g->segmentStarts.end() ||
-                                  i + 1 == g->points.size();
-          if (!segmentEnd || cx - g->points[i].x < 3)
-            tip += valueText(g->points[i].v, m.unit);
-          else
-            tip += tr("no sample (gap)");
-        } else {
-          tip += tr("no sample");
-        }
-      } else {
-        const auto c = static_cast<size_t>(std::max(0.0, cx));
-        if (c < g->lo.size() && !std::isnan(g->lo[c])) {
-          tip += g->lo[c] == g->hi[c]
-                     ? valueText(g->lo[c], m.unit)
-                     : QStringLiteral("%1 – %2 <span style='color:gray'>(min–max over %3)</span>")
-                           .arg(valueText(g->lo[c], m.unit), valueText(g->hi[c], m.unit),
-                                QString::fromStdString(
-                                    formatDuration(static_cast<int64_t>(map.nsPerPx()))));
-        } else {
-          tip += tr("no samples (gap)");
-        }
-      }
-      for (const ThrottleBand& b : g->bands)
-        if (cx >= b.x0 && cx < b.x1)
-          tip += QStringLiteral("<br><span style='color:#c04000'>throttled: %1</span>")
-                     .arg(reasonsText(b.reasons));
-      break;
-    }
-    case RowKind::Kernels: {
-      const TrackInfo& ti = run.tracks()[static_cast<size_t>(row->track)];
-      if (auto k = kernelAt(pos)) {
-        tip = QStringLiteral("<b>%1</b><br>%2 · %3<br>start %4<br>rank %5 · stream %6")
-                  .arg(esc(run.str(k->data.name)),
-                       QString::fromStdString(formatDuration(k->data.dur_ns)),
-                       QString::fromUtf8(kernelClassName(k->data.cls).data()),
-                       timeText(run, k->data.start_ns))
-                  .arg(ti.rank)
-                  .arg(ti.stream);
-      } else {
-        const KernelGeometry* g = renderer_.kernelGeometry(*row, map, uiFetch(), nullptr);
-        const auto c = static_cast<size_t>(std::max(0.0, cx));
-        if (c < g->busy[0].size()) {
-          double total = 0;
-          QStringList parts;
-          for (size_t cl = 0; cl < kKernelClassCount; ++cl) {
-            const double f = g->busy[cl][c];
-            total += f;
-            if (f > 0.005)
-              parts << QStringLiteral("%1 %2%")
-                           .arg(QString::fromUtf8(
-                               kernelClassName(static_cast<KernelClass>(cl)).data()))
-                           .arg(std::min(100.0, f * 100), 0, 'f', 0);
-          }
-          tip = QStringLiteral("<b>rank %1 · stream %2</b><br>").arg(ti.rank).arg(ti.stream);
-          tip += total > 0.005 ? tr("busy %1% (%2) over %3")
-                                     .arg(std::min(100.0, total * 100), 0, 'f', 0)
-                                     .arg(parts.join(QStringLiteral(", ")),
-                                          QString::fromStdString(
-                                              formatDuration(static_cast<int64_t>(map.nsPerPx()))))
-                               : tr("idle");
-        }
-      }
-      break;
-    }
-    case RowKind::Steps: {
-      for (const Iteration& it : run.iterations())
-        if (it.rank == row->rank && t >= it.start_ns && t < it.end_ns)
-          tip = tr("<b>step %1</b> on rank %2<br>%3")
-                    .arg(it.step)
-                    .arg(it.rank)
-                    .arg(QString::fromStdString(formatDuration(it.end_ns - it.start_ns)));
-      for (const Annotation& a : run.annotations())
-        if (a.rank == row->rank && t >= a.start_ns && t < a.start_ns + a.dur_ns)
-          tip += QStringLiteral("%1<b>%2</b> %3")
-                     .arg(tip.isEmpty() ? "" : "<br>", esc(run.str(a.name)),
-                          QString::fromStdString(formatDuration(a.dur_ns)));
-      break;
-    }
-    case RowKind::Heatmap: {
-      const HeatmapGeometry* g = renderer_.heatmapGeometry(*row, map, uiFetch(), nullptr);
-      if (g->rows == 0) break;
-      const auto r =
-          static_cast<size_t>((pos.y() - rr.top()) / rr.height() * static_cast<double>(g->rows));
-      const auto c = static_cast<size_t>(std::max(0.0, cx));
-      if (r < g->rows && c < g->columns) {
-        const MetricInfo& m = run.series().metrics[static_cast<size_t>(row->metric)];
-        const float v = g->values[r * g->columns + c];
-        const GpuInfo& gi = run.gpus()[r];
-        tip = QStringLiteral("<b>GPU %1</b> (node %2, local %3)<br>%4: %5")
-                  .arg(r)
-                  .arg(gi.node)
-                  .arg(gi.local_index)
-                  .arg(esc(m.label), std::isnan(v) ? tr("no data") : valueText(v, m.unit));
-      }
-      break;
-    }
-    case RowKind::Difference: {
-      const DifferenceGeometry* g =
-          renderer_.differenceGeometry(*row, mapping(), uiFetch(), nullptr);
-      const std::string unit = row->detail.toStdString();
-      tip = QStringLiteral("<b>%1</b><br>").arg(row->label.toHtmlEscaped());
-      if (g->samples) {
-        auto it =
-            std::upper_bound(g->points.begin(), g->points.end(), cx,
-                             [](double x, const CounterGeometry::Point& p) { return x < p.x; });
-        tip += it == g->points.begin()
-                   ? tr("no sample of A here")
-                   : tr("A − B = %1 at A's sample").arg(valueText(std::prev(it)->v, unit));
-      } else {
-        const auto c = static_cast<size_t>(std::max(0.0, cx));
-        tip += c < g->column.size() && !std::isnan(g->column[c])
-                   ? tr("mean A − mean B = %1 over %2")
-                         .arg(valueText(g->column[c], unit),
-                              QString::fromStdString(
-                                  formatDuration(static_cast<int64_t>(mapping().nsPerPx()))))
-                   : tr("no data in both runs");
-      }
-      break;
-    }
-    default:
-      return row->label.toHtmlEscaped();
-  }
+  if (const auto* c = row->as<CounterRow>())
+    tip = counterTip(*c, map, cx);
+  else if (const auto* k = row->as<KernelsRow>())
+    tip = kernelTip(*k, pos, map, cx);
+  else if (const auto* s = row->as<StepsRow>())
+    tip = stepsTip(*s, map.t(cx));
+  else if (const auto* h = row->as<HeatmapRow>())
+    tip = heatmapTip(*h, map, cx, (pos.y() - rr.top()) / rr.height());
+  else if (const auto* d = row->as<DifferenceRow>())
+    tip = differenceTip(*row, *d, cx);
+  else
+    return row->label.toHtmlEscaped();
   if (!tip.isEmpty())
-    tip += QStringLiteral("<br><span style='color:gray'>at %1</span>").arg(timeText(run, t));
+    tip +=
+        QStringLiteral("<br><span style='color:gray'>at %1</span>").arg(timeText(run, map.t(cx)));
+  return tip;
+}
+
+QString TimelineView::counterTip(const CounterRow& row, const TimeMapping& map, double cx) {
+  const RunFile& run = store_->run(row.run);
+  const MetricInfo& m = run.series().metrics[static_cast<size_t>(row.metric)];
+  const CounterGeometry* g = renderer_.counterGeometry(row, map, uiFetch(), nullptr);
+  QString tip = QStringLiteral("<b>GPU %1 · %2</b><br>").arg(row.gpu).arg(esc(m.label));
+  if (g->raw()) {
+    // Sample-and-hold: the last sample at or before the cursor, within its segment.
+    auto it = std::upper_bound(g->points.begin(), g->points.end(), cx,
+                               [](double x, const CounterGeometry::Point& p) { return x < p.x; });
+    if (it != g->points.begin()) {
+      const size_t i = static_cast<size_t>(it - g->points.begin()) - 1;
+      const bool segmentEnd = std::find(g->segmentStarts.begin(), g->segmentStarts.end(), i + 1) !=
+                                  g->segmentStarts.end() ||
+                              i + 1 == g->points.size();
+      if (!segmentEnd || cx - g->points[i].x < 3)
+        tip += valueText(g->points[i].v, m.unit);
+      else
+        tip += tr("no sample (gap)");
+    } else {
+      tip += tr("no sample");
+    }
+  } else {
+    const auto c = static_cast<size_t>(std::max(0.0, cx));
+    if (c < g->lo.size() && !std::isnan(g->lo[c])) {
+      tip += g->lo[c] == g->hi[c]
+                 ? valueText(g->lo[c], m.unit)
+                 : QStringLiteral("%1 – %2 <span style='color:gray'>(min–max over %3)</span>")
+                       .arg(valueText(g->lo[c], m.unit), valueText(g->hi[c], m.unit),
+                            QString::fromStdString(
+                                formatDuration(static_cast<int64_t>(map.nsPerPx()))));
+    } else {
+      tip += tr("no samples (gap)");
+    }
+  }
+  for (const ThrottleBand& b : g->bands)
+    if (cx >= b.x0 && cx < b.x1)
+      tip += QStringLiteral("<br><span style='color:#c04000'>throttled: %1</span>")
+                 .arg(reasonsText(b.reasons));
+  return tip;
+}
+
+QString TimelineView::kernelTip(const KernelsRow& row, QPoint pos, const TimeMapping& map,
+                                double cx) {
+  const RunFile& run = store_->run(row.run);
+  const TrackInfo& ti = run.tracks()[static_cast<size_t>(row.track)];
+  if (auto k = kernelAt(pos))
+    return QStringLiteral("<b>%1</b><br>%2 · %3<br>start %4<br>rank %5 · stream %6")
+        .arg(esc(run.str(k->data.name)), QString::fromStdString(formatDuration(k->data.dur_ns)),
+             QString::fromUtf8(kernelClassName(k->data.cls).data()),
+             timeText(run, k->data.start_ns))
+        .arg(ti.rank)
+        .arg(ti.stream);
+  const KernelGeometry* g = renderer_.kernelGeometry(row, map, uiFetch(), nullptr);
+  const auto c = static_cast<size_t>(std::max(0.0, cx));
+  if (c >= g->busy[0].size()) return {};
+  double total = 0;
+  QStringList parts;
+  for (size_t cl = 0; cl < kKernelClassCount; ++cl) {
+    const double f = g->busy[cl][c];
+    total += f;
+    if (f > 0.005)
+      parts << QStringLiteral("%1 %2%")
+                   .arg(QString::fromUtf8(kernelClassName(static_cast<KernelClass>(cl)).data()))
+                   .arg(std::min(100.0, f * 100), 0, 'f', 0);
+  }
+  QString tip = QStringLiteral("<b>rank %1 · stream %2</b><br>").arg(ti.rank).arg(ti.stream);
+  tip += total > 0.005
+             ? tr("busy %1% (%2) over %3")
+                   .arg(std::min(100.0, total * 100), 0, 'f', 0)
+                   .arg(parts.join(QStringLiteral(", ")),
+                        QString::fromStdString(formatDuration(static_cast<int64_t>(map.nsPerPx()))))
+             : tr("idle");
+  return tip;
+}
+
+QString TimelineView::stepsTip(const StepsRow& row, int64_t t) {
+  const RunFile& run = store_->run(row.run);
+  QString tip;
+  for (const Iteration& it : run.iterations())
+    if (it.rank == row.rank && t >= it.start_ns && t < it.end_ns)
+      tip = tr("<b>step %1</b> on rank %2<br>%3")
+                .arg(it.step)
+                .arg(it.rank)
+                .arg(QString::fromStdString(formatDuration(it.end_ns - it.start_ns)));
+  for (const Annotation& a : run.annotations())
+    if (a.rank == row.rank && t >= a.start_ns && t < a.start_ns + a.dur_ns)
+      tip += QStringLiteral("%1<b>%2</b> %3")
+                 .arg(tip.isEmpty() ? "" : "<br>", esc(run.str(a.name)),
+                      QString::fromStdString(formatDuration(a.dur_ns)));
+  return tip;
+}
+
+QString TimelineView::heatmapTip(const HeatmapRow& row, const TimeMapping& map, double cx,
+                                 double yFraction) {
+  const RunFile& run = store_->run(row.run);
+  const HeatmapGeometry* g = renderer_.heatmapGeometry(row, map, uiFetch(), nullptr);
+  if (g->rows == 0) return {};
+  const auto r = static_cast<size_t>(yFraction * static_cast<double>(g->rows));
+  const auto c = static_cast<size_t>(std::max(0.0, cx));
+  if (r >= g->rows || c >= g->columns) return {};
+  const MetricInfo& m = run.series().metrics[static_cast<size_t>(row.metric)];
+  const float v = g->values[r * g->columns + c];
+  const GpuInfo& gi = run.gpus()[r];
+  return QStringLiteral("<b>GPU %1</b> (node %2, local %3)<br>%4: %5")
+      .arg(r)
+      .arg(gi.node)
+      .arg(gi.local_index)
+      .arg(esc(m.label), std::isnan(v) ? tr("no data") : valueText(v, m.unit));
+}
+
+QString TimelineView::differenceTip(const TrackRow& row, const DifferenceRow& d, double cx) {
+  const DifferenceGeometry* g = renderer_.differenceGeometry(d, mapping(), uiFetch(), nullptr);
+  const std::string unit = row.detail.toStdString();
+  QString tip = QStringLiteral("<b>%1</b><br>").arg(row.label.toHtmlEscaped());
+  if (g->samples) {
+    auto it = std::upper_bound(g->points.begin(), g->points.end(), cx,
+                               [](double x, const CounterGeometry::Point& p) { return x < p.x; });
+    tip += it == g->points.begin()
+               ? tr("no sample of A here")
+               : tr("A − B = %1 at A's sample").arg(valueText(std::prev(it)->v, unit));
+  } else {
+    const auto c = static_cast<size_t>(std::max(0.0, cx));
+    tip += c < g->column.size() && !std::isnan(g->column[c])
+               ? tr("mean A − mean B = %1 over %2")
+                     .arg(valueText(g->column[c], unit),
+                          QString::fromStdString(
+                              formatDuration(static_cast<int64_t>(mapping().nsPerPx()))))
+               : tr("no data in both runs");
+  }
   return tip;
 }
 

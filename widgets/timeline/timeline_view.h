@@ -86,6 +86,12 @@ class TimelineView : public QAbstractScrollArea {
   std::optional<KernelRef> kernelAt(QPoint pos);
   double contentX(QPoint pos) const { return pos.x() - kLabelWidth; }
   TileFetch uiFetch() const;
+  // Tooltips per kind of row at content x `cx`.
+  QString counterTip(const CounterRow& row, const TimeMapping& map, double cx);
+  QString kernelTip(const KernelsRow& row, QPoint pos, const TimeMapping& map, double cx);
+  QString stepsTip(const StepsRow& row, int64_t t);
+  QString heatmapTip(const HeatmapRow& row, const TimeMapping& map, double cx, double yFraction);
+  QString differenceTip(const TrackRow& row, const DifferenceRow& d, double cx);
 
   Viewport* vp_;
   TileStore* store_;
