@@ -144,6 +144,10 @@ int cmdSimulate(const Args& rawArgs) {
       .option("lora-rank", "R", "LoRA adapter dimension (default 32)")
       .flag("allow-oom", "simulate a configuration that does not fit in GPU memory, marked invalid")
       .flag("memory-only", "print the memory each pipeline stage needs (GiB) and exit")
+      .flag("nic-per-gpu", "one network interface per GPU (rail optimized) instead of one per node")
+      .option("nics-per-node", "N", "network interfaces per node (default 1)")
+      .option("nic-gbps", "GBPS", "speed of each network interface, Gb/s (default 100)")
+      .flag("no-link-counters", "do not record NVLink, PCIe and network byte counters")
       .option("iterations", "K", "training iterations (default 10 unless --duration)")
       .option("duration", "SECONDS", "stop training after this much simulated time")
       .option("seed", "S", "random seed; the same seed gives the same run (default 1)")
@@ -254,6 +258,15 @@ int cmdSimulate(const Args& rawArgs) {
   }
   if (auto v = p.intValue("lora-rank")) c.loraRank = *v;
   if (p.has("allow-oom")) c.allowOom = true;
+  if (p.has("nic-per-gpu") && p.has("nics-per-node"))
+    throw UsageError("--nic-per-gpu and --nics-per-node both set the NIC count; give one");
+  if (p.has("nic-per-gpu")) c.nicsPerNode = c.gpusPerNode;
+  if (auto v = p.intValue("nics-per-node")) {
+    if (*v < 1) throw UsageError("--nics-per-node must be at least 1");
+    c.nicsPerNode = *v;
+  }
+  if (auto v = p.doubleValue("nic-gbps")) c.nicGbpsOverride = *v;
+  if (p.has("no-link-counters")) c.linkCounters = false;
 
   // Run length, sensors, tracing.
   setInt("iterations", c.iterations);

@@ -79,12 +79,18 @@ constexpr std::array kFields = {
     ProfileField{"idle_downclock_s", &P::idle_downclock_s, nullptr, "s"},
     ProfileField{"intra_node_gbs", &P::intra_node_gbs, nullptr, "GB/s"},
     ProfileField{"intra_package_gbs", &P::intra_package_gbs, nullptr, "GB/s"},
+    ProfileField{"nics_per_node", nullptr, &P::nics_per_node, ""},
     ProfileField{"inter_node_gbps", &P::inter_node_gbps, nullptr, "Gb/s"},
     ProfileField{"link_efficiency", &P::link_efficiency, nullptr, ""},
     ProfileField{"network_efficiency", &P::network_efficiency, nullptr, ""},
     ProfileField{"intra_latency_us", &P::intra_latency_us, nullptr, "us"},
     ProfileField{"inter_latency_us", &P::inter_latency_us, nullptr, "us"},
     ProfileField{"step_latency_us", &P::step_latency_us, nullptr, "us"},
+    ProfileField{"chunk_half_intra_kib", &P::chunk_half_intra_kib, nullptr, "KiB"},
+    ProfileField{"chunk_half_inter_kib", &P::chunk_half_inter_kib, nullptr, "KiB"},
+    ProfileField{"tree_efficiency", &P::tree_efficiency, nullptr, ""},
+    ProfileField{"p2p_bandwidth_frac", &P::p2p_bandwidth_frac, nullptr, ""},
+    ProfileField{"overlap_sm_slowdown", &P::overlap_sm_slowdown, nullptr, ""},
     ProfileField{"power_window_s", &P::power_window_s, nullptr, "s"},
     ProfileField{"power_noise_w", &P::power_noise_w, nullptr, "W"},
     ProfileField{"power_bias_w", &P::power_bias_w, nullptr, "W"},
@@ -156,6 +162,12 @@ PlatformProfile hopperCommon() {
   p.intra_latency_us = 10;
   p.inter_latency_us = 25;
   p.step_latency_us = 1.5;
+  p.nics_per_node = 1;
+  p.chunk_half_intra_kib = 512;
+  p.chunk_half_inter_kib = 128;
+  p.tree_efficiency = 0.9;
+  p.p2p_bandwidth_frac = 0.5;
+  p.overlap_sm_slowdown = 0.12;
   p.power_window_s = 0;
   p.power_noise_w = 2.0;
   p.power_bias_w = 3.0;
@@ -356,6 +368,10 @@ void validateProfile(const PlatformProfile& p, std::string_view origin) {
   positive("intra_node_gbs", p.intra_node_gbs);
   positive("intra_package_gbs", p.intra_package_gbs);
   positive("inter_node_gbps", p.inter_node_gbps);
+  positive("chunk_half_intra_kib", p.chunk_half_intra_kib);
+  positive("chunk_half_inter_kib", p.chunk_half_inter_kib);
+  positive("tree_efficiency", p.tree_efficiency);
+  positive("p2p_bandwidth_frac", p.p2p_bandwidth_frac);
   positive("link_efficiency", p.link_efficiency);
   positive("network_efficiency", p.network_efficiency);
   positive("slew_down_mhz_per_ms", p.slew_down_mhz_per_ms);
@@ -370,6 +386,9 @@ void validateProfile(const PlatformProfile& p, std::string_view origin) {
                         {"voltage_min_frac", p.voltage_min_frac},
                         {"fan_min_frac", p.fan_min_frac},
                         {"power_cap_setpoint_frac", p.power_cap_setpoint_frac},
+                        {"tree_efficiency", p.tree_efficiency},
+                        {"p2p_bandwidth_frac", p.p2p_bandwidth_frac},
+                        {"overlap_sm_slowdown", p.overlap_sm_slowdown},
                         {"hw_slowdown_factor", p.hw_slowdown_factor}})
     if (v > 1) fail(key, fmt::format("must be at most 1, found {}", v));
   if (p.idle_sm_clock_mhz > p.max_sm_clock_mhz)

@@ -113,6 +113,11 @@ void validateConfig(const SimConfig& c) {
   if (c.platform.gcds_per_package == 2 && c.gpusPerNode % 2 != 0)
     fail(fmt::format("{} has two GCDs per package: --gpus-per-node must be even, found {}",
                      c.platform.platform, c.gpusPerNode));
+  if (c.nicsPerNode < 0 || c.nicsPerNode > c.gpusPerNode)
+    fail(fmt::format("NICs per node must be 1..{} (one per GPU at most), found {}", c.gpusPerNode,
+                     c.nicsPerNode));
+  if (c.nicGbpsOverride && !(*c.nicGbpsOverride > 0 && *c.nicGbpsOverride <= 100000))
+    fail(fmt::format("--nic-gbps must be in (0, 100000], found {}", *c.nicGbpsOverride));
   if (c.iterations < 0) fail("--iterations must be >= 0");
   if (!(c.durationS >= 0) || c.durationS > 7 * 86400.0)
     fail("--duration must be between 0 and one week");
@@ -201,6 +206,9 @@ nlohmann::json configToJson(const SimConfig& c) {
   j["workload"] = workloadName(c.workload);
   if (c.workload == Workload::Lora) j["lora_rank"] = c.loraRank;
   j["allow_oom"] = c.allowOom;
+  j["nics_per_node"] = c.nics();
+  j["nic_gbps"] = c.nicGbps();
+  j["link_counters"] = c.linkCounters;
   j["iterations"] = c.iterations;
   j["duration_s"] = c.durationS;
   j["sample_hz"] = c.sampleHz;

@@ -79,6 +79,12 @@ struct SimConfig {
   // A configuration that does not fit in GPU memory is refused (InvalidConfig) unless this is set:
   // then it is simulated and marked invalid, as the seed paper's out-of-memory rows are.
   bool allowOom = false;
+  // Network: NICs per node (0: the profile's nics_per_node; gpusPerNode: one per GPU, rail
+  // optimized) and the speed of each (unset: the profile's inter_node_gbps).
+  int nicsPerNode = 0;
+  std::optional<double> nicGbpsOverride;
+  // Record NVLink, PCIe and network byte counters per GPU (off: smaller files for scale runs).
+  bool linkCounters = true;
 
   int iterations = 0;    // stop after this many (0: no limit)
   double durationS = 0;  // stop the training at this simulated time (0: no limit)
@@ -116,6 +122,8 @@ struct SimConfig {
   // Microbatches per iteration on each data-parallel replica.
   int microbatches() const { return gbs / (dp * mbs); }
   double powerLimit() const { return powerLimitW.value_or(platform.power_limit_w); }
+  int nics() const { return nicsPerNode > 0 ? nicsPerNode : platform.nics_per_node; }
+  double nicGbps() const { return nicGbpsOverride.value_or(platform.inter_node_gbps); }
   ThermalSite thermalSite() const {
     ThermalSite s;
     s.inletC = inletTempC;

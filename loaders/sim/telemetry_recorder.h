@@ -33,6 +33,13 @@ struct GpuStepView {
   const std::vector<double>& memTempC;
   const std::vector<double>& clockMhz;  // clock of the next step
   const std::vector<uint32_t>& reasons;
+  // Cumulative bytes (unused without SimConfig::linkCounters).
+  const std::vector<double>& linkTx;
+  const std::vector<double>& linkRx;
+  const std::vector<double>& netTx;
+  const std::vector<double>& netRx;
+  const std::vector<double>& pcieTx;
+  const std::vector<double>& pcieRx;
 };
 
 class TelemetryRecorder {
@@ -57,8 +64,10 @@ class TelemetryRecorder {
     int8_t temp, memTemp;
     uint8_t util;
     uint8_t hasPower;
+    uint32_t linkTxKiB, linkRxKiB;        // NVLink counters: KiB, 32 bits (they wrap, as NVML's do)
+    double netTx, netRx, pcieTx, pcieRx;  // bytes
   };
-  static_assert(sizeof(Sample) == 24);
+  static_assert(sizeof(Sample) == 64);
 
   double nextSampleTime(int gpu);
 

@@ -21,6 +21,8 @@ void OpCost::add(KernelSpec k) {
   hiddenS += k.hiddenS;
   smActivityS += static_cast<double>(k.activity) * k.smS;
   fixedActivityS += static_cast<double>(k.activity) * k.fixedS;
+  linkBytes += k.linkBytes;
+  netBytes += k.netBytes;
   kernels.push_back(k);
 }
 
@@ -123,12 +125,25 @@ StageWork WorkModel::buildStage(int s) {
                         double hiddenFraction = 0.0) {
     if (!g) return;
     KernelSpec k;
-    k.name = names_.intern(kn_.collective(kind, isFp32));
+    const CollectivePlan plan = planCollective(kind, bytes, *g, P);
+    k.name = names_.intern(kn_.collective(kind, isFp32, plan.algorithm, plan.protocol));
     k.cls = KernelClass::Communication;
     k.stream = stream;
-    const double t = collectiveSeconds(kind, bytes, *g, P);
+    const double t = plan.seconds;
     k.commS = t * (1.0 - hiddenFraction);
     k.hiddenS = t * hiddenFraction;
+    k.linkBytes = plan.bytesPerRank * (1.0 - plan.netFraction);
+    k.netBytes = plan.bytesPerRank * plan.netFraction;
+    // Overlapped communication runs its NCCL kernel on SMs the compute it hides behind would
+    // have used: that compute kernel slows by overlap_sm_slowdown for the hidden time.
+    if (k.hiddenS > 0 && !op.kernels.empty() && op.kernels.back().smS > 0) {
+      KernelSpec& before = op.kernels.back();
+      const double extra = k.hiddenS * P.overlap_sm_slowdown;
+      before.smS += extra;
+      op.smS += extra;
+      if (before.expert) op.expertSmS += extra;
+      op.smActivityS += static_cast<double>(before.activity) * extra;
+    }
     k.activity = static_cast<float>(P.activity_comm);
     k.sync = sync;
     k.scope = scope;
@@ -276,7 +291,10 @@ StageWork WorkModel::buildStage(int s) {
                  true, kDataParallelStream, c.overlap ? 0.9 : 0.0);
   };
 
-  // Forward pass of one microbatch.
+  // Forward pass of one microbatch: the first stage copies the token ids in, the last the labels
+  // (int64 each, over PCIe).
+  if (first) w.forward.hostBytes += T * 8.0;
+  if (last && c.workload != Workload::Inference) w.forward.hostBytes += T * 8.0;
   if (first) {
     memory(w.forward, kn_.embeddingForward, 2.0 * T * h * kBf16);
     if (tpGroup)
