@@ -96,8 +96,11 @@ CollectivePlan planCollective(CollectiveKind kind, double bytes, const ProcessGr
   for (int i = 0; i < count; ++i) {
     const Shape& sh = shapes[i];
     for (const ProtocolCost& pc : kProtocols) {
-      const double effective = bw * sh.factor * pc.bandwidth * chunkEfficiency(sh.chunk, halfBytes);
-      const double t = base + sh.steps * pc.latency + sh.volume / effective;
+      // The chunk overhead (a step's fixed cost, c_half / bandwidth per step) does not depend on
+      // the protocol: at full protocol bandwidth the two terms give chunk efficiency c/(c+c_half).
+      const double wire = sh.volume / (bw * sh.factor);
+      const double t = base + sh.steps * pc.latency + wire / pc.bandwidth +
+                       wire * (1.0 / chunkEfficiency(sh.chunk, halfBytes) - 1.0);
       if (t < best.seconds) {
         best.seconds = t;
         best.algorithm = sh.algorithm;

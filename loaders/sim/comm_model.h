@@ -18,8 +18,9 @@
 // predicted time.
 //
 // Chunking: a transfer proceeds in pipelined chunks per channel; a step that carries c bytes per
-// rank reaches c / (c + c_half) of the bandwidth (c_half: chunk_half_kib, inside a node or across
-// nodes), so small messages, or large ones split over many ranks, use the links poorly.
+// rank reaches c / (c + c_half) of the bandwidth (c_half: chunk_half_*_kib, inside a node or
+// across nodes), so small messages, or large ones split over many ranks, use the links poorly. The
+// chunk overhead is the same for every protocol.
 
 #include "sim/platform_profile.h"
 #include "sim/topology.h"
