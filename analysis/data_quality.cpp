@@ -11,6 +11,13 @@
 
 namespace wl {
 
+std::vector<std::string> invalidatingNotes(const std::vector<QualityNote>& notes) {
+  std::vector<std::string> out;
+  for (const QualityNote& n : notes)
+    if (n.code == "out_of_memory") out.push_back(n.message);
+  return out;
+}
+
 DataQualityReport assessDataQuality(const RunFile& run, const QualityInputs& in) {
   DataQualityReport r;
   r.notes = run.quality();
@@ -120,6 +127,8 @@ DataQualityReport assessDataQuality(const RunFile& run, const QualityInputs& in)
                                    c.metric, c.wraps, c.resets)});
   }
   r.notes.insert(r.notes.end(), in.findings.begin(), in.findings.end());
+  for (std::string& why : invalidatingNotes(run.quality()))
+    invalid(std::move(why));
   r.valid = r.invalid_reasons.empty();
   return r;
 }

@@ -65,6 +65,10 @@ struct QualityInputs {
 
 DataQualityReport assessDataQuality(const RunFile& run, const QualityInputs& in);
 
+// Reasons recorded in a run's own quality notes that make it invalid: an `out_of_memory` note
+// (a simulated configuration that does not fit in GPU memory, written with --allow-oom).
+std::vector<std::string> invalidatingNotes(const std::vector<QualityNote>& notes);
+
 // Offset between a rank's kernel activity and its GPU's power: the range is cut into bins of binNs,
 // the busy fraction of `busy` and the mean power are taken per bin, and the lag in
 // [-maxLagNs, maxLagNs] that maximises their Pearson correlation is returned (positive: power

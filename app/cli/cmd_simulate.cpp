@@ -136,6 +136,18 @@ int cmdSimulate(const Args& rawArgs) {
       .flag("overlap", "overlap gradient reduction, parameter sync and TP communication")
       .flag("sequence-parallel", "sequence parallelism (TP all-gather / reduce-scatter)")
       .flag("fsdp", "shard parameters over data-parallel ranks (gathered per layer)")
+      .flag("distributed-optimizer",
+            "shard the optimizer state over data-parallel ranks (reduce-scatter + all-gather)")
+      .option("workload", "KIND",
+              "pretrain (default), lora (frozen base, rank-r adapters) or "
+              "inference (forward passes only)")
+      .option("lora-rank", "R", "LoRA adapter dimension (default 32)")
+      .flag("allow-oom", "simulate a configuration that does not fit in GPU memory, marked invalid")
+      .flag("memory-only", "print the memory each pipeline stage needs (GiB) and exit")
+      .flag("nic-per-gpu", "one network interface per GPU (rail optimized) instead of one per node")
+      .option("nics-per-node", "N", "network interfaces per node (default 1)")
+      .option("nic-gbps", "GBPS", "speed of each network interface, Gb/s (default 100)")
+      .flag("no-link-counters", "do not record NVLink, PCIe and network byte counters")
       .option("iterations", "K", "training iterations (default 10 unless --duration)")
       .option("duration", "SECONDS", "stop training after this much simulated time")
       .option("seed", "S", "random seed; the same seed gives the same run (default 1)")
@@ -169,7 +181,7 @@ int cmdSimulate(const Args& rawArgs) {
   if (!p.parse(args)) return 0;
 
   const auto out = p.value("output");
-  if (!out) throw UsageError("missing -o RUN.h5");
+  if (!out && !p.has("memory-only")) throw UsageError("missing -o RUN.h5");
   sim::SimConfig c;
 
   // Platform.
@@ -232,6 +244,29 @@ int cmdSimulate(const Args& rawArgs) {
   if (p.has("overlap")) c.overlap = true;
   if (p.has("sequence-parallel")) c.sequenceParallel = true;
   if (p.has("fsdp")) c.fsdp = true;
+  if (p.has("distributed-optimizer")) c.distributedOptimizer = true;
+  if (auto v = p.value("workload")) {
+    if (*v == "pretrain")
+      c.workload = sim::Workload::Pretrain;
+    else if (*v == "lora")
+      c.workload = sim::Workload::Lora;
+    else if (*v == "inference")
+      c.workload = sim::Workload::Inference;
+    else
+      throw UsageError(
+          fmt::format("unknown --workload '{}' (expected pretrain, lora or inference)", *v));
+  }
+  if (auto v = p.intValue("lora-rank")) c.loraRank = *v;
+  if (p.has("allow-oom")) c.allowOom = true;
+  if (p.has("nic-per-gpu") && p.has("nics-per-node"))
+    throw UsageError("--nic-per-gpu and --nics-per-node both set the NIC count; give one");
+  if (p.has("nic-per-gpu")) c.nicsPerNode = c.gpusPerNode;
+  if (auto v = p.intValue("nics-per-node")) {
+    if (*v < 1) throw UsageError("--nics-per-node must be at least 1");
+    c.nicsPerNode = *v;
+  }
+  if (auto v = p.doubleValue("nic-gbps")) c.nicGbpsOverride = *v;
+  if (p.has("no-link-counters")) c.linkCounters = false;
 
   // Run length, sensors, tracing.
   setInt("iterations", c.iterations);
@@ -267,6 +302,16 @@ int cmdSimulate(const Args& rawArgs) {
     wo.deflate = *v;
   }
 
+  if (p.has("memory-only")) {
+    sim::MemoryReport m;
+    try {
+      m = sim::memoryPlan(c);
+    } catch (const sim::InvalidConfig& e) {
+      throw UsageError(e.what());
+    }
+    std::fputs((sim::memoryToJson(m).dump(2) + "\n").c_str(), stdout);
+    return 0;
+  }
   sim::SimulationSummary s;
   const Progress progress = stderrProgress(p.has("quiet"));
   try {
@@ -287,6 +332,9 @@ int cmdSimulate(const Args& rawArgs) {
     j["iterations"] = s.iterations;
     j["simulated_s"] = s.simulatedS;
     j["training_s"] = s.trainingS;
+    j["peak_memory_gib"] = s.peakMemoryGiB;
+    j["usable_memory_gib"] = s.usableMemoryGiB;
+    j["out_of_memory"] = s.outOfMemory;
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
   } else {
     std::printf(
@@ -296,6 +344,9 @@ int cmdSimulate(const Args& rawArgs) {
         s.output.string().c_str(), s.gpus, static_cast<unsigned long long>(s.samples),
         static_cast<unsigned long long>(s.kernels), s.tracedRanks, s.traceSteps.c_str(),
         s.iterations, s.trainingS, s.simulatedS);
+    if (s.outOfMemory)
+      std::printf("out of memory (%.1f GiB needed, %.1f GiB usable): written marked invalid\n",
+                  s.peakMemoryGiB, s.usableMemoryGiB);
   }
   return 0;
 }

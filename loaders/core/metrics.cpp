@@ -40,6 +40,9 @@ constexpr std::array kMetrics = {
     MetricDef{"host_mem_free", "Host memory free", "B", MetricKind::Gauge, 0, kBig},
     MetricDef{"ib_rx_bytes", "InfiniBand RX bytes", "B", MetricKind::Counter, 0, kBig},
     MetricDef{"ib_tx_bytes", "InfiniBand TX bytes", "B", MetricKind::Counter, 0, kBig},
+    // Per GPU: the bytes of its inter-node traffic (simulated runs; docs/simulator.md).
+    MetricDef{"net_tx_bytes", "Network TX bytes", "B", MetricKind::Counter, 0, kBig},
+    MetricDef{"net_rx_bytes", "Network RX bytes", "B", MetricKind::Counter, 0, kBig},
 };
 
 }  // namespace

@@ -92,6 +92,12 @@ void ClockGovernor::update(std::span<const double> activity, std::span<const dou
         if (ceiling < target) target = ceiling, bind = throttle::kHwSlowdown | throttle::kHwThermal;
       }
       target = std::clamp(target, p_.idle_sm_clock_mhz, fmax);
+      if ((reasons_[i] & throttle::kGpuIdle) && !domainIdle) {
+        // Waking from idle: the clock jumps to its target (a boost within microseconds); the
+        // slew limits apply to the governor's adjustments under load.
+        continuous_[i] = target;
+        freeContinuous_[i] = free;
+      }
       slew(continuous_[i], target);
       slew(freeContinuous_[i], free);
       applied_[i] = quantize(continuous_[i]);

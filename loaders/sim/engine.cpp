@@ -35,6 +35,32 @@ struct StageProgram {
 
 enum class Status { NotStarted, Ready, HostGap, Running, Waiting, Finished };
 
+struct LinkBytes {
+  double linkTx = 0, linkRx = 0, netTx = 0, netRx = 0, hostRx = 0;
+  void add(const LinkBytes& o, double share) {
+    linkTx += o.linkTx * share, linkRx += o.linkRx * share, netTx += o.netTx * share;
+    netRx += o.netRx * share, hostRx += o.hostRx * share;
+  }
+};
+
+// A transfer running from t0 to t1 (bytes move at a constant rate).
+struct Flow {
+  double t0 = 0, t1 = 0;
+  LinkBytes bytes;
+};
+
+// What one op moves per member: symmetric collectives send and receive their bytes; a pipeline
+// exchange sends and receives one message per direction it carries.
+LinkBytes opBytes(const OpCost& c, const P2PExchange* p2p = nullptr) {
+  LinkBytes b;
+  const double tx = p2p ? (p2p->sendActivation ? 1.0 : 0.0) + (p2p->sendGrad ? 1.0 : 0.0) : 1.0;
+  const double rx = p2p ? (p2p->recvActivation ? 1.0 : 0.0) + (p2p->recvGrad ? 1.0 : 0.0) : 1.0;
+  b.linkTx = c.linkBytes * tx, b.linkRx = c.linkBytes * rx;
+  b.netTx = c.netBytes * tx, b.netRx = c.netBytes * rx;
+  b.hostRx = c.hostBytes;
+  return b;
+}
+
 struct UnitState {
   int stage = 0, block = 0;
   std::vector<int> members;
@@ -56,6 +82,10 @@ struct UnitState {
   double bgSpinStart = -1, bgActiveStart = -1, bgActiveEnd = -1;
   // Rendezvous memberships.
   int dpRv = -1, dpSlot = -1, embRv = -1, embSlot = -1, normRv = -1, normSlot = -1;
+  // Bytes every member has sent and received so far (collectives are symmetric): over NVLink or
+  // xGMI, over the network, and host input over PCIe; transfers still running are flows.
+  LinkBytes done;
+  std::vector<Flow> flows;
 };
 
 struct Rendezvous {
@@ -103,6 +133,8 @@ class Engine {
   void finishIteration(int u, double t);
   void physicsStep(double t0, double t1);
   void recordTruth(double t0, double t1);
+  void addFlow(int u, double t0, double t1, const LinkBytes& b);
+  void updateCounters(double t);
   void closeTruth(int g, double t);
 
   const SimConfig& c_;
@@ -137,6 +169,8 @@ class Engine {
   // Ground truth being accumulated: the open interval of every GPU.
   std::vector<uint32_t> lastBinding_;  // the last limit that bound, while the clock recovers
   std::vector<ThrottleTruth> openTruth_;
+  // Byte counters of every GPU (cumulative), for the recorder.
+  std::vector<double> linkTx_, linkRx_, netTx_, netRx_, pcieTx_, pcieRx_;
   std::unique_ptr<PowerModel> power_model_;
   std::unique_ptr<ThermalModel> thermal_;
   std::unique_ptr<ClockGovernor> governor_;
@@ -168,6 +202,8 @@ Engine::Engine(const EngineSetup& s)
   activity_.assign(n, 0.0);
   busy_.assign(n, 0.0);
   lastBinding_.assign(n, 0);
+  for (auto* v : {&linkTx_, &linkRx_, &netTx_, &netRx_, &pcieTx_, &pcieRx_})
+    v->assign(n, 0.0);
   openTruth_.assign(n, ThrottleTruth{});
   for (ThrottleTruth& t : openTruth_)
     t.busy_s = t.deficit_mhz_s = t.unthrottled_mhz = 0;
@@ -212,7 +248,8 @@ Engine::Engine(const EngineSetup& s)
 }
 
 void Engine::buildPrograms() {
-  const bool dpReduce = (c_.dp > 1 && !c_.fsdp) || (c_.model.moe() && c_.dp / c_.ep > 1);
+  const bool dpReduce = c_.workload != Workload::Inference &&
+                        ((c_.dp > 1 && !c_.fsdp) || (c_.model.moe() && c_.dp / c_.ep > 1));
   for (int s = 0; s < c_.pp; ++s) {
     ScheduleOptions o;
     o.stage = s;
@@ -222,6 +259,8 @@ void Engine::buildPrograms() {
     o.overlapDp = c_.overlap;
     o.embeddingSync = c_.model.tied_embeddings && c_.pp > 1;
     o.gradNorm = c_.tp * c_.pp > 1;
+    o.forwardOnly = c_.workload == Workload::Inference;
+    o.paramGather = dpReduce && c_.distributedOptimizer;
     const StageWork& w = work_.stage(s);
     StageProgram prog;
     for (const ScheduleOp& so : oneF1BIteration(o)) {
@@ -264,6 +303,9 @@ void Engine::buildPrograms() {
           break;
         case OpKind::Optimizer:
           op.cost = &w.optimizer;
+          break;
+        case OpKind::ParamGather:
+          op.cost = &w.paramGather;
           break;
       }
       op.seqBase = prog.perIteration;
@@ -356,7 +398,11 @@ void Engine::setLevel(int u, double level, bool busy) {
 void Engine::refreshPhase(int u, double t) {
   UnitState& s = units_[static_cast<size_t>(u)];
   const OpCost& c = *s.cost;
-  const double fmax = P_.max_sm_clock_mhz;
+  // The overlapped gradient reduction, while it moves data, runs NCCL kernels on SMs the backward
+  // pass would have used.
+  const bool contended = s.bgActiveStart >= 0 && t >= s.bgActiveStart && t < s.bgActiveEnd;
+  const double fmax =
+      P_.max_sm_clock_mhz * (contended ? 1.0 / (1.0 + P_.overlap_sm_slowdown) : 1.0);
   const double dense = c.smS - c.expertSmS;
   double slowest = 0;
   for (size_t m = 0; m < s.members.size(); ++m) {
@@ -438,6 +484,7 @@ void Engine::endPhase(int u, double t) {
       for (int r : s.members)
         if (sink_.traced(r)) sink_.annotate(r, s.phaseStart, t, name);
   }
+  s.done.add(opBytes(*s.cost), 1.0);
   setLevel(u, 0.0, false);
   s.status = Status::Ready;
   ++s.op;
@@ -472,6 +519,12 @@ void Engine::postP2P(int u, double t, const ProgramOp& op) {
     accountUnit(peer, t);
     setLevel(u, P_.activity_comm, true);
     setLevel(peer, P_.activity_comm, true);
+    if (c_.linkCounters) {
+      const UnitState& ps = units_[static_cast<size_t>(peer)];
+      const ProgramOp& pop = programs_[static_cast<size_t>(ps.stage)].ops[ps.op];
+      addFlow(u, t, done, opBytes(*op.cost, &op.p2p));
+      addFlow(peer, t, done, opBytes(*pop.cost, &pop.p2p));
+    }
     push(done, u, false);
     push(done, peer, false);
     link.pendingSide = -1;
@@ -487,6 +540,7 @@ void Engine::arrive(int u, double t, const ProgramOp& op) {
   switch (op.kind) {
     case OpKind::DpReduce:
     case OpKind::DpWait:
+    case OpKind::ParamGather:
       rvIndex = s.dpRv, slot = s.dpSlot;
       break;
     case OpKind::EmbeddingSync:
@@ -510,6 +564,10 @@ void Engine::arrive(int u, double t, const ProgramOp& op) {
     accountUnit(w, t);
     setLevel(w, P_.activity_comm, true);
     push(done, w, false);
+    if (c_.linkCounters) {
+      const UnitState& ws = units_[static_cast<size_t>(w)];
+      addFlow(w, t, done, opBytes(*programs_[static_cast<size_t>(ws.stage)].ops[ws.op].cost));
+    }
   }
   rv.arrived = 0;
 }
@@ -531,6 +589,7 @@ void Engine::postDp(int u, double t) {
     accountUnit(w, t);
     ws.bgActiveStart = t;
     ws.bgActiveEnd = rv.dataDone;
+    if (c_.linkCounters) addFlow(w, t, rv.dataDone, opBytes(*op.cost));
     if (ws.traced && traceStep_(ws.iteration))
       expander_.expandComm(*op.cost, ws.members, rv.postOf[i], rv.dataDone, clocksNow_,
                            ws.iteration, op.seqBase,
@@ -591,6 +650,7 @@ void Engine::advance(int u, double t) {
       case OpKind::DpWait:
       case OpKind::EmbeddingSync:
       case OpKind::GradNorm:
+      case OpKind::ParamGather:
         arrive(u, t, op);
         return;
     }
@@ -616,9 +676,45 @@ void Engine::physicsStep(double t0, double t1) {
   freeNow_ = governor_->unthrottledClocks();
   for (int g = 0; g < n_; ++g)
     bindingNow_[static_cast<size_t>(g)] = governor_->binding(g);
-  recorder_.afterStep(t1, GpuStepView{power_, busy_, thermal_->dieTemp(), thermal_->memTemp(),
-                                      clocksNow_, governor_->allReasons()});
+  if (c_.linkCounters) updateCounters(t1);
+  recorder_.afterStep(
+      t1, GpuStepView{power_, busy_, thermal_->dieTemp(), thermal_->memTemp(), clocksNow_,
+                      governor_->allReasons(), linkTx_, linkRx_, netTx_, netRx_, pcieTx_, pcieRx_});
   if (observer_) observer_->onStep(t0, dt, power_);
+}
+
+void Engine::addFlow(int u, double t0, double t1, const LinkBytes& b) {
+  units_[static_cast<size_t>(u)].flows.push_back({t0, t1, b});
+}
+
+void Engine::updateCounters(double t) {
+  // Committed bytes, the running phase's share by its progress, running transfers by time;
+  // finished transfers are committed.
+  for (UnitState& s : units_) {
+    LinkBytes b = s.done;
+    if (s.status == Status::Running && s.cost) b.add(opBytes(*s.cost), std::min(1.0, s.p));
+    for (size_t k = 0; k < s.flows.size();) {
+      const Flow& f = s.flows[k];
+      const double share =
+          f.t1 > f.t0 ? std::clamp((t - f.t0) / (f.t1 - f.t0), 0.0, 1.0) : (t >= f.t1 ? 1.0 : 0.0);
+      if (share >= 1.0) {
+        s.done.add(f.bytes, 1.0);
+        b.add(f.bytes, 1.0);
+        s.flows[k] = s.flows.back();
+        s.flows.pop_back();
+      } else {
+        b.add(f.bytes, share);
+        ++k;
+      }
+    }
+    for (int g : s.members) {
+      const auto i = static_cast<size_t>(g);
+      linkTx_[i] = b.linkTx, linkRx_[i] = b.linkRx;
+      netTx_[i] = b.netTx, netRx_[i] = b.netRx;
+      // Inter-node traffic crosses PCIe to the NIC (GPUDirect RDMA), and the input comes in.
+      pcieTx_[i] = b.netTx, pcieRx_[i] = b.netRx + b.hostRx;
+    }
+  }
 }
 
 void Engine::recordTruth(double t0, double t1) {

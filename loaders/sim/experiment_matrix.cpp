@@ -68,7 +68,7 @@ std::vector<MatrixEntry> readExperimentMatrix(const std::filesystem::path& path)
        {"sweep",  "model", "name",  "nodes", "gpus_per_node", "tp",   "pp",      "cp",
         "ep",     "dp",    "vpp",   "sp",    "mbs",           "gbs",  "seq",     "layers",
         "hidden", "ffn",   "heads", "qg",    "experts",       "topk", "ac_gran", "ac_layers",
-        "ogs",    "ops",   "ub",    "fsdp"})
+        "ogs",    "ops",   "ub",    "fsdp",  "optim"})
     if (!col.count(need))
       throw Error(
           fmt::format("{}: line 1: missing column '{}' (not an experiment matrix?)", file, need));
@@ -129,6 +129,12 @@ std::vector<MatrixEntry> readExperimentMatrix(const std::filesystem::path& path)
     e.recomputeLayers = e.recompute ? integer("ac_layers", -1) : -1;
     e.overlap = flag("ogs") || flag("ops") || flag("ub");
     e.fsdp = flag("fsdp");
+    const std::string optim = lower(text("optim"));
+    e.distributedOptimizer = optim.find("distributed") != std::string::npos;
+    if (lower(e.sweep) == "inference")
+      e.workload = Workload::Inference;
+    else if (col.count("peft") && lower(text("peft")) == "lora")
+      e.workload = Workload::Lora;
     const std::string sweep = lower(e.sweep);
     if (sweep.find("h100") != std::string::npos) e.platformId = "h100";
     if (sweep.find("h200") != std::string::npos) e.platformId = "h200";
@@ -204,6 +210,8 @@ void applyMatrixEntry(const MatrixEntry& e, SimConfig& c) {
                           : -1;
   c.overlap = e.overlap;
   c.fsdp = e.fsdp;
+  c.distributedOptimizer = e.distributedOptimizer && !e.fsdp;
+  c.workload = e.workload;
   c.sourceDetail = fmt::format("experiment matrix {}/{}", e.sweep, e.name);
 }
 

@@ -22,6 +22,8 @@ struct MatrixEntry {
   ModelShape model;  // the built-in shape with the row's dimensions
   int nodes = 0, gpusPerNode = 0, tp = 1, pp = 1, dp = 1, ep = 1, mbs = 1, gbs = 0, seq = 0;
   bool sequenceParallel = false, recompute = false, overlap = false, fsdp = false;
+  bool distributedOptimizer = false;       // optim: distributed_fused_adam, mcore_distributed_optim
+  Workload workload = Workload::Pretrain;  // the lora sweep (peft = lora), the inference sweep
   int recomputeLayers = -1;
   std::string platformId;  // "h100" / "h200" when the sweep name says, else empty
 };

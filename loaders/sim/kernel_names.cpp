@@ -215,17 +215,19 @@ KernelNames kernelNamesFor(Vendor v) {
   return k;
 }
 
-std::string KernelNames::collective(CollectiveKind kind, bool fp32) const {
+std::string KernelNames::collective(CollectiveKind kind, bool fp32, Algorithm algorithm,
+                                    Protocol protocol) const {
   if (vendor == Vendor::Amd) return "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)";
   const char* dt = fp32 ? "f32" : "bf16";
   const char* args = "(ncclDevComm*, unsigned long, ncclWork*)";
+  const std::string ap = std::string("_") + algorithmName(algorithm) + "_" + protocolName(protocol);
   switch (kind) {
     case CollectiveKind::AllReduce:
-      return std::string("ncclDevKernel_AllReduce_Sum_") + dt + "_RING_LL" + args;
+      return std::string("ncclDevKernel_AllReduce_Sum_") + dt + ap + args;
     case CollectiveKind::AllGather:
-      return std::string("ncclDevKernel_AllGather_RING_LL") + args;
+      return std::string("ncclDevKernel_AllGather") + ap + args;
     case CollectiveKind::ReduceScatter:
-      return std::string("ncclDevKernel_ReduceScatter_Sum_") + dt + "_RING_LL" + args;
+      return std::string("ncclDevKernel_ReduceScatter_Sum_") + dt + ap + args;
     case CollectiveKind::AllToAll:
     case CollectiveKind::SendRecv:
       return std::string("ncclDevKernel_SendRecv") + args;

@@ -25,8 +25,10 @@ struct KernelNames {
   std::string adam, l2norm, scale, fill, memset;
   Vendor vendor = Vendor::Nvidia;
 
-  // The communication kernel of a collective ("bf16" or "f32" reductions).
-  std::string collective(CollectiveKind kind, bool fp32) const;
+  // The communication kernel of a collective ("bf16" or "f32" reductions) as NCCL names it for
+  // the algorithm and protocol it picked (RCCL: ncclDevKernel_Generic).
+  std::string collective(CollectiveKind kind, bool fp32, Algorithm algorithm = Algorithm::Ring,
+                         Protocol protocol = Protocol::LL) const;
 };
 
 KernelNames kernelNamesFor(Vendor v);

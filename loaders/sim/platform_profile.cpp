@@ -30,6 +30,8 @@ constexpr std::array kFields = {
     ProfileField{"hbm_bandwidth_gbs", &P::hbm_bandwidth_gbs, nullptr, "GB/s"},
     ProfileField{"hbm_efficiency", &P::hbm_efficiency, nullptr, ""},
     ProfileField{"hbm_capacity_gb", &P::hbm_capacity_gb, nullptr, "GB"},
+    ProfileField{"hbm_usable_gib", &P::hbm_usable_gib, nullptr, "GiB"},
+    ProfileField{"memory_reserve_gib", &P::memory_reserve_gib, nullptr, "GiB"},
     ProfileField{"max_sm_clock_mhz", &P::max_sm_clock_mhz, nullptr, "MHz"},
     ProfileField{"idle_sm_clock_mhz", &P::idle_sm_clock_mhz, nullptr, "MHz"},
     ProfileField{"clock_step_mhz", &P::clock_step_mhz, nullptr, "MHz"},
@@ -77,12 +79,18 @@ constexpr std::array kFields = {
     ProfileField{"idle_downclock_s", &P::idle_downclock_s, nullptr, "s"},
     ProfileField{"intra_node_gbs", &P::intra_node_gbs, nullptr, "GB/s"},
     ProfileField{"intra_package_gbs", &P::intra_package_gbs, nullptr, "GB/s"},
+    ProfileField{"nics_per_node", nullptr, &P::nics_per_node, ""},
     ProfileField{"inter_node_gbps", &P::inter_node_gbps, nullptr, "Gb/s"},
     ProfileField{"link_efficiency", &P::link_efficiency, nullptr, ""},
     ProfileField{"network_efficiency", &P::network_efficiency, nullptr, ""},
     ProfileField{"intra_latency_us", &P::intra_latency_us, nullptr, "us"},
     ProfileField{"inter_latency_us", &P::inter_latency_us, nullptr, "us"},
     ProfileField{"step_latency_us", &P::step_latency_us, nullptr, "us"},
+    ProfileField{"chunk_half_intra_kib", &P::chunk_half_intra_kib, nullptr, "KiB"},
+    ProfileField{"chunk_half_inter_kib", &P::chunk_half_inter_kib, nullptr, "KiB"},
+    ProfileField{"tree_efficiency", &P::tree_efficiency, nullptr, ""},
+    ProfileField{"p2p_bandwidth_frac", &P::p2p_bandwidth_frac, nullptr, ""},
+    ProfileField{"overlap_sm_slowdown", &P::overlap_sm_slowdown, nullptr, ""},
     ProfileField{"power_window_s", &P::power_window_s, nullptr, "s"},
     ProfileField{"power_noise_w", &P::power_noise_w, nullptr, "W"},
     ProfileField{"power_bias_w", &P::power_bias_w, nullptr, "W"},
@@ -104,6 +112,7 @@ PlatformProfile hopperCommon() {
   p.gemm_efficiency = 0.80;
   p.attention_efficiency = 0.60;
   p.hbm_efficiency = 0.80;
+  p.memory_reserve_gib = 3.0;
   p.max_sm_clock_mhz = 1980;
   p.idle_sm_clock_mhz = 345;
   p.clock_step_mhz = 15;
@@ -153,6 +162,12 @@ PlatformProfile hopperCommon() {
   p.intra_latency_us = 10;
   p.inter_latency_us = 25;
   p.step_latency_us = 1.5;
+  p.nics_per_node = 1;
+  p.chunk_half_intra_kib = 512;
+  p.chunk_half_inter_kib = 128;
+  p.tree_efficiency = 0.9;
+  p.p2p_bandwidth_frac = 0.5;
+  p.overlap_sm_slowdown = 0.12;
   p.power_window_s = 0;
   p.power_noise_w = 2.0;
   p.power_bias_w = 3.0;
@@ -171,6 +186,7 @@ std::array<PlatformProfile, 3> makeBuiltins() {
   h100.device_name = "NVIDIA H100 80GB HBM3";
   h100.hbm_bandwidth_gbs = 3350;
   h100.hbm_capacity_gb = 80;
+  h100.hbm_usable_gib = 79.18;  // 81081 MiB free of 81559 in the capture
   h100.max_mem_clock_mhz = 2619;
   h100.power_base_w = 50.5;
 
@@ -180,6 +196,7 @@ std::array<PlatformProfile, 3> makeBuiltins() {
   h200.device_name = "NVIDIA H200";
   h200.hbm_bandwidth_gbs = 4800;
   h200.hbm_capacity_gb = 141;
+  h200.hbm_usable_gib = 139.80;  // 143158 MiB free of 143771
   h200.max_mem_clock_mhz = 3201;
   h200.power_base_w = 62.8;
 
@@ -198,6 +215,7 @@ std::array<PlatformProfile, 3> makeBuiltins() {
   mi.hbm_bandwidth_gbs = 1600;  // 3.2 TB/s per OAM
   mi.hbm_efficiency = 0.75;
   mi.hbm_capacity_gb = 64;
+  mi.hbm_usable_gib = 63.5;
   mi.max_sm_clock_mhz = 1700;
   mi.idle_sm_clock_mhz = 500;
   mi.clock_step_mhz = 5;
@@ -331,6 +349,7 @@ void validateProfile(const PlatformProfile& p, std::string_view origin) {
   positive("attention_efficiency", p.attention_efficiency);
   positive("hbm_bandwidth_gbs", p.hbm_bandwidth_gbs);
   positive("hbm_efficiency", p.hbm_efficiency);
+  positive("hbm_usable_gib", p.hbm_usable_gib);
   positive("max_sm_clock_mhz", p.max_sm_clock_mhz);
   positive("idle_sm_clock_mhz", p.idle_sm_clock_mhz);
   positive("clock_step_mhz", p.clock_step_mhz);
@@ -349,6 +368,10 @@ void validateProfile(const PlatformProfile& p, std::string_view origin) {
   positive("intra_node_gbs", p.intra_node_gbs);
   positive("intra_package_gbs", p.intra_package_gbs);
   positive("inter_node_gbps", p.inter_node_gbps);
+  positive("chunk_half_intra_kib", p.chunk_half_intra_kib);
+  positive("chunk_half_inter_kib", p.chunk_half_inter_kib);
+  positive("tree_efficiency", p.tree_efficiency);
+  positive("p2p_bandwidth_frac", p.p2p_bandwidth_frac);
   positive("link_efficiency", p.link_efficiency);
   positive("network_efficiency", p.network_efficiency);
   positive("slew_down_mhz_per_ms", p.slew_down_mhz_per_ms);
@@ -363,6 +386,9 @@ void validateProfile(const PlatformProfile& p, std::string_view origin) {
                         {"voltage_min_frac", p.voltage_min_frac},
                         {"fan_min_frac", p.fan_min_frac},
                         {"power_cap_setpoint_frac", p.power_cap_setpoint_frac},
+                        {"tree_efficiency", p.tree_efficiency},
+                        {"p2p_bandwidth_frac", p.p2p_bandwidth_frac},
+                        {"overlap_sm_slowdown", p.overlap_sm_slowdown},
                         {"hw_slowdown_factor", p.hw_slowdown_factor}})
     if (v > 1) fail(key, fmt::format("must be at most 1, found {}", v));
   if (p.idle_sm_clock_mhz > p.max_sm_clock_mhz)

@@ -41,6 +41,8 @@ struct PlatformProfile {
   double hbm_bandwidth_gbs = 0;  // GB/s
   double hbm_efficiency = 0;     // fraction of HBM bandwidth memory-bound kernels reach
   double hbm_capacity_gb = 0;
+  double hbm_usable_gib = 0;      // what a process can allocate (nvidia-smi's free memory)
+  double memory_reserve_gib = 0;  // CUDA context, NCCL buffers, workspaces, fragmentation
 
   // Clocks.
   double max_sm_clock_mhz = 0;
@@ -104,12 +106,18 @@ struct PlatformProfile {
   // Links.
   double intra_node_gbs = 0;     // per direction per GPU (NVLink / xGMI between packages)
   double intra_package_gbs = 0;  // per direction between the GCDs of one package
-  double inter_node_gbps = 0;    // per node (InfiniBand), Gb/s
+  int nics_per_node = 1;         // network interfaces per node
+  double inter_node_gbps = 0;    // per NIC (InfiniBand), Gb/s
   double link_efficiency = 0;    // fraction of link bandwidth collectives reach
   double network_efficiency = 0;
   double intra_latency_us = 0;  // per collective
   double inter_latency_us = 0;
-  double step_latency_us = 0;  // per ring step
+  double step_latency_us = 0;       // per ring step
+  double chunk_half_intra_kib = 0;  // a step carrying this many bytes reaches half the bandwidth
+  double chunk_half_inter_kib = 0;  // ... across nodes
+  double tree_efficiency = 0;       // bandwidth of a tree all-reduce relative to a ring's
+  double p2p_bandwidth_frac = 0;    // send/recv: share of the link bandwidth (fewer channels)
+  double overlap_sm_slowdown = 0;   // compute slows by this while communication overlaps it
 
   // Sensors.
   double power_window_s = 0;  // power averaged over this window (0: one physics step)

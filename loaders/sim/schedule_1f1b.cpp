@@ -27,6 +27,14 @@ std::vector<ScheduleOp> oneF1BIteration(const ScheduleOptions& o) {
   };
 
   compute(OpKind::HostGap, -1);
+  if (o.forwardOnly) {
+    for (int i = 0; i < m; ++i) {
+      if (!first) p2p(-1, false, true, false, false);  // recv_forward
+      compute(OpKind::Forward, i);
+      if (!last) p2p(+1, true, false, false, false);  // send_forward
+    }
+    return ops;
+  }
   compute(OpKind::ZeroGrad, -1);
   int forward = 0, backward = 0;
   for (int i = 0; i < warmup; ++i) {
@@ -70,6 +78,7 @@ std::vector<ScheduleOp> oneF1BIteration(const ScheduleOptions& o) {
   compute(OpKind::GradNormLocal, -1);
   if (o.gradNorm) compute(OpKind::GradNorm, -1);
   compute(OpKind::Optimizer, -1);
+  if (o.paramGather) compute(OpKind::ParamGather, -1);
   return ops;
 }
 
@@ -99,6 +108,8 @@ std::string_view opKindName(OpKind k) {
       return "grad-norm";
     case OpKind::Optimizer:
       return "optimizer";
+    case OpKind::ParamGather:
+      return "param-gather";
   }
   return "?";
 }

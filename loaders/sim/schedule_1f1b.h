@@ -10,10 +10,14 @@
 //   `warmup` backward passes. Every exchange blocks until both sides have posted it, which is where
 //   the pipeline bubbles come from.
 //
+// Inference (forwardOnly) runs every microbatch's receive, forward and send in order, nothing else
+// but the host gap.
+//
 // Around it: a host gap and the gradient-buffer reset at the start; at the end the data-parallel
 // gradient reduction (posted before the last backward pass and waited for after it when
 // overlapped), the tied-embedding gradient all-reduce between the first and last stage, the
-// gradient-norm all-reduce over the model-parallel group, and the optimizer step.
+// gradient-norm all-reduce over the model-parallel group, the optimizer step and, with the
+// distributed optimizer, the all-gather of the updated parameters.
 
 #include <string_view>
 #include <vector>
@@ -33,6 +37,7 @@ enum class OpKind : uint8_t {
   GradNormLocal,  // local part of the gradient norm
   GradNorm,       // gradient-norm all-reduce over the model-parallel group
   Optimizer,      // Adam step
+  ParamGather,    // distributed optimizer: all-gather the updated parameters over data parallel
 };
 
 struct P2PExchange {
@@ -55,6 +60,8 @@ struct ScheduleOptions {
   bool overlapDp = false;  // ... overlapped with the last backward pass
   bool embeddingSync = false;
   bool gradNorm = false;
+  bool forwardOnly = false;  // inference: every microbatch's forward, no backward, no optimizer
+  bool paramGather = false;  // distributed optimizer: gather the updated parameters at the end
 };
 
 std::vector<ScheduleOp> oneF1BIteration(const ScheduleOptions& o);

@@ -24,6 +24,18 @@ void resolveDefaults(SimConfig& c) {
   }
 }
 
+std::string_view workloadName(Workload w) {
+  switch (w) {
+    case Workload::Lora:
+      return "lora";
+    case Workload::Inference:
+      return "inference";
+    case Workload::Pretrain:
+      break;
+  }
+  return "pretrain";
+}
+
 bool applyThermalScenario(std::string_view name, SimConfig& c) {
   if (name == "nominal") {
     c.inletTempC = 25, c.inletRisePerNodeC = 0, c.fanMaxFrac = 1;
@@ -90,9 +102,22 @@ void validateConfig(const SimConfig& c) {
   if (m.moe() && (m.topk < 1 || m.topk > m.experts))
     fail(fmt::format("{}: top-k {} must be 1..{}", m.name, m.topk, m.experts));
   if (c.fsdp && c.ep > 1) fail("--fsdp with --ep > 1 is not supported");
+  if (c.fsdp && c.distributedOptimizer)
+    fail("--fsdp and --distributed-optimizer both shard the optimizer state; give one");
+  if (c.workload == Workload::Lora && !(c.loraRank >= 1 && c.loraRank <= m.hidden))
+    fail(fmt::format("--lora-rank must be 1..{}, found {}", m.hidden, c.loraRank));
+  if (c.workload != Workload::Pretrain && c.fsdp)
+    fail(fmt::format("{} with --fsdp is not simulated", workloadName(c.workload)));
+  if (c.workload == Workload::Inference && c.recompute)
+    fail("inference stores no activations for a backward pass: --recompute does not apply");
   if (c.platform.gcds_per_package == 2 && c.gpusPerNode % 2 != 0)
     fail(fmt::format("{} has two GCDs per package: --gpus-per-node must be even, found {}",
                      c.platform.platform, c.gpusPerNode));
+  if (c.nicsPerNode < 0 || c.nicsPerNode > c.gpusPerNode)
+    fail(fmt::format("NICs per node must be 1..{} (one per GPU at most), found {}", c.gpusPerNode,
+                     c.nicsPerNode));
+  if (c.nicGbpsOverride && !(*c.nicGbpsOverride > 0 && *c.nicGbpsOverride <= 100000))
+    fail(fmt::format("--nic-gbps must be in (0, 100000], found {}", *c.nicGbpsOverride));
   if (c.iterations < 0) fail("--iterations must be >= 0");
   if (!(c.durationS >= 0) || c.durationS > 7 * 86400.0)
     fail("--duration must be between 0 and one week");
@@ -177,6 +202,13 @@ nlohmann::json configToJson(const SimConfig& c) {
   j["overlap"] = c.overlap;
   j["sequence_parallel"] = c.sequenceParallel;
   j["fsdp"] = c.fsdp;
+  j["distributed_optimizer"] = c.distributedOptimizer;
+  j["workload"] = workloadName(c.workload);
+  if (c.workload == Workload::Lora) j["lora_rank"] = c.loraRank;
+  j["allow_oom"] = c.allowOom;
+  j["nics_per_node"] = c.nics();
+  j["nic_gbps"] = c.nicGbps();
+  j["link_counters"] = c.linkCounters;
   j["iterations"] = c.iterations;
   j["duration_s"] = c.durationS;
   j["sample_hz"] = c.sampleHz;

@@ -45,6 +45,15 @@ struct ThermalSite {
   std::vector<double> nodeOffsetC;  // per-node offsets (rack position, drawn from the seed)
 };
 
+// What the run does with the model (docs/simulator.md, "LoRA and inference").
+enum class Workload : uint8_t {
+  Pretrain,   // full training: every weight gets a gradient and optimizer state
+  Lora,       // LoRA fine-tuning: base weights frozen (no weight gradients or optimizer state for
+              // them), rank-r adapters on the QKV, projection and MLP matrices of every layer
+  Inference,  // forward passes only (prefill of gbs sequences per step), no gradients
+};
+std::string_view workloadName(Workload w);  // "pretrain", "lora", "inference"
+
 struct SimConfig {
   PlatformProfile platform;
   ModelShape model;
@@ -61,6 +70,21 @@ struct SimConfig {
   bool overlap = false;      // DP gradient reduce with backward, TP comm with GEMMs, param sync
   bool sequenceParallel = false;
   bool fsdp = false;  // parameters sharded over DP (gathered per layer), no end-of-step allreduce
+  // Distributed optimizer (Megatron's distributed_fused_adam / mcore_distributed_optim): fp32
+  // master weights and Adam moments sharded over DP; gradients reduce-scattered and updated
+  // parameters all-gathered instead of one all-reduce.
+  bool distributedOptimizer = false;
+  Workload workload = Workload::Pretrain;
+  int loraRank = 32;  // adapter dimension (NeMo 2.0's LoRA default)
+  // A configuration that does not fit in GPU memory is refused (InvalidConfig) unless this is set:
+  // then it is simulated and marked invalid, as the seed paper's out-of-memory rows are.
+  bool allowOom = false;
+  // Network: NICs per node (0: the profile's nics_per_node; gpusPerNode: one per GPU, rail
+  // optimized) and the speed of each (unset: the profile's inter_node_gbps).
+  int nicsPerNode = 0;
+  std::optional<double> nicGbpsOverride;
+  // Record NVLink, PCIe and network byte counters per GPU (off: smaller files for scale runs).
+  bool linkCounters = true;
 
   int iterations = 0;    // stop after this many (0: no limit)
   double durationS = 0;  // stop the training at this simulated time (0: no limit)
@@ -98,6 +122,8 @@ struct SimConfig {
   // Microbatches per iteration on each data-parallel replica.
   int microbatches() const { return gbs / (dp * mbs); }
   double powerLimit() const { return powerLimitW.value_or(platform.power_limit_w); }
+  int nics() const { return nicsPerNode > 0 ? nicsPerNode : platform.nics_per_node; }
+  double nicGbps() const { return nicGbpsOverride.value_or(platform.inter_node_gbps); }
   ThermalSite thermalSite() const {
     ThermalSite s;
     s.inletC = inletTempC;

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "sim/kernel_expander.h"
+#include "sim/memory_model.h"
 #include "sim/schedule_1f1b.h"
 #include "sim/scratch_store.h"
 #include "sim/telemetry_recorder.h"
@@ -32,15 +33,38 @@ double kernelsPerIteration(const SimConfig& c, const WorkModel& w, int stage) {
   double n = static_cast<double>(sw.zeroGrad.kernels.size() + sw.gradNormLocal.kernels.size() +
                                  sw.optimizer.kernels.size() + sw.gradNorm.kernels.size() +
                                  sw.embeddingSync.kernels.size());
+  if (c.workload == Workload::Inference)
+    return c.microbatches() *
+           static_cast<double>(sw.forward.kernels.size() + sw.p2pPrev.kernels.size() +
+                               sw.p2pNext.kernels.size());
   n += c.microbatches() *
        static_cast<double>(sw.forward.kernels.size() + sw.backward.kernels.size() +
                            sw.p2pPrev.kernels.size() + sw.p2pNext.kernels.size());
   n += static_cast<double>(c.overlap ? sw.dpMain.kernels.size() + sw.dpTail.kernels.size()
                                      : sw.dpReduce.kernels.size());
+  n += static_cast<double>(sw.paramGather.kernels.size());
   return n;
 }
 
+MemoryReport stageMemory(const SimConfig& c, const WorkModel& work) {
+  std::vector<double> denseParams, expertParams;
+  for (int s = 0; s < c.pp; ++s) {
+    denseParams.push_back(work.stage(s).denseParams);
+    expertParams.push_back(work.stage(s).expertParams);
+  }
+  return estimateMemory(c, denseParams, expertParams);
+}
+
 }  // namespace
+
+MemoryReport memoryPlan(SimConfig c) {
+  resolveDefaults(c);
+  validateConfig(c);
+  const Topology topo(c);
+  StringTable names;
+  const WorkModel work(c, topo, names);
+  return stageMemory(c, work);
+}
 
 std::vector<int> tracedRanks(const SimConfig& c) {
   std::vector<int> out;
@@ -86,6 +110,13 @@ SimulationSummary simulate(SimConfig c, const std::filesystem::path& output,
   const WorkModel work(c, topo, names);
   const std::vector<int> traced = tracedRanks(c);
 
+  // GPU memory: a configuration that does not fit is refused, or with --allow-oom simulated and
+  // marked invalid (the seed paper's out-of-memory rows).
+  const MemoryReport memory = stageMemory(c, work);
+  if (!memory.fits() && !c.allowOom)
+    throw InvalidConfig(describeShortfall(c, memory) +
+                        "; --allow-oom simulates it, marked invalid");
+
   // Which iterations get kernel traces.
   TraceSelection::Steps steps = c.trace.steps;
   int every = c.trace.everyStep;
@@ -130,6 +161,13 @@ SimulationSummary simulate(SimConfig c, const std::filesystem::path& output,
     throw Error(fmt::format("{}: the folder {} does not exist", output.string(), dir.string()));
   ScratchFile scratch(dir);
   TelemetryRecorder recorder(c, topo, scratch);
+  constexpr double kMiB = 1024.0 * 1024.0;
+  const double capacityMiB = memory.capacity / kMiB;
+  for (int g = 0; g < topo.world(); ++g) {
+    const RankMemory& m = memory.stages[static_cast<size_t>(topo.coord(g).pp)];
+    recorder.setMemoryUsed(g, std::min(capacityMiB, m.persistent() / kMiB),
+                           std::min(capacityMiB, m.total() / kMiB), c.leadInS);
+  }
   KernelSink sink(topo, traced, scratch, names);
 
   EngineSetup setup;
@@ -167,6 +205,7 @@ SimulationSummary simulate(SimConfig c, const std::filesystem::path& output,
   params["trace"]["traced_ranks"] =
       traced.size() <= 64 ? nlohmann::json(traced) : nlohmann::json(traced.size());
   params["trace"]["traced_steps"] = stepsText;
+  params["memory"] = memoryToJson(memory);
   info.parameters_json = params.dump();
 
   RunWriter writer(output, info, topo.gpuInfos(c), topo.rankInfos(), options);
@@ -204,6 +243,11 @@ SimulationSummary simulate(SimConfig c, const std::filesystem::path& output,
               return std::tie(a.gpu, a.start_ns) < std::tie(b.gpu, b.start_ns);
             });
   writer.setGroundTruth(std::move(er.throttle), er.energyJ);
+  if (!memory.fits())
+    writer.addQualityNote({Severity::Warning, "out_of_memory",
+                           fmt::format("rank {}", memory.worst().rank),
+                           describeShortfall(c, memory) +
+                               " (simulated with --allow-oom: a real run would have failed)"});
   if (traced.size() < static_cast<size_t>(topo.world()) || stepsText != "all")
     writer.addQualityNote(
         {Severity::Info, "partial_trace", "kernels",
@@ -217,6 +261,9 @@ SimulationSummary simulate(SimConfig c, const std::filesystem::path& output,
   sum.iterations = er.completedIterations;
   sum.simulatedS = er.endS;
   sum.trainingS = er.trainingEndS - c.leadInS;
+  sum.peakMemoryGiB = memory.worst().total() / (kMiB * 1024.0);
+  sum.usableMemoryGiB = memory.capacity / (kMiB * 1024.0);
+  sum.outOfMemory = !memory.fits();
   return sum;
 }
 

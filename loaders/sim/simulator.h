@@ -20,6 +20,7 @@
 #include "core/progress.h"
 #include "format/run_writer.h"
 #include "sim/engine.h"
+#include "sim/memory_model.h"
 #include "sim/sim_config.h"
 
 namespace wl::sim {
@@ -30,14 +31,21 @@ struct SimulationSummary {
   uint64_t samples = 0;
   uint64_t kernels = 0;
   int tracedRanks = 0;
-  std::string traceSteps;  // "all", "every 10th", "0-2"
-  int iterations = 0;      // completed on every rank
-  double simulatedS = 0;   // run span
-  double trainingS = 0;    // first iteration start to last iteration end
+  std::string traceSteps;    // "all", "every 10th", "0-2"
+  int iterations = 0;        // completed on every rank
+  double simulatedS = 0;     // run span
+  double trainingS = 0;      // first iteration start to last iteration end
+  double peakMemoryGiB = 0;  // the rank that needs the most
+  double usableMemoryGiB = 0;
+  bool outOfMemory = false;  // simulated with allowOom and marked invalid
 };
 
 // Ranks whose kernels are traced, as the selection resolves for this configuration.
 std::vector<int> tracedRanks(const SimConfig& c);
+
+// The memory every pipeline stage's ranks need, without simulating (InvalidConfig for a
+// configuration that cannot exist).
+MemoryReport memoryPlan(SimConfig c);
 
 // Simulates the run and writes it to `output` (through a temporary file). Throws InvalidConfig for
 // a configuration that cannot exist and wl::Error for anything else that goes wrong.

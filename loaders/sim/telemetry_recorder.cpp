@@ -31,6 +31,7 @@ TelemetryRecorder::TelemetryRecorder(const SimConfig& c, const Topology& topo, S
   sampleIndex_.assign(n, 0);
   nextT_.assign(n, 0.0);
   bias_.assign(n, 0.0);
+  memory_.assign(n, MemoryUsed{});
   for (int g = 0; g < n_; ++g) {
     Rng b = Rng::keyed(c.seed, RandomPurpose::SensorNoise, static_cast<uint64_t>(g), 1);
     bias_[static_cast<size_t>(g)] =
@@ -105,10 +106,22 @@ void TelemetryRecorder::afterStep(double t1, const GpuStepView& s) {
           busySum_[i] / static_cast<double>(std::min<size_t>(stepsSeen_[i], utilSteps_));
       out.util = static_cast<uint8_t>(std::clamp(std::lround(busy * 100.0), 0L, 100L));
       out.reasons = s.reasons[i];
+      if (c_.linkCounters) {
+        constexpr double kWrap = 4294967296.0;  // 2^32 KiB
+        out.linkTxKiB = static_cast<uint32_t>(std::fmod(std::floor(s.linkTx[i] / 1024.0), kWrap));
+        out.linkRxKiB = static_cast<uint32_t>(std::fmod(std::floor(s.linkRx[i] / 1024.0), kWrap));
+        out.netTx = s.netTx[i], out.netRx = s.netRx[i];
+        out.pcieTx = s.pcieTx[i], out.pcieRx = s.pcieRx[i];
+      }
       spill_.push(i, out);
       nextT_[i] = nextSampleTime(g);
     }
   }
+}
+
+void TelemetryRecorder::setMemoryUsed(int gpu, double beforeMiB, double duringMiB,
+                                      double trainingStartS) {
+  memory_[static_cast<size_t>(gpu)] = {beforeMiB, duringMiB, trainingStartS};
 }
 
 TelemetryTable TelemetryRecorder::take(int gpu, int64_t startNs) {
@@ -135,6 +148,27 @@ TelemetryTable TelemetryRecorder::take(int gpu, int64_t startNs) {
   t.columns.push_back({std::string(metric::kSmClock), std::move(sm)});
   t.columns.push_back({std::string(metric::kMemClock), std::move(mem)});
   t.columns.push_back({std::string(metric::kUtil), std::move(util)});
+  if (c_.linkCounters) {
+    auto counter = [&](std::string_view id, auto get) {
+      std::vector<double> v(n);
+      for (size_t k = 0; k < n; ++k)
+        v[k] = get(samples[k]);
+      t.columns.push_back({std::string(id), std::move(v)});
+    };
+    counter("nvlink_tx_kib", [](const Sample& x) { return static_cast<double>(x.linkTxKiB); });
+    counter("nvlink_rx_kib", [](const Sample& x) { return static_cast<double>(x.linkRxKiB); });
+    counter("pcie_tx_bytes", [](const Sample& x) { return x.pcieTx; });
+    counter("pcie_rx_bytes", [](const Sample& x) { return x.pcieRx; });
+    counter("net_tx_bytes", [](const Sample& x) { return x.netTx; });
+    counter("net_rx_bytes", [](const Sample& x) { return x.netRx; });
+  }
+  const MemoryUsed& mu = memory_[static_cast<size_t>(gpu)];
+  if (!std::isnan(mu.before)) {
+    std::vector<double> used(n);
+    for (size_t k = 0; k < n; ++k)
+      used[k] = static_cast<double>(samples[k].tNs) * 1e-9 < mu.fromS ? mu.before : mu.during;
+    t.columns.push_back({"mem_used_mib", std::move(used)});
+  }
   return t;
 }
 

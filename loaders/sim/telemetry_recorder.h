@@ -33,6 +33,13 @@ struct GpuStepView {
   const std::vector<double>& memTempC;
   const std::vector<double>& clockMhz;  // clock of the next step
   const std::vector<uint32_t>& reasons;
+  // Cumulative bytes (unused without SimConfig::linkCounters).
+  const std::vector<double>& linkTx;
+  const std::vector<double>& linkRx;
+  const std::vector<double>& netTx;
+  const std::vector<double>& netRx;
+  const std::vector<double>& pcieTx;
+  const std::vector<double>& pcieRx;
 };
 
 class TelemetryRecorder {
@@ -41,6 +48,9 @@ class TelemetryRecorder {
 
   // Records the samples that fall in the step (t1 - dt, t1] (seconds since the run start).
   void afterStep(double t1, const GpuStepView& s);
+  // Memory a GPU's process holds (nvidia-smi memory.used, MiB): `before` until the training
+  // starts, `during` from then on (the caching allocator keeps the first iteration's peak).
+  void setMemoryUsed(int gpu, double beforeMiB, double duringMiB, double trainingStartS);
   // A GPU's samples as a table (absolute timestamps); releases them.
   TelemetryTable take(int gpu, int64_t startNs);
   size_t samples(int gpu) const { return spill_.count(static_cast<size_t>(gpu)); }
@@ -54,8 +64,10 @@ class TelemetryRecorder {
     int8_t temp, memTemp;
     uint8_t util;
     uint8_t hasPower;
+    uint32_t linkTxKiB, linkRxKiB;        // NVLink counters: KiB, 32 bits (they wrap, as NVML's do)
+    double netTx, netRx, pcieTx, pcieRx;  // bytes
   };
-  static_assert(sizeof(Sample) == 24);
+  static_assert(sizeof(Sample) == 64);
 
   double nextSampleTime(int gpu);
 
@@ -75,6 +87,10 @@ class TelemetryRecorder {
   std::vector<double> nextT_;
   std::vector<double> bias_;
   std::vector<Rng> noise_, jitter_;
+  struct MemoryUsed {
+    double before = kNaN, during = kNaN, fromS = 0;
+  };
+  std::vector<MemoryUsed> memory_;
 };
 
 }  // namespace wl::sim

@@ -5,8 +5,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "sim/rng.h"
 
@@ -19,7 +21,9 @@ Topology::Topology(const SimConfig& c)
       pp_(c.pp),
       dp_(c.dp),
       ep_(c.ep),
-      gcds_(c.platform.gcds_per_package) {
+      gcds_(c.platform.gcds_per_package),
+      nics_(std::clamp(c.nics(), 1, c.gpusPerNode)),
+      nicGbps_(c.nicGbps()) {
   // Placement: packages in rows from the front of the chassis to the back.
   const int packagesPerNode = gpn_ / gcds_;
   const int rows = std::clamp(c.platform.rows_per_node, 1, std::max(1, packagesPerNode));
@@ -36,6 +40,7 @@ Topology::Topology(const SimConfig& c)
     const int row = localPackage / perRow;
     const int column = localPackage % perRow;
     p.slot = row;
+    p.nic = p.local * nics_ / gpn_;
     p.upstreamPackage = row > 0 ? p.node * packagesPerNode + (row - 1) * perRow + column : -1;
     packageGpus_[static_cast<size_t>(p.package)].push_back(g);
   }
@@ -154,27 +159,35 @@ void Topology::addGroup(GroupKind kind, std::string desc, std::vector<int> ranks
 }
 
 void Topology::placeGroups() {
-  // Groups of one kind run their collectives at the same time; those that leave a node share its
-  // network interface.
-  std::map<std::pair<int, int>, int> crossingPerNode;  // (kind, node) -> groups
+  // Groups of one kind run their collectives at the same time; those that leave a node share the
+  // NICs their members use.
+  std::map<std::tuple<int, int, int>, int> crossingPerNic;  // (kind, node, nic) -> groups
   for (ProcessGroup& g : groups_) {
     std::set<int> nodes, packages;
+    std::set<std::pair<int, int>> nics;
     for (int r : g.ranks) {
       nodes.insert(placement(r).node);
       packages.insert(placement(r).package);
+      nics.insert({placement(r).node, placement(r).nic});
     }
+    g.nodes = static_cast<int>(nodes.size());
     g.crossesNodes = nodes.size() > 1;
     g.withinPackage = packages.size() == 1 && g.ranks.size() > 1;
     if (g.crossesNodes)
-      for (int n : nodes)
-        ++crossingPerNode[{static_cast<int>(g.kind), n}];
+      for (const auto& [node, nic] : nics)
+        ++crossingPerNic[{static_cast<int>(g.kind), node, nic}];
   }
   for (ProcessGroup& g : groups_) {
     if (!g.crossesNodes) continue;
-    int worst = 1;
+    std::map<int, double> perNode;  // node -> Gb/s the group gets there
+    std::set<std::pair<int, int>> nics;
     for (int r : g.ranks)
-      worst = std::max(worst, crossingPerNode[{static_cast<int>(g.kind), placement(r).node}]);
-    g.nicSharers = worst;
+      nics.insert({placement(r).node, placement(r).nic});
+    for (const auto& [node, nic] : nics)
+      perNode[node] += nicGbps_ / crossingPerNic[{static_cast<int>(g.kind), node, nic}];
+    g.networkGbps = std::numeric_limits<double>::infinity();
+    for (const auto& [node, gbps] : perNode)
+      g.networkGbps = std::min(g.networkGbps, gbps);
   }
 }
 
@@ -186,10 +199,13 @@ const ProcessGroup* Topology::worstGroup(GroupKind kind, int stage) const {
     for (int r : g.ranks)
       onStage = onStage || coord(r).pp == stage;
     if (!onStage) continue;
-    auto score = [](const ProcessGroup& x) {
-      return (x.crossesNodes ? 1000000 : 0) + x.nicSharers * 10 + (x.withinPackage ? 0 : 1);
+    // Worse: across nodes, then less network bandwidth, then outside one package.
+    auto worse = [](const ProcessGroup& a, const ProcessGroup& b) {
+      if (a.crossesNodes != b.crossesNodes) return a.crossesNodes;
+      if (a.crossesNodes && a.networkGbps != b.networkGbps) return a.networkGbps < b.networkGbps;
+      return !a.withinPackage && b.withinPackage;
     };
-    if (!worst || score(g) > score(*worst)) worst = &g;
+    if (!worst || worse(g, *worst)) worst = &g;
   }
   return worst;
 }

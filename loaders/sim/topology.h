@@ -42,7 +42,11 @@ struct ProcessGroup {
   // Placement, for the communication model.
   bool crossesNodes = false;
   bool withinPackage = false;  // all members on one package (MI250 GCD pair)
-  int nicSharers = 1;          // groups of this kind that cross nodes through the same node NIC
+  int nodes = 1;               // nodes its members sit on
+  // Across nodes: the network bandwidth the group gets at the node where it gets least: the sum
+  // over the NICs its members there use of the NIC's speed / the groups of the same kind that
+  // cross nodes through that NIC. 0 inside a node.
+  double networkGbps = 0;
 };
 
 struct RankCoord {
@@ -59,6 +63,7 @@ struct Unit {
 
 struct GpuPlacement {
   int node = 0, local = 0, package = 0, slot = 0;
+  int nic = 0;               // the node's NIC this GPU's inter-node traffic leaves through
   int upstreamPackage = -1;  // global package whose exhaust this one breathes, -1 at the front
 };
 
@@ -103,6 +108,8 @@ class Topology {
   void placeGroups();
 
   int world_, gpn_, tp_, pp_, dp_, ep_, gcds_;
+  int nics_;
+  double nicGbps_;
   int packages_ = 0;
   std::vector<GpuPlacement> placement_;
   std::vector<std::vector<int>> packageGpus_;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "sim/memory_model.h"
+
 namespace wl::sim {
 namespace {
 
@@ -19,6 +21,8 @@ void OpCost::add(KernelSpec k) {
   hiddenS += k.hiddenS;
   smActivityS += static_cast<double>(k.activity) * k.smS;
   fixedActivityS += static_cast<double>(k.activity) * k.fixedS;
+  linkBytes += k.linkBytes;
+  netBytes += k.netBytes;
   kernels.push_back(k);
 }
 
@@ -35,6 +39,9 @@ double WorkModel::nominalIterationS(int s, int microbatches) const {
                  t(w.gradNormLocal) + t(w.optimizer) + t(w.embeddingSync) + t(w.gradNorm);
   total += 2.0 * microbatches * std::max(t(w.p2pPrev), t(w.p2pNext));
   total += c_.overlap ? t(w.dpTail) : t(w.dpReduce);
+  total += t(w.paramGather);
+  if (c_.workload == Workload::Inference)
+    total = c_.hostGapS + microbatches * (t(w.forward) + std::max(t(w.p2pPrev), t(w.p2pNext)));
   return total;
 }
 
@@ -54,6 +61,9 @@ StageWork WorkModel::buildStage(int s) {
   const int layers = m.layers / c.pp;
   const int recomputed = !c.recompute ? 0 : (c.recomputeLayers < 0 ? layers : c.recomputeLayers);
   const bool swiglu = m.mlp == MlpKind::SwiGlu;
+  // LoRA: the base weights are frozen (no weight-gradient GEMMs), rank-r adapters beside the QKV,
+  // projection, FC1 and FC2 GEMMs run their own small GEMMs forward and backward.
+  const bool lora = c.workload == Workload::Lora;
 
   const double peak = P.peak_bf16_tflops * 1e12;
   const double hbm = P.hbm_bandwidth_gbs * 1e9 * P.hbm_efficiency;
@@ -79,6 +89,18 @@ StageWork WorkModel::buildStage(int s) {
     k.expert = expert;
     op.add(k);
   };
+  // One adapter beside a GEMM of input width `in` and output width `out`: x A (in x r) then B
+  // (r x out), counted as one small GEMM; the backward pass runs it twice (data and adapter
+  // gradients).
+  auto adapter = [&](OpCost& op, double in, double out, int times) {
+    if (!lora) return;
+    for (int i = 0; i < times; ++i)
+      gemm(op, kn_.gemmSmall, T, c.loraRank, in + out, false, 0.5);
+  };
+  // The weight gradient of a base GEMM: none when the weights are frozen.
+  auto wgrad = [&](OpCost& op, double M, double N, double K) {
+    if (!lora) gemm(op, kn_.gemmWgrad, M, N, K);
+  };
   auto attention = [&](OpCost& op, const std::string& name, double flops) {
     KernelSpec k;
     k.name = names_.intern(name);
@@ -103,12 +125,25 @@ StageWork WorkModel::buildStage(int s) {
                         double hiddenFraction = 0.0) {
     if (!g) return;
     KernelSpec k;
-    k.name = names_.intern(kn_.collective(kind, isFp32));
+    const CollectivePlan plan = planCollective(kind, bytes, *g, P);
+    k.name = names_.intern(kn_.collective(kind, isFp32, plan.algorithm, plan.protocol));
     k.cls = KernelClass::Communication;
     k.stream = stream;
-    const double t = collectiveSeconds(kind, bytes, *g, P);
+    const double t = plan.seconds;
     k.commS = t * (1.0 - hiddenFraction);
     k.hiddenS = t * hiddenFraction;
+    k.linkBytes = plan.bytesPerRank * (1.0 - plan.netFraction);
+    k.netBytes = plan.bytesPerRank * plan.netFraction;
+    // Overlapped communication runs its NCCL kernel on SMs the compute it hides behind would
+    // have used: that compute kernel slows by overlap_sm_slowdown for the hidden time.
+    if (k.hiddenS > 0 && !op.kernels.empty() && op.kernels.back().smS > 0) {
+      KernelSpec& before = op.kernels.back();
+      const double extra = k.hiddenS * P.overlap_sm_slowdown;
+      before.smS += extra;
+      op.smS += extra;
+      if (before.expert) op.expertSmS += extra;
+      op.smActivityS += static_cast<double>(before.activity) * extra;
+    }
     k.activity = static_cast<float>(P.activity_comm);
     k.sync = sync;
     k.scope = scope;
@@ -169,18 +204,22 @@ StageWork WorkModel::buildStage(int s) {
     memory(op, normF, 2.0 * Tnorm * h * kBf16);
     tpGather(op, T * h * kBf16);
     gemm(op, kn_.gemmForward, T, (h + kvWidth) / tp, h);
+    adapter(op, h, (h + kvWidth) / tp, 1);
     if (m.rotary) memory(op, kn_.ropeForward, 2.0 * T * (h + kvWidth / 2) / tp * kBf16);
     attention(op, kn_.attentionForward, attnFlops);
     gemm(op, kn_.gemmForward, T, h, h / tp);
+    adapter(op, h / tp, h, 1);
     tpReduce(op, T * h * kBf16);
     memory(op, kn_.residualAdd, 3.0 * Tnorm * h * kBf16);
     memory(op, normF, 2.0 * Tnorm * h * kBf16);
     if (!m.moe()) {
       tpGather(op, T * h * kBf16);
       gemm(op, kn_.gemmForward, T, ffnOut, h);
+      adapter(op, h, ffnOut, 1);
       memory(op, swiglu ? kn_.swigluForward : kn_.geluForward,
              (swiglu ? 3.0 : 2.0) * T * f / tp * kBf16);
       gemm(op, kn_.gemmForward, T, h, f / tp);
+      adapter(op, f / tp, h, 1);
       tpReduce(op, T * h * kBf16);
     } else {
       const double routed = T * m.topk;
@@ -208,11 +247,13 @@ StageWork WorkModel::buildStage(int s) {
     if (!m.moe()) {
       tpGather(op, T * h * kBf16);
       gemm(op, kn_.gemmDgrad, T, f / tp, h);
-      gemm(op, kn_.gemmWgrad, T, f / tp, h);
+      wgrad(op, T, f / tp, h);
+      adapter(op, f / tp, h, 2);
       memory(op, swiglu ? kn_.swigluBackward : kn_.geluBackward,
              (swiglu ? 5.0 : 3.0) * T * f / tp * kBf16);
       gemm(op, kn_.gemmDgrad, T, h, ffnOut);
-      gemm(op, kn_.gemmWgrad, T, h, ffnOut);
+      wgrad(op, T, h, ffnOut);
+      adapter(op, h, ffnOut, 2);
       tpReduce(op, T * h * kBf16);
     } else {
       const double routed = T * m.topk;
@@ -220,10 +261,10 @@ StageWork WorkModel::buildStage(int s) {
       collective(op, CommScope::Ep, epGroup, CollectiveKind::AllToAll, routed * h * kBf16, false,
                  true, kExpertStream);
       gemm(op, kn_.gemmGrouped, routed, f / tp, h, true, 0.9);
-      gemm(op, kn_.gemmGrouped, routed, f / tp, h, true, 0.9);
+      if (!lora) gemm(op, kn_.gemmGrouped, routed, f / tp, h, true, 0.9);  // weight gradient
       memory(op, kn_.swigluBackward, 5.0 * routed * f / tp * kBf16);
       gemm(op, kn_.gemmGrouped, routed, h, 2.0 * f / tp, true, 0.9);
-      gemm(op, kn_.gemmGrouped, routed, h, 2.0 * f / tp, true, 0.9);
+      if (!lora) gemm(op, kn_.gemmGrouped, routed, h, 2.0 * f / tp, true, 0.9);
       collective(op, CommScope::Ep, epGroup, CollectiveKind::AllToAll, routed * h * kBf16, false,
                  true, kExpertStream);
       memory(op, kn_.permute, 2.0 * routed * h * kBf16);
@@ -234,13 +275,15 @@ StageWork WorkModel::buildStage(int s) {
     memory(op, kn_.residualAdd, 3.0 * Tnorm * h * kBf16);
     tpGather(op, T * h * kBf16);
     gemm(op, kn_.gemmDgrad, T, h / tp, h);
-    gemm(op, kn_.gemmWgrad, T, h / tp, h);
+    wgrad(op, T, h / tp, h);
+    adapter(op, h / tp, h, 2);
     memory(op, kn_.attentionBackwardDot, 2.0 * T * h / tp * kBf16);
     attention(op, kn_.attentionBackward, 2.5 * attnFlops);
     memory(op, kn_.attentionBackwardConvert, T * h / tp * (4.0 + 2.0));
     if (m.rotary) memory(op, kn_.ropeBackward, 2.0 * T * (h + kvWidth / 2) / tp * kBf16);
     gemm(op, kn_.gemmDgrad, T, h, (h + kvWidth) / tp);
-    gemm(op, kn_.gemmWgrad, T, h, (h + kvWidth) / tp);
+    wgrad(op, T, h, (h + kvWidth) / tp);
+    adapter(op, h, (h + kvWidth) / tp, 2);
     tpReduce(op, T * h * kBf16);
     memory(op, normB, 3.0 * Tnorm * h * kBf16);
     if (c.fsdp)
@@ -248,7 +291,10 @@ StageWork WorkModel::buildStage(int s) {
                  true, kDataParallelStream, c.overlap ? 0.9 : 0.0);
   };
 
-  // Forward pass of one microbatch.
+  // Forward pass of one microbatch: the first stage copies the token ids in, the last the labels
+  // (int64 each, over PCIe).
+  if (first) w.forward.hostBytes += T * 8.0;
+  if (last && c.workload != Workload::Inference) w.forward.hostBytes += T * 8.0;
   if (first) {
     memory(w.forward, kn_.embeddingForward, 2.0 * T * h * kBf16);
     if (tpGroup)
@@ -270,7 +316,7 @@ StageWork WorkModel::buildStage(int s) {
   if (last) {
     memory(w.backward, kn_.lossBackward, 2.0 * T * V / tp * kBf16);
     gemm(w.backward, kn_.gemmDgrad, T, h, V / tp);
-    gemm(w.backward, kn_.gemmWgrad, T, h, V / tp);
+    wgrad(w.backward, T, h, V / tp);
     if (tpGroup && !c.sequenceParallel)
       collective(w.backward, CommScope::Tp, tpGroup, CollectiveKind::AllReduce, T * h * kBf16,
                  false, true, kTensorParallelStream, tpHidden);
@@ -280,16 +326,22 @@ StageWork WorkModel::buildStage(int s) {
     if (l < recomputed) layerForward(w.backward);
     layerBackward(w.backward);
   }
-  if (first) memory(w.backward, kn_.embeddingBackward, 2.0 * T * h * 4.0);
+  if (first && !lora) memory(w.backward, kn_.embeddingBackward, 2.0 * T * h * 4.0);
 
-  // Iteration start, gradient norm, optimizer.
-  const double localParams = w.denseParams + w.expertParams;
+  // Iteration start, gradient norm, optimizer: over the trained parameters (LoRA: the adapters);
+  // the distributed optimizer updates its 1/dp shard of them.
+  const double adapters = loraAdapterParams(c, s);
+  w.trainedParams = c.workload == Workload::Pretrain ? w.denseParams + w.expertParams
+                    : lora                           ? adapters
+                                                     : 0.0;
+  const double trained = w.trainedParams;
+  const double sharded = c.distributedOptimizer && c.dp > 1 ? trained / c.dp : trained;
   memory(w.zeroGrad, kn_.memset, 4.0 * 1024 * 1024, GpuEventKind::Memset);
-  memory(w.zeroGrad, kn_.fill, localParams * 4.0);
-  memory(w.gradNormLocal, kn_.l2norm, localParams * 4.0);
-  memory(w.optimizer, kn_.scale, localParams * 4.0);
-  memory(w.optimizer, kn_.adam, localParams * 28.0);
-  memory(w.optimizer, kn_.scale, localParams * 6.0);
+  memory(w.zeroGrad, kn_.fill, trained * 4.0);
+  memory(w.gradNormLocal, kn_.l2norm, sharded * 4.0);
+  memory(w.optimizer, kn_.scale, sharded * 4.0);
+  memory(w.optimizer, kn_.adam, sharded * 28.0);
+  memory(w.optimizer, kn_.scale, sharded * 6.0);
 
   // Communication ops.
   const double p2pBytes = T * h * kBf16 / tp;  // scatter-gather across tensor-parallel ranks
@@ -305,18 +357,29 @@ StageWork WorkModel::buildStage(int s) {
                &topo_.groups()[static_cast<size_t>(topo_.groupOf(GroupKind::P2pPair, rank))],
                CollectiveKind::SendRecv, p2pBytes, false, false, kPipelineStream);
   }
-  auto dpCollectives = [&](OpCost& op, double fraction) {
+  // Gradient reduction over data parallel: an all-reduce, or with the distributed optimizer a
+  // reduce-scatter (and the all-gather of the updated parameters after the step).
+  const double denseGrads = lora ? adapters : w.denseParams;
+  const double expertGrads = lora ? 0.0 : w.expertParams;
+  const CollectiveKind reduceKind =
+      c.distributedOptimizer ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
+  auto dpCollectives = [&](OpCost& op, double fraction, CollectiveKind kind, double hidden = 0) {
+    if (c.workload == Workload::Inference) return;
     if (!c.fsdp && dpGroup)
-      collective(op, CommScope::Dp, dpGroup, CollectiveKind::AllReduce,
-                 w.denseParams * kBf16 * fraction, false, false, kDataParallelStream);
-    if (m.moe() && c.dp / c.ep > 1)
-      collective(op, CommScope::ExpertDp, group(GroupKind::ExpertDp), CollectiveKind::AllReduce,
-                 w.expertParams * kBf16 * fraction, false, false, kDataParallelStream);
+      collective(op, CommScope::Dp, dpGroup, kind, denseGrads * kBf16 * fraction, false, false,
+                 kDataParallelStream, hidden);
+    if (m.moe() && c.dp / c.ep > 1 && expertGrads > 0)
+      collective(op, CommScope::ExpertDp, group(GroupKind::ExpertDp), kind,
+                 expertGrads * kBf16 * fraction, false, false, kDataParallelStream, hidden);
   };
-  dpCollectives(w.dpReduce, 1.0);
+  dpCollectives(w.dpReduce, 1.0, reduceKind);
   const double buckets = c.dpBuckets;
-  dpCollectives(w.dpMain, (buckets - 1.0) / buckets);
-  dpCollectives(w.dpTail, 1.0 / buckets);
+  dpCollectives(w.dpMain, (buckets - 1.0) / buckets, reduceKind);
+  dpCollectives(w.dpTail, 1.0 / buckets, reduceKind);
+  // With overlap (overlap_param_sync) the gather runs under the next iteration's first forward
+  // passes; 10 % of it stays exposed, as for the FSDP gathers.
+  if (c.distributedOptimizer)
+    dpCollectives(w.paramGather, 1.0, CollectiveKind::AllGather, c.overlap ? 0.9 : 0.0);
   if (m.tied_embeddings && c.pp > 1 && (first || last)) {
     const int rank = topo_.rankOf(0, 0, s);
     const int g = topo_.groupOf(GroupKind::Embedding, rank);

@@ -61,10 +61,13 @@ struct KernelSpec {
   KernelClass cls = KernelClass::Compute;
   GpuEventKind kind = GpuEventKind::Kernel;
   int64_t stream = kComputeStream;
-  double smS = 0;       // seconds at the max SM clock, scaled by fmax / f
-  double fixedS = 0;    // clock-independent seconds (memory-bound work, launch gap)
-  double commS = 0;     // exposed communication seconds
-  double hiddenS = 0;   // communication overlapped with the compute before it
+  double smS = 0;      // seconds at the max SM clock, scaled by fmax / f
+  double fixedS = 0;   // clock-independent seconds (memory-bound work, launch gap)
+  double commS = 0;    // exposed communication seconds
+  double hiddenS = 0;  // communication overlapped with the compute before it
+  // Bytes this rank sends (and receives: collectives are symmetric; send/recv counts the message)
+  // over NVLink / xGMI and over the network.
+  double linkBytes = 0, netBytes = 0;
   float activity = 0;   // power activity while it runs (fraction of the dynamic maximum)
   bool expert = false;  // MoE expert GEMM: scaled by the rank's expert load
   bool sync = false;    // collective inside the lockstep unit: ends after the last member arrives
@@ -85,8 +88,10 @@ struct OpCost {
   double fixedS = 0;
   double commS = 0;
   double hiddenS = 0;
-  double smActivityS = 0;     // sum of activity x smS
-  double fixedActivityS = 0;  // sum of activity x fixedS
+  double smActivityS = 0;              // sum of activity x smS
+  double fixedActivityS = 0;           // sum of activity x fixedS
+  double linkBytes = 0, netBytes = 0;  // sums of the kernels' (per direction)
+  double hostBytes = 0;                // host-to-device input (token ids, labels) over PCIe
   std::array<int, kCommScopes> scopeCount{};
 
   void add(KernelSpec k);
@@ -101,8 +106,10 @@ struct StageWork {
   OpCost dpReduce;          // gradient all-reduce(s), not overlapped
   OpCost dpMain, dpTail;    // overlapped: all buckets but the last, and the last
   OpCost embeddingSync, gradNorm;
-  double denseParams = 0;   // parameters held by one rank of this stage (not experts)
-  double expertParams = 0;  // expert parameters held by one rank
+  OpCost paramGather;        // distributed optimizer: all-gather of the updated parameters
+  double denseParams = 0;    // parameters held by one rank of this stage (not experts)
+  double expertParams = 0;   // expert parameters held by one rank
+  double trainedParams = 0;  // parameters with gradients (LoRA: the adapters; inference: none)
 };
 
 class WorkModel {

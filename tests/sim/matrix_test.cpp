@@ -48,10 +48,21 @@ TEST(ExperimentMatrix, ReadsEveryConfigurationOfTheRealFile) {
   EXPECT_EQ(l.model.query_groups, 8);
   EXPECT_TRUE(l.recompute);
   EXPECT_EQ(l.recomputeLayers, 20);
+  EXPECT_TRUE(l.distributedOptimizer);  // optim = distributed_fused_adam
+  EXPECT_EQ(l.workload, Workload::Pretrain);
   SimConfig c;
   applyMatrixEntry(l, c);
   EXPECT_EQ(c.tp * c.pp * c.dp, c.nodes * c.gpusPerNode);
   EXPECT_EQ(c.model.name, "Llama3-70B");
+  EXPECT_TRUE(c.distributedOptimizer);
+  // Line 2: inference,gpt3-175b,gpt3-175b_1_mbs1,... optim fused_adam, peft none.
+  const MatrixEntry& inf = findMatrixEntry(rows, "inference/gpt3-175b_1_mbs1", "", "", kMatrix);
+  EXPECT_EQ(inf.line, 2);
+  EXPECT_EQ(inf.workload, Workload::Inference);
+  EXPECT_FALSE(inf.distributedOptimizer);
+  // The lora sweep: peft = lora.
+  const MatrixEntry& lo = findMatrixEntry(rows, "lora/llama3-70b_1_mbs1", "", "", kMatrix);
+  EXPECT_EQ(lo.workload, Workload::Lora);
 }
 
 TEST(ExperimentMatrix, AmbiguousAndUnknownNamesAreClearErrors) {

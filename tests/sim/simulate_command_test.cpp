@@ -136,5 +136,36 @@ TEST(SimulateCommand, RunsAConfigurationOfTheExperimentMatrixByName) {
   EXPECT_NE(bad.err.find("no configuration named 'nope'"), std::string::npos) << bad.err;
 }
 
+TEST(SimulateCommand, OutOfMemoryIsBadUsageWithOneLineOrWithAllowOomAnInvalidRun) {
+  test::TempDir dir;
+  const std::string out = (dir / "oom.h5").string();
+  std::vector<std::string> a = {
+      "simulate", "-o",           out, "--model",       "Llama3-70B", "--tp",
+      "1",        "--pp",         "1", "--mbs",         "1",          "--gbs",
+      "8",        "--iterations", "1", "--trace-ranks", "none",       "--quiet"};
+  auto r = test::runWattline(a);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("out of memory: rank 0 (pipeline stage 0) needs"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(lines(r.err), 2) << r.err;  // the message and the pointer to --help
+  EXPECT_FALSE(std::filesystem::exists(out));
+  a.push_back("--allow-oom");
+  r = test::runWattline(a);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto analyzed = test::runWattline({"analyze", out, "--json"});
+  ASSERT_EQ(analyzed.exitCode, 0) << analyzed.err;
+  const auto j = nlohmann::json::parse(analyzed.out);
+  EXPECT_FALSE(j["data_quality"]["valid"].get<bool>());
+  EXPECT_NE(j["data_quality"]["invalid_reasons"][0].get<std::string>().find("out of memory"),
+            std::string::npos);
+  // --memory-only answers without simulating.
+  const auto m = test::runWattline({"simulate", "--model", "Llama3-70B", "--tp", "8", "--pp", "1",
+                                    "--mbs", "1", "--gbs", "8", "--memory-only"});
+  ASSERT_EQ(m.exitCode, 0) << m.err;
+  const auto mj = nlohmann::json::parse(m.out);
+  EXPECT_NEAR(mj["usable_gib"].get<double>(), 79.18, 1e-9);
+  EXPECT_EQ(mj["stages"].size(), 1u);
+}
+
 }  // namespace
 }  // namespace wl
