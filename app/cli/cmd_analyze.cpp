@@ -19,12 +19,18 @@
 namespace wl::cli {
 namespace {
 
+// Fixed-point with `digits` decimals; a value too large for that to be read (|v| >= 1e12: a
+// corrupt input) in scientific notation with 4 significant digits.
+std::string fixedOrSci(double v, int digits) {
+  return std::fabs(v) < 1e12 ? fmt::format("{:.{}f}", v, digits) : fmt::format("{:.4g}", v);
+}
+
 std::string num(double v, int digits = 1) {
-  return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "-";
+  return std::isfinite(v) ? fixedOrSci(v, digits) : "-";
 }
 
 std::string pct(double f, int digits = 1) {
-  return std::isfinite(f) ? fmt::format("{:.{}f} %", 100.0 * f, digits) : "-";
+  return std::isfinite(f) ? fixedOrSci(100.0 * f, digits) + " %" : "-";
 }
 
 std::string ms(int64_t ns) {
@@ -33,7 +39,7 @@ std::string ms(int64_t ns) {
 
 std::string energyText(double j) {
   if (!std::isfinite(j)) return "-";
-  if (std::fabs(j) >= 1e6) return fmt::format("{:.3f} MJ", j * 1e-6);
+  if (std::fabs(j) >= 1e6) return fixedOrSci(j * 1e-6, 3) + " MJ";
   if (std::fabs(j) >= 1e3) return fmt::format("{:.2f} kJ", j * 1e-3);
   return fmt::format("{:.1f} J", j);
 }

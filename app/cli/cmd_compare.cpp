@@ -2,6 +2,7 @@
 // wattline compare RUN.h5|FOLDER... [--baseline NAME] [--json|--csv] [--filter K=V,...]
 //                  [--sort COLUMN] [--normalize none|gpu|token|iteration]
 //                  [--per device|package] [--no-cache] ...
+// wattline compare A.h5 B.h5 --iterations [--json|--csv] (cmd_compare_iterations.cpp)
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/arg_parser.h"
+#include "cli/cmd_compare_iterations.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "study.h"
@@ -159,7 +161,11 @@ int cmdCompare(const Args& args) {
               "ranks and the throughput / energy-per-token Pareto front (docs/compare.md). "
               "Summaries are cached beside each run (RUN.h5.summary.json), so a study opens "
               "again without reading samples.");
-  p.flag("json", "print JSON (schema in docs/compare.md)")
+  p.flag("iterations",
+         "compare exactly two runs step by step: what differs, the iteration-warped alignment "
+         "and per common step the step time, energy, power, temperature, throttling, exposed "
+         "communication and bubble of A, B and A - B (docs/compare.md, \"Two runs\")")
+      .flag("json", "print JSON (schema in docs/compare.md)")
       .flag("csv", "print the table as CSV")
       .option("baseline", "NAME", "the run deltas are relative to: its label, name, file or path")
       .option("filter", "KEY=VALUE,...",
@@ -179,6 +185,7 @@ int cmdCompare(const Args& args) {
       .positionals("RUN.h5|FOLDER", "runs, or folders searched recursively for *.h5", 1, -1);
   if (!p.parse(args)) return 0;
   if (p.has("json") && p.has("csv")) throw UsageError("--json and --csv exclude each other");
+  if (p.has("iterations")) return cmdCompareIterations(p, stderrProgress(p.has("quiet")));
 
   StudyTableOptions table;
   try {

@@ -791,9 +791,17 @@ std::vector<ThrottleTruth> RunFile::truthThrottle() const {
   const auto s = column<int64_t>(g, "ground_truth/throttle", "start_ns", n, path_);
   const auto e = column<int64_t>(g, "ground_truth/throttle", "end_ns", n, path_);
   const auto r = column<uint32_t>(g, "ground_truth/throttle", "reasons", n, path_);
+  // Optional columns (busy, clock deficit, unthrottled clock): NaN where a file lacks them.
+  auto optional = [&](const char* name) {
+    return h5::exists(g, name) ? column<double>(g, "ground_truth/throttle", name, n, path_)
+                               : std::vector<double>(n, kNaN);
+  };
+  const auto busy = optional("busy_s");
+  const auto deficit = optional("deficit_mhz_s");
+  const auto free = optional("unthrottled_mhz");
   std::vector<ThrottleTruth> out;
   for (size_t i = 0; i < n; ++i)
-    out.push_back({gpu[i], s[i], e[i], r[i]});
+    out.push_back({gpu[i], s[i], e[i], r[i], busy[i], deficit[i], free[i]});
   return out;
 }
 

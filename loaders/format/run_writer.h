@@ -27,6 +27,10 @@ struct WriteOptions {
   int deflate = 4;  // gzip level 0..9 (0: none)
   bool shuffle = true;
   size_t chunk = 32768;  // elements per chunk
+  // The largest number of samples one GPU's (or node's) telemetry will have, when known: bounds
+  // the telemetry pyramids by the samples whatever the run's span (LodGrid::forTelemetry). 0:
+  // the first table added stands for the others.
+  size_t max_samples_per_series = 0;
 };
 
 class RunWriter {
