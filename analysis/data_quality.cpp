@@ -62,6 +62,10 @@ DataQualityReport assessDataQuality(const RunFile& run, const QualityInputs& in)
           r.notes.push_back(
               {Severity::Warning, "missing_gpu", subject, "no power samples in the range"});
           invalid(subject + " has no power samples");
+        } else if (samples > 0) {
+          // Its GPUs report their shares of the package's power: one share is missing.
+          invalid(fmt::format("{} has no power samples, the other GPUs of {} have", subject,
+                              d.domain.name));
         }
       } else if (p.samples < 10) {
         invalid(board ? fmt::format("{} has {} power samples (fewer than 10)", subject, p.samples)

@@ -255,7 +255,9 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
       g.metrics.emplace_back(id, v[k]);
     g.energy_j = g.power.integral;
     g.throttle = std::move(throttle[k]);
-    g.burstiness = burst.gpus[k];
+    // A GCD whose package power is on the other GCD has no power series: its burstiness is
+    // unknown (null), not zero excursions; the package's is in a.domains.
+    if (g.power_role != PowerRole::None) g.burstiness = burst.gpus[k];
     ThermalResponse& th = g.thermal;
     th.slowdown_c = slowdown[k];
     if (std::isfinite(slowdown[k])) {

@@ -162,6 +162,27 @@ TEST(PowerDomainAnalysis, PackageWithoutPowerIsInvalid) {
   EXPECT_EQ(a.quality.invalid_reasons.back(), "package 1 (gpus 2, 3) has no power samples");
 }
 
+// Each GCD of a package reports its own share (power on both): the package's power is their sum.
+TEST(PowerDomainAnalysis, PackageOfSharesIsTheirSum) {
+  test::TempDir dir;
+  test::RunSpec s = packageRun();
+  for (double& v : s.telemetry[1].columns[0].values)
+    v = 50.0;  // GPU 1 reports 50 W of package 0
+  const auto run = test::writeAndOpen(s, dir / "run.h5");
+  ASSERT_EQ(run->domains()[0].power_gpu, -1);
+  const RunAnalysis a = analyzeRun(*run);
+  EXPECT_NEAR(a.domains[0].energy_j, 1500.0 + 50.0 * 10, 1e-9);
+  EXPECT_NEAR(a.domains[0].power.mean, 145.0 + 50.0, 1e-9);
+  EXPECT_TRUE(std::isnan(a.domains[0].power.max));  // not simultaneous: unknown
+  EXPECT_TRUE(std::isnan(a.domains[0].burstiness.peak_to_average));
+  EXPECT_EQ(a.gpu(1)->power_role, PowerRole::Share);
+  EXPECT_EQ(a.gpu(1)->energy_share.basis, ShareBasis::Measured);
+  EXPECT_NEAR(a.gpu(1)->energy_share.energy_j, 500.0, 1e-9);
+  EXPECT_NEAR(a.totals.energy_j, 2000.0 + 4000.0, 1e-9);
+  EXPECT_TRUE(a.quality.valid);
+  EXPECT_EQ(a.quality.gpus_without_own_power, (std::vector<int>{3}));
+}
+
 TEST(PowerDomainAnalysis, SelectingOneGcdAnalysesItsWholePackage) {
   test::TempDir dir;
   const auto run = test::writeAndOpen(packageRun(), dir / "run.h5");
