@@ -78,15 +78,30 @@ json throttleJson(const GpuThrottle& t) {
           {"intervals", intervals}};
 }
 
+json burstinessJson(const Burstiness& b) {
+  json runs = json::array();
+  for (const Interval& r : b.excursion_runs)
+    runs.push_back({{"start_ns", r.start}, {"end_ns", r.end}});
+  return {{"peak_to_average", num(b.peak_to_average)},
+          {"power_limit_w", num(b.power_limit_w)},
+          {"excursions", std::isfinite(b.power_limit_w) ? json(b.excursions) : json(nullptr)},
+          {"excursion_s", num(b.excursion_s)},
+          {"excursion_peak_w", num(b.excursion_peak_w)},
+          {"excursion_runs", runs},
+          {"dpdt_w_per_s", b.ramp_computed ? json{{"segments", b.ramp.segments},
+                                                  {"p50", num(b.ramp.p50)},
+                                                  {"p90", num(b.ramp.p90)},
+                                                  {"p99", num(b.ramp.p99)},
+                                                  {"max", num(b.ramp.max)}}
+                                           : json(nullptr)}};
+}
+
 json gpuJson(const GpuAnalysis& g) {
-  const Burstiness& b = g.burstiness;
   const ThermalResponse& th = g.thermal;
   json metrics = json::object();
   for (const auto& [id, s] : g.metrics)
     metrics[id] = toJson(s);
-  json runs = json::array();
-  for (const Interval& r : b.excursion_runs)
-    runs.push_back({{"start_ns", r.start}, {"end_ns", r.end}});
+  const EnergyShare& e = g.energy_share;
   return {{"id", g.info.id},
           {"node", g.info.node},
           {"local_index", g.info.local_index},
@@ -100,19 +115,7 @@ json gpuJson(const GpuAnalysis& g) {
           {"util_pct", toJson(g.util)},
           {"metrics", metrics},
           {"throttle", throttleJson(g.throttle)},
-          {"burstiness",
-           {{"peak_to_average", num(b.peak_to_average)},
-            {"power_limit_w", num(b.power_limit_w)},
-            {"excursions", std::isfinite(b.power_limit_w) ? json(b.excursions) : json(nullptr)},
-            {"excursion_s", num(b.excursion_s)},
-            {"excursion_peak_w", num(b.excursion_peak_w)},
-            {"excursion_runs", runs},
-            {"dpdt_w_per_s", b.ramp_computed ? json{{"segments", b.ramp.segments},
-                                                    {"p50", num(b.ramp.p50)},
-                                                    {"p90", num(b.ramp.p90)},
-                                                    {"p99", num(b.ramp.p99)},
-                                                    {"max", num(b.ramp.max)}}
-                                             : json(nullptr)}}},
+          {"burstiness", burstinessJson(g.burstiness)},
           {"thermal",
            {{"mean_c", num(g.temp.mean)},
             {"max_c", num(g.temp.max)},
@@ -124,8 +127,29 @@ json gpuJson(const GpuAnalysis& g) {
             {"fit_r2", num(th.fit_r2)},
             {"lag_s", num(th.lag_s)},
             {"lag_correlation", num(th.lag_correlation)},
-            {"fit_resolution_s", num(th.fit_resolution_s)}}},
-          {"gaps", g.gaps}};
+            {"fit_resolution_s", num(th.fit_resolution_s)},
+            {"package_skew_c", num(g.package_skew_c)}}},
+          {"gaps", g.gaps},
+          {"package", g.info.package},
+          {"domain", g.domain >= 0 ? json(g.domain) : json(nullptr)},
+          {"power_role", powerRoleId(g.power_role)},
+          {"energy_estimated_j", num(e.energy_j)},
+          {"mean_power_estimated_w", num(e.mean_power_w)},
+          {"energy_share_estimated", num(e.share)},
+          {"energy_estimate_basis", shareBasisId(e.basis)}};
+}
+
+json domainJson(const DomainAnalysis& d) {
+  json j = toJson(d.domain);
+  j["analysed_gpus"] = d.analysed_gpus;
+  j["energy_j"] = num(d.energy_j);
+  j["power_w"] = toJson(d.power);
+  j["burstiness"] = burstinessJson(d.burstiness);
+  j["power_cap_throttle"] = {
+      {"busy_s", d.has_clock ? json(d.busy_s) : json(nullptr)},
+      {"throttled_s", d.has_clock ? json(d.power_cap_throttled_s) : json(nullptr)},
+      {"fraction", num(d.powerCapFraction())}};
+  return j;
 }
 
 json rankJson(const RankAnalysis& r) {
@@ -240,11 +264,19 @@ json toJson(const RunAnalysis& a) {
                  {"tokens_per_s", num(t.tokens_per_s)},
                  {"energy_per_iteration_j", num(t.energy_per_iteration_j)},
                  {"energy_per_token_j", num(t.energy_per_token_j)},
-                 {"efficiency_samples_per_s_mj", num(t.efficiency_samples_per_s_mj)}};
+                 {"efficiency_samples_per_s_mj", num(t.efficiency_samples_per_s_mj)},
+                 {"domains", t.domains},
+                 {"domain_gpus", t.domain_gpus},
+                 {"domain_kind", t.domain_kind.empty() ? json(nullptr) : json(t.domain_kind)},
+                 {"mean_power_per_device_w", num(t.mean_power_per_device_w)}};
   json gpus = json::array();
   for (const GpuAnalysis& g : a.gpus)
     gpus.push_back(gpuJson(g));
   j["gpus"] = gpus;
+  json domains = json::array();
+  for (const DomainAnalysis& d : a.domains)
+    domains.push_back(domainJson(d));
+  j["domains"] = domains;
   json ranks = json::array();
   for (const RankAnalysis& r : a.ranks)
     ranks.push_back(rankJson(r));
@@ -339,6 +371,21 @@ json toJson(const RunAnalysis& a) {
                      {"temp_mean_c", num(sl.temp_mean_c)},
                      {"clock_mean_mhz", num(sl.clock_mean_mhz)},
                      {"power_mean_w", num(sl.power_mean_w)}});
+  json packages = json::array();
+  for (const PackageSkew& p : sp.packages) {
+    json temps = json::array();
+    for (double v : p.temp_mean_c)
+      temps.push_back(num(v));
+    packages.push_back({{"domain", p.domain},
+                        {"name", p.name},
+                        {"node", p.node},
+                        {"gpus", p.gpus},
+                        {"temp_mean_c", temps},
+                        {"temp_skew_c", num(p.temp_skew_c)},
+                        {"temp_max_skew_c", num(p.temp_max_skew_c)},
+                        {"clock_skew_mhz", num(p.clock_skew_mhz)},
+                        {"hottest_gpu", p.hottest_gpu >= 0 ? json(p.hottest_gpu) : json(nullptr)}});
+  }
   j["spatial"] = {{"nodes", nodes},
                   {"slots", slots},
                   {"temp_mean_c", toJson(sp.temp_mean_c)},
@@ -346,7 +393,10 @@ json toJson(const RunAnalysis& a) {
                   {"power_mean_w", toJson(sp.power_mean_w)},
                   {"hottest_slot", sp.hottest_slot >= 0 ? json(sp.hottest_slot) : json(nullptr)},
                   {"coolest_slot", sp.coolest_slot >= 0 ? json(sp.coolest_slot) : json(nullptr)},
-                  {"hottest_vs_coolest_pct", num(sp.hottest_vs_coolest_pct)}};
+                  {"hottest_vs_coolest_pct", num(sp.hottest_vs_coolest_pct)},
+                  {"packages", packages},
+                  {"package_temp_skew_c", toJson(sp.package_temp_skew_c)},
+                  {"package_clock_skew_mhz", toJson(sp.package_clock_skew_mhz)}};
 
   j["histograms"] = {{"power_w", histogram(a.power_hist, "seconds")},
                      {"dpdt_w_per_s", histogram(a.ramp_hist, "segments")}};
@@ -376,6 +426,9 @@ json toJson(const RunAnalysis& a) {
       {"invalid_reasons", q.invalid_reasons},
       {"expected_gpus", q.expected_gpus >= 0 ? json(q.expected_gpus) : json(nullptr)},
       {"gpus_without_power", q.gpus_without_power},
+      {"gpus_without_own_power", q.gpus_without_own_power},
+      {"domains_without_power", q.domains_without_power},
+      {"has_telemetry", q.has_telemetry},
       {"ranks_without_kernels", q.ranks_without_kernels},
       {"gaps", gaps},
       {"gap_s", q.gap_s},

@@ -26,26 +26,74 @@ DataQualityReport assessDataQuality(const RunFile& run, const QualityInputs& in)
       invalid(m);
     }
   }
+  // Power, per power domain: the columns that make a domain's power must have samples; a GPU whose
+  // domain's power is on another GPU needs none.
   double energy = 0.0;
   bool anyEnergy = false;
-  for (size_t k = 0; k < in.gpus.size(); ++k) {
-    const MetricStats& p = k < in.power.size() ? in.power[k] : MetricStats{};
-    const std::string subject = fmt::format("gpu {}", in.gpus[k]);
-    if (p.samples == 0) {
-      r.gpus_without_power.push_back(in.gpus[k]);
-      r.notes.push_back(
-          {Severity::Warning, "missing_gpu", subject, "no power samples in the range"});
-      invalid(subject + " has no power samples");
-    } else if (p.samples < 10) {
-      invalid(fmt::format("{} has {} power samples (fewer than 10)", subject, p.samples));
+  r.has_telemetry = !run.series(SeriesKind::Gpu).empty();
+  std::vector<int> shared;
+  for (const DomainPowerInput& d : in.domains) {
+    const bool board = d.domain.gpus.size() == 1;
+    uint64_t samples = 0;
+    for (const auto& [g, p] : d.power) {
+      samples += p.samples;
+      if (std::isfinite(p.integral)) {
+        energy += p.integral;
+        anyEnergy = true;
+      }
     }
-    if (std::isfinite(p.integral)) {
-      energy += p.integral;
-      anyEnergy = true;
+    for (int g : d.analysed)
+      if (powerRole(d.domain, g) == PowerRole::None) shared.push_back(g);
+    if (!r.has_telemetry) continue;
+    if (samples == 0) r.domains_without_power.push_back(d.domain.id);
+    for (const auto& [g, p] : d.power) {
+      const std::string subject = fmt::format("gpu {}", g);
+      const bool analysed = std::find(d.analysed.begin(), d.analysed.end(), g) != d.analysed.end();
+      if (p.samples == 0) {
+        if (analysed) r.gpus_without_power.push_back(g);
+        if (board) {
+          r.notes.push_back(
+              {Severity::Warning, "missing_gpu", subject, "no power samples in the range"});
+          invalid(subject + " has no power samples");
+        }
+      } else if (p.samples < 10) {
+        invalid(board ? fmt::format("{} has {} power samples (fewer than 10)", subject, p.samples)
+                      : fmt::format("{} ({}) has {} power samples (fewer than 10)", d.domain.name,
+                                    subject, p.samples));
+      }
+    }
+    if (!board && samples == 0) {
+      std::string gpus;
+      for (int g : d.domain.gpus)
+        gpus += fmt::format("{}{}", gpus.empty() ? "" : ", ", g);
+      const std::string m = fmt::format("{} (gpus {}) has no power samples", d.domain.name, gpus);
+      r.notes.push_back({Severity::Warning, "missing_gpu", d.domain.name,
+                         "no power samples in the range on any of its GPUs"});
+      invalid(m);
     }
   }
+  std::sort(shared.begin(), shared.end());
+  r.gpus_without_own_power = shared;
+  if (!shared.empty()) {
+    std::string list;
+    for (size_t k = 0; k < shared.size(); ++k)
+      list += fmt::format("{}{}", k ? ", " : "", shared[k]);
+    r.notes.push_back(
+        {Severity::Info, "power_domain", "gpus",
+         fmt::format("no power of their own on GPUs {} (expected): each shares a package with a "
+                     "GPU that reports the package's power (MI250 GCD pairs), so power and energy "
+                     "are counted per package",
+                     list)});
+  }
   if (in.duration_s <= 0) invalid("the analysed duration is not positive");
-  if (!in.gpus.empty() && (!anyEnergy || energy <= 0)) invalid("the energy is not positive");
+  if (!r.has_telemetry) {
+    if (!in.gpus.empty())
+      r.notes.push_back({Severity::Info, "no_telemetry", "run",
+                         "the run has no GPU telemetry (a kernel trace alone): energy, power and "
+                         "efficiency are unknown"});
+  } else if (!in.gpus.empty() && (!anyEnergy || energy <= 0)) {
+    invalid("the energy is not positive");
+  }
 
   for (int rank : in.ranks)
     if (std::find(in.ranksWithKernels.begin(), in.ranksWithKernels.end(), rank) ==

@@ -6,12 +6,16 @@
 // out-of-range values, repairs the writer made). And the seed paper's invalid-run rule: a run is
 // invalid (out of memory, crashed, misconfigured) when GPUs are missing, a power series has fewer
 // than 10 samples, or its duration or energy is not positive; its numbers are then not plotted as
-// if they were real.
+// if they were real. Power is checked per power domain (core/power_domain.h): a GCD of an MI250
+// package whose package power is reported on the other GCD has no power of its own, as expected;
+// the package is missing only when the GPU that reports its power has none. A run without any GPU
+// telemetry (a kernel trace alone) is not invalid for lacking power: a note says so.
 
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/power_domain.h"
 #include "core/run_model.h"
 #include "counters.h"
 #include "gaps.h"
@@ -25,19 +29,33 @@ class RunFile;
 struct DataQualityReport {
   bool valid = true;
   std::vector<std::string> invalid_reasons;
-  int expected_gpus = -1;                  // nodes x gpus_per_node from the configuration
-  std::vector<int> gpus_without_power;     // analysed GPUs with no valid power sample
-  std::vector<int> ranks_without_kernels;  // ranks of the run table without kernel events
+  int expected_gpus = -1;                   // nodes x gpus_per_node from the configuration
+  std::vector<int> gpus_without_power;      // analysed GPUs with no valid power sample that
+                                            // should have some (not a GCD whose package power
+                                            // another GCD reports)
+  std::vector<int> gpus_without_own_power;  // analysed GPUs whose domain's power is on another
+                                            // GPU (expected: the second GCD of an MI250 package)
+  std::vector<int> domains_without_power;   // analysed power domains without power samples
+  bool has_telemetry = true;                // false: the run has no GPU sample at all
+  std::vector<int> ranks_without_kernels;   // ranks of the run table without kernel events
   std::vector<Gap> gaps;
   double gap_s = 0.0;                            // total gap time overlapping the range
   std::vector<CounterSummary> counter_problems;  // counters with wraps or resets
   std::vector<QualityNote> notes;                // the file's notes, then the analysis's findings
 };
 
+// One analysed power domain: the statistics of the power columns that make its power.
+struct DomainPowerInput {
+  PowerDomain domain;
+  std::vector<int> analysed;                       // its GPUs in the scope
+  std::vector<std::pair<int, MetricStats>> power;  // per GPU whose column makes its power
+};
+
 struct QualityInputs {
-  std::vector<int> gpus;           // analysed GPUs
-  std::vector<MetricStats> power;  // their power statistics over the range
-  double duration_s = 0.0;         // analysed range
+  std::vector<int> gpus;                  // analysed GPUs
+  std::vector<MetricStats> power;         // their power statistics over the range
+  std::vector<DomainPowerInput> domains;  // the power domains of the analysed GPUs
+  double duration_s = 0.0;                // analysed range
   std::vector<Gap> gaps;
   std::vector<CounterSummary> counters;
   std::vector<int> ranks;  // analysed ranks

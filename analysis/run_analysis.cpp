@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -35,6 +36,12 @@ std::string causeOf(const GpuThrottle& t) {
 const GpuAnalysis* RunAnalysis::gpu(int id) const {
   for (const GpuAnalysis& g : gpus)
     if (g.info.id == id) return &g;
+  return nullptr;
+}
+
+const DomainAnalysis* RunAnalysis::domain(int id) const {
+  for (const DomainAnalysis& d : domains)
+    if (d.domain.id == id) return &d;
   return nullptr;
 }
 
@@ -184,9 +191,62 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
   std::vector<CounterSummary> counters;
   if (rawOk) counters = counterSummaries(run, gpus, range);
 
+  // 6. Power domains: the domains of the analysed GPUs, from the columns that make their power and
+  // the utilization of all their GPUs (read here for GPUs outside the scope).
+  const std::vector<int> domainIds = domainsOfGpus(run, gpus);
+  const std::vector<int> powerGpus = powerGpusOf(run, domainIds);
+  DomainInputs din;
+  {
+    const std::vector<int> members = membersOf(run, domainIds);
+    std::vector<int> extra, extraPowerGpus;
+    std::set_difference(members.begin(), members.end(), gpus.begin(), gpus.end(),
+                        std::back_inserter(extra));
+    for (int g : extra)
+      if (std::binary_search(powerGpus.begin(), powerGpus.end(), g)) extraPowerGpus.push_back(g);
+    const std::vector<MetricStats> extraPower = metricStats(run, metric::kPower, extra, planned);
+    const std::vector<MetricStats> extraUtil = metricStats(run, metric::kUtil, extra, planned);
+    std::vector<MetricStats> extraPowerOfPowerGpus;
+    for (int g : extraPowerGpus)
+      extraPowerOfPowerGpus.push_back(*findFor(extra, extraPower, g));
+    const BurstinessResult extraBurst =
+        analyzeBurstiness(run, extraPowerGpus, extraPowerOfPowerGpus, planned, rawOk);
+    for (size_t k = 0; k < gpus.size(); ++k) {
+      din.gpus.push_back(gpus[k]);
+      din.power.push_back(power[k]);
+      din.util.push_back(statOf(metric::kUtil, k));
+      din.burstiness.push_back(burst.gpus[k]);
+    }
+    for (size_t k = 0; k < extra.size(); ++k) {
+      din.gpus.push_back(extra[k]);
+      din.power.push_back(extraPower[k]);
+      din.util.push_back(extraUtil[k]);
+      const Burstiness* b = findFor(extraPowerGpus, extraBurst.gpus, extra[k]);
+      din.burstiness.push_back(b ? *b : Burstiness{});
+    }
+    din.analysed = gpus;
+    for (const GpuThrottle& t : throttle) {
+      din.busy_s.push_back(t.busy_s);
+      din.power_throttled_s.push_back(t.power_throttled_s);
+      din.has_clock.push_back(t.has_clock);
+    }
+  }
+  a.domains = analyzeDomains(run, domainIds, din);
+  for (const DomainAnalysis& d : a.domains)
+    if (d.analysed_gpus.size() < d.domain.gpus.size() && d.domain.power_gpu >= 0 &&
+        !std::binary_search(gpus.begin(), gpus.end(), d.domain.power_gpu))
+      a.notes.push_back(fmt::format(
+          "the analysed GPUs hold part of {}: its power and energy are the whole package's, "
+          "reported on GPU {}, which is outside the selection",
+          d.domain.name, d.domain.power_gpu));
+
   for (size_t k = 0; k < gpus.size(); ++k) {
     GpuAnalysis g;
     g.info = run.gpus()[static_cast<size_t>(gpus[k])];
+    const PowerDomain& dom = run.domainOf(gpus[k]);
+    g.domain = dom.id;
+    g.power_role = powerRole(dom, gpus[k]);
+    if (const DomainAnalysis* da = a.domain(dom.id))
+      g.energy_share = energyShare(*da, gpus[k], din);
     g.power = power[k];
     g.temp = statOf(metric::kTemp, k);
     g.sm_clock = statOf(metric::kSmClock, k);
@@ -215,7 +275,7 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
     a.gpus.push_back(std::move(g));
   }
 
-  // 6. Kernels, rank by rank.
+  // 7. Kernels, rank by rank.
   progress.report(0.5, "kernel breakdown");
   CollectiveMatcher matcher(run);
   KernelTableBuilder allKernels;
@@ -338,7 +398,7 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
   }
   a.top_kernels = allKernels.top(run, options.topKernels);
 
-  // 7. Stragglers.
+  // 8. Stragglers.
   progress.report(0.85, "stragglers");
   std::vector<GpuCondition> conditions;
   for (const GpuAnalysis& g : a.gpus)
@@ -347,17 +407,25 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
   a.stragglers =
       analyzeStragglers(run, matcher.instances(), conditions, options.stragglerInstances);
 
-  // 8. Iterations and totals.
+  // 9. Iterations and totals (power per domain).
   a.iterations = analyzeIterations(run.iterations(), ranks, range);
   RunTotals& t = a.totals;
   double energy = 0, meanSum = 0;
-  size_t energyN = 0, meanN = 0;
-  for (const GpuAnalysis& g : a.gpus) {
-    if (std::isfinite(g.energy_j)) energy += g.energy_j, ++energyN;
-    if (std::isfinite(g.power.mean)) meanSum += g.power.mean, ++meanN;
-    if (std::isfinite(g.power.max))
+  size_t energyN = 0, meanN = 0, meanGpus = 0;
+  std::set<std::string> kinds;
+  for (const DomainAnalysis& d : a.domains) {
+    kinds.insert(d.domain.kind);
+    t.domain_gpus += d.domain.gpus.size();
+    if (std::isfinite(d.energy_j)) energy += d.energy_j, ++energyN;
+    if (std::isfinite(d.power.mean))
+      meanSum += d.power.mean, ++meanN, meanGpus += d.domain.gpus.size();
+    if (std::isfinite(d.power.max))
       t.peak_power_w =
-          std::isnan(t.peak_power_w) ? g.power.max : std::max(t.peak_power_w, g.power.max);
+          std::isnan(t.peak_power_w) ? d.power.max : std::max(t.peak_power_w, d.power.max);
+  }
+  t.domains = a.domains.size();
+  t.domain_kind = kinds.size() == 1 ? *kinds.begin() : (kinds.empty() ? "" : "mixed");
+  for (const GpuAnalysis& g : a.gpus) {
     if (g.throttle.has_clock) {
       t.busy_s += g.throttle.busy_s;
       t.throttled_s += g.throttle.throttled_s;
@@ -367,6 +435,7 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
   }
   if (energyN) t.energy_j = energy;
   if (meanN) t.mean_power_w = meanSum / static_cast<double>(meanN);
+  if (meanGpus) t.mean_power_per_device_w = meanSum / static_cast<double>(meanGpus);
   if (t.busy_s > 0) {
     t.throttled_fraction = t.throttled_s / t.busy_s;
     for (double& f : t.by_cause_fraction)
@@ -384,7 +453,8 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
       wEnd = std::max(wEnd, s.end_ns);
     }
     t.iteration_window_s = static_cast<double>(wEnd - wStart) * 1e-9;
-    const std::vector<double> wm = windowMeans(run, metric::kPower, gpus, {wStart, wEnd});
+    // Over the columns that make the analysed domains' power: each package counted once.
+    const std::vector<double> wm = windowMeans(run, metric::kPower, powerGpus, {wStart, wEnd});
     double sum = 0;
     size_t n = 0;
     for (double m : wm)
@@ -407,16 +477,40 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
     }
   }
 
-  // 9. Spatial imbalance and data quality.
+  // 10. Spatial imbalance and data quality.
   progress.report(0.95, "data quality");
   std::vector<SlotCondition> slots;
   for (const GpuAnalysis& g : a.gpus)
     slots.push_back({g.info.id, g.info.node, g.info.slot >= 0 ? g.info.slot : g.info.local_index,
                      g.info.hostname, g.temp.mean, g.temp.max, g.sm_clock.mean, g.power.mean});
-  a.spatial = analyzeSpatial(std::move(slots));
+  a.spatial = analyzeSpatial(slots);
+  {
+    std::vector<PowerDomain> doms;
+    for (const DomainAnalysis& d : a.domains)
+      doms.push_back(d.domain);
+    addPackageSkews(a.spatial, slots, doms);
+  }
+  for (const PackageSkew& pk : a.spatial.packages)
+    for (size_t i = 0; i < pk.gpus.size(); ++i) {
+      double others = 0;
+      size_t n = 0;
+      for (size_t j = 0; j < pk.gpus.size(); ++j)
+        if (j != i && std::isfinite(pk.temp_mean_c[j])) others += pk.temp_mean_c[j], ++n;
+      GpuAnalysis* g = nullptr;
+      for (GpuAnalysis& x : a.gpus)
+        if (x.info.id == pk.gpus[i]) g = &x;
+      if (g && n && std::isfinite(pk.temp_mean_c[i]))
+        g->package_skew_c = pk.temp_mean_c[i] - others / static_cast<double>(n);
+    }
   QualityInputs qi;
   qi.gpus = gpus;
   qi.power = power;
+  for (const DomainAnalysis& d : a.domains) {
+    DomainPowerInput di{d.domain, d.analysed_gpus, {}};
+    for (int pg : powerGpusOf(run, {d.domain.id}))
+      if (const MetricStats* ps = findFor(din.gpus, din.power, pg)) di.power.emplace_back(pg, *ps);
+    qi.domains.push_back(std::move(di));
+  }
   qi.duration_s = a.duration_s;
   qi.gaps = gaps;
   qi.counters = counters;

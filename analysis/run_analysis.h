@@ -13,6 +13,7 @@
 #include "burstiness.h"
 #include "core/progress.h"
 #include "data_quality.h"
+#include "domain_analysis.h"
 #include "energy_attribution.h"
 #include "format/run_file.h"
 #include "iterations.h"
@@ -35,6 +36,13 @@ struct GpuAnalysis {
   Burstiness burstiness;
   ThermalResponse thermal;
   size_t gaps = 0;
+  // Its power domain (RunAnalysis::domains), what its own power column holds, and its share of
+  // the domain's energy (estimated where the domain's sensor covers several GPUs).
+  int domain = -1;
+  PowerRole power_role = PowerRole::Whole;
+  EnergyShare energy_share;
+  // Its mean temperature minus the mean of its package's other GPUs' (NaN on a board).
+  double package_skew_c = kNaN;
 };
 
 struct RankAnalysis {
@@ -46,10 +54,12 @@ struct RankAnalysis {
   SpreadStats iteration_s;
 };
 
+// Power figures are per power domain (an H100 board, an MI250 package of two GCDs: each counted
+// once); on runs of boards a domain is a GPU.
 struct RunTotals {
-  double energy_j = kNaN;      // sum over GPUs of the trapezoid energy
-  double mean_power_w = kNaN;  // mean over GPUs of the time-weighted mean power
-  double peak_power_w = kNaN;  // max over GPUs
+  double energy_j = kNaN;      // sum over power domains of the trapezoid energy
+  double mean_power_w = kNaN;  // mean over power domains of the time-weighted mean power
+  double peak_power_w = kNaN;  // max over power domains
   double busy_s = 0.0;
   double throttled_s = 0.0;
   double throttled_fraction = kNaN;  // sum throttled / sum busy
@@ -63,6 +73,13 @@ struct RunTotals {
   double energy_per_iteration_j = kNaN;
   double energy_per_token_j = kNaN;
   double efficiency_samples_per_s_mj = kNaN;
+  // The power domains analysed (those holding an analysed GPU), the GPUs they hold, their kind
+  // ("board", "package", "mixed"; "" without GPUs) and the sum of their mean powers over those
+  // GPUs: the mean power per device.
+  size_t domains = 0;
+  size_t domain_gpus = 0;
+  std::string domain_kind;
+  double mean_power_per_device_w = kNaN;
 };
 
 struct RunAnalysis {
@@ -71,6 +88,7 @@ struct RunAnalysis {
   TimeRange range;  // analysed, clamped to the run: [max(t0, start), min(t1, end))
   double duration_s = 0.0;
   std::vector<GpuAnalysis> gpus;
+  std::vector<DomainAnalysis> domains;  // the power domains of the analysed GPUs, by id
   std::vector<RankAnalysis> ranks;
   RunTotals totals;
   std::vector<KernelStat> top_kernels;  // over the analysed ranks
@@ -87,6 +105,7 @@ struct RunAnalysis {
   std::vector<std::string> notes;  // what was skipped and why
 
   const GpuAnalysis* gpu(int id) const;
+  const DomainAnalysis* domain(int id) const;
   const RankAnalysis* rank(int rank) const;
 };
 

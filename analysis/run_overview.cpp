@@ -21,6 +21,7 @@ RunOverview overview(const RunFile& run) {
     o.metrics.push_back(m.id);
     counts.push_back(run.validCounts(SeriesKind::Gpu, m.id));
   }
+  o.domains = run.domains();
   for (const GpuInfo& g : run.gpus()) {
     GpuOverview go;
     go.gpu = g;
@@ -76,6 +77,17 @@ nlohmann::json finiteOrNull(float v) {
 
 }  // namespace
 
+nlohmann::json toJson(const PowerDomain& d) {
+  using nlohmann::json;
+  return {{"id", d.id},
+          {"kind", d.kind},
+          {"name", d.name},
+          {"node", d.node},
+          {"gpus", d.gpus},
+          {"power_gpu", d.power_gpu >= 0 ? json(d.power_gpu) : json(nullptr)},
+          {"power_limit_w", finiteOrNull(d.power_limit_w)}};
+}
+
 nlohmann::json toJson(const RunOverview& o) {
   using nlohmann::json;
   json j;
@@ -94,11 +106,14 @@ nlohmann::json toJson(const RunOverview& o) {
     sources.push_back(
         {{"path", s.path}, {"format", s.format}, {"offset_ns", s.offset_ns}, {"detail", s.detail}});
   j["sources"] = sources;
+  const std::vector<int> domainOf = domainOfGpus(o.domains, o.gpus.size());
   json gpus = json::array();
   for (const GpuOverview& g : o.gpus) {
     json metrics = json::object();
     for (const auto& [id, n] : g.metrics)
       metrics[id] = n;
+    const auto gi = static_cast<size_t>(g.gpu.id);
+    const int dom = gi < domainOf.size() ? domainOf[gi] : -1;
     gpus.push_back({{"id", g.gpu.id},
                     {"node", g.gpu.node},
                     {"local_index", g.gpu.local_index},
@@ -109,9 +124,18 @@ nlohmann::json toJson(const RunOverview& o) {
                     {"power_limit_w", finiteOrNull(g.gpu.power_limit_w)},
                     {"max_sm_clock_mhz", finiteOrNull(g.gpu.max_sm_clock_mhz)},
                     {"samples", g.samples},
-                    {"metrics", metrics}});
+                    {"metrics", metrics},
+                    {"package", g.gpu.package},
+                    {"domain", dom >= 0 ? json(dom) : json(nullptr)},
+                    {"power_role", dom >= 0 ? json(powerRoleId(powerRole(
+                                                  o.domains[static_cast<size_t>(dom)], g.gpu.id)))
+                                            : json(nullptr)}});
   }
   j["gpus"] = gpus;
+  json domains = json::array();
+  for (const PowerDomain& d : o.domains)
+    domains.push_back(toJson(d));
+  j["domains"] = domains;
   json ranks = json::array();
   for (const RankOverview& r : o.ranks)
     ranks.push_back({{"rank", r.rank},

@@ -35,6 +35,7 @@ struct RunOverview {
   RunInfo info;
   double duration_s = 0.0;
   std::vector<GpuOverview> gpus;
+  std::vector<PowerDomain> domains;  // RunFile::domains()
   std::vector<RankOverview> ranks;
   std::vector<QualityNote> quality;
   std::vector<std::string> metrics;  // metric ids present in the run
@@ -45,5 +46,8 @@ RunOverview overview(const RunFile& run);
 // The JSON of `wattline info --json` (docs/cli.md).
 nlohmann::json toJson(const RunOverview& o);
 nlohmann::json toJson(const ParallelConfig& c);
+// {id, kind, name, node, gpus, power_gpu (null for -1), power_limit_w}: one domain as `info` and
+// `analyze` print it.
+nlohmann::json toJson(const PowerDomain& d);
 
 }  // namespace wl

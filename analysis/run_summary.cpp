@@ -139,7 +139,11 @@ json totalsFields(const RunTotals& t) {
           {"tokens_per_s", num(t.tokens_per_s)},
           {"energy_per_iteration_j", num(t.energy_per_iteration_j)},
           {"energy_per_token_j", num(t.energy_per_token_j)},
-          {"efficiency_samples_per_s_mj", num(t.efficiency_samples_per_s_mj)}};
+          {"efficiency_samples_per_s_mj", num(t.efficiency_samples_per_s_mj)},
+          {"domains", t.domains},
+          {"domain_gpus", t.domain_gpus},
+          {"domain_kind", t.domain_kind},
+          {"mean_power_per_device_w", num(t.mean_power_per_device_w)}};
 }
 
 RunTotals totalsFrom(const Reader& r) {
@@ -167,6 +171,10 @@ RunTotals totalsFrom(const Reader& r) {
   t.energy_per_iteration_j = r.dbl("energy_per_iteration_j");
   t.energy_per_token_j = r.dbl("energy_per_token_j");
   t.efficiency_samples_per_s_mj = r.dbl("efficiency_samples_per_s_mj");
+  t.domains = r.integer<size_t>("domains");
+  t.domain_gpus = r.integer<size_t>("domain_gpus");
+  t.domain_kind = r.str("domain_kind");
+  t.mean_power_per_device_w = r.dbl("mean_power_per_device_w");
   return t;
 }
 
@@ -212,6 +220,7 @@ RunSummary summarizeAnalysis(const RunAnalysis& a) {
     GpuSummary gs;
     gs.id = g.info.id;
     gs.node = g.info.node;
+    gs.domain = g.domain;
     gs.slot = g.info.slot >= 0 ? g.info.slot : g.info.local_index;
     gs.power_mean_w = g.power.mean, gs.power_max_w = g.power.max;
     gs.temp_mean_c = g.temp.mean, gs.temp_max_c = g.temp.max;
@@ -245,6 +254,7 @@ RunSummary summarizeAnalysis(const RunAnalysis& a) {
   s.straggler_skew_p99_ns = a.stragglers.skew_p99_ns;
   s.temp_spread_c = a.spatial.temp_mean_c.spread;
   s.hottest_vs_coolest_pct = a.spatial.hottest_vs_coolest_pct;
+  s.package_temp_skew_c = a.spatial.package_temp_skew_c.mean;
   s.gap_s = a.quality.gap_s;
   s.seed_categories = a.seed_categories;
   s.corrected_categories = a.corrected_categories;
@@ -294,6 +304,7 @@ json toJson(const RunSummary& s) {
   for (const GpuSummary& g : s.gpus)
     gpus.push_back({{"id", g.id},
                     {"node", g.node},
+                    {"domain", g.domain},
                     {"slot", g.slot},
                     {"power_mean_w", num(g.power_mean_w)},
                     {"power_max_w", num(g.power_max_w)},
@@ -357,6 +368,7 @@ json toJson(const RunSummary& s) {
           {"straggler_skew_p99_ns", num(s.straggler_skew_p99_ns)},
           {"temp_spread_c", num(s.temp_spread_c)},
           {"hottest_vs_coolest_pct", num(s.hottest_vs_coolest_pct)},
+          {"package_temp_skew_c", num(s.package_temp_skew_c)},
           {"gap_s", num(s.gap_s)},
           {"seed_categories", categoriesJson(s.seed_categories)},
           {"corrected_categories", categoriesJson(s.corrected_categories)},
@@ -397,6 +409,7 @@ RunSummary runSummaryFromJson(const json& j) {
   s.straggler_skew_p99_ns = r.dbl("straggler_skew_p99_ns");
   s.temp_spread_c = r.dbl("temp_spread_c");
   s.hottest_vs_coolest_pct = r.dbl("hottest_vs_coolest_pct");
+  s.package_temp_skew_c = r.dbl("package_temp_skew_c");
   s.gap_s = r.dbl("gap_s");
   s.seed_categories = categoriesFrom(r, "seed_categories");
   s.corrected_categories = categoriesFrom(r, "corrected_categories");
@@ -406,6 +419,7 @@ RunSummary runSummaryFromJson(const json& j) {
     GpuSummary gs;
     gs.id = g.integer<int>("id"), gs.node = g.integer<int>("node"),
     gs.slot = g.integer<int>("slot");
+    gs.domain = g.integer<int>("domain");
     gs.power_mean_w = g.dbl("power_mean_w"), gs.power_max_w = g.dbl("power_max_w");
     gs.temp_mean_c = g.dbl("temp_mean_c"), gs.temp_max_c = g.dbl("temp_max_c");
     gs.clock_mean_mhz = g.dbl("clock_mean_mhz"), gs.clock_min_mhz = g.dbl("clock_min_mhz");

@@ -24,7 +24,8 @@ namespace wl {
 struct GpuSummary {
   int id = 0;
   int node = 0;
-  int slot = 0;  // chassis slot where known, else the index inside the node
+  int domain = -1;  // its power domain (an MI250 package holds two GCDs)
+  int slot = 0;     // chassis slot where known, else the index inside the node
   double power_mean_w = kNaN, power_max_w = kNaN;
   double temp_mean_c = kNaN, temp_max_c = kNaN;
   double clock_mean_mhz = kNaN, clock_min_mhz = kNaN, clock_max_mhz = kNaN;
@@ -87,6 +88,7 @@ struct RunSummary {
   double straggler_skew_p99_ns = kNaN;
   double temp_spread_c = kNaN;  // spatial.temp_mean_c.spread (max - min of GPU means)
   double hottest_vs_coolest_pct = kNaN;
+  double package_temp_skew_c = kNaN;  // spatial.package_temp_skew_c.mean (MI250 GCD pairs)
   double gap_s = 0.0;
 
   CategoryTimes seed_categories{};  // over the traced ranks
@@ -95,6 +97,16 @@ struct RunSummary {
   std::vector<RankSummary> ranks;  // ranks with kernel events only
 
   size_t tracedRanks() const { return ranks.size(); }
+  // Power domains (boards, MI250 packages); a summary that does not know them (domains 0) is
+  // taken as one board per GPU.
+  double domainCount() const {
+    return totals.domains > 0 ? static_cast<double>(totals.domains) : gpu_count;
+  }
+  // The mean power per device (per GCD on MI250): totals.mean_power_per_device_w, or without
+  // known domains the mean over GPUs.
+  double meanPowerPerDevice() const {
+    return totals.domains > 0 ? totals.mean_power_per_device_w : totals.mean_power_w;
+  }
   // Completed iterations x global batch x sequence length; NaN when unknown or zero.
   double tokens() const;
 };

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/temp_files.h"
 
 #ifndef WATTLINE_ANALYSIS_VERSION
 #define WATTLINE_ANALYSIS_VERSION "unknown"
@@ -106,13 +107,11 @@ bool writeCachedSummary(const fs::path& run, const FileStamp& stamp, const Analy
                         const RunSummary& summary, const SummaryCacheOptions& cache,
                         std::string* error) {
   if (!cache.write) return true;
-  static std::atomic<uint64_t> counter{0};
   const fs::path target = summaryCachePath(run, cache);
-  const fs::path tmp =
-      fs::path(fmt::format("{}.tmp-{}-{}", target.string(), ::getpid(), counter.fetch_add(1)));
+  removeStaleTempFiles(target.parent_path());  // left by runs that were killed
+  TempFile temp(target);  // removed on failure or an interrupt; the cache is never half-written
+  const fs::path& tmp = temp.path();
   auto fail = [&](const std::string& why) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
     if (error) *error = fmt::format("{}: cannot write the summary cache: {}", target.string(), why);
     return false;
   };
@@ -127,12 +126,13 @@ bool writeCachedSummary(const fs::path& run, const FileStamp& stamp, const Analy
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       if (!out) return fail("cannot create a temporary file in its folder");
+      temp.lock();
       out << j.dump();
       out.flush();
       if (!out) return fail("write failed");
     }
     std::error_code ec;
-    fs::rename(tmp, target, ec);
+    temp.commit(ec);
     if (ec) return fail(ec.message());
     return true;
   } catch (const std::exception& e) {

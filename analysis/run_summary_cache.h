@@ -24,7 +24,9 @@
 namespace wl {
 
 // Bump when RunSummary's content or the numbers of the analyses it holds change.
-inline constexpr int kRunSummaryVersion = 1;
+// 2: power domains (totals.domains, domain_gpus, domain_kind, mean_power_per_device_w; GPU
+// domain; package_temp_skew_c).
+inline constexpr int kRunSummaryVersion = 2;
 
 struct SummaryCacheOptions {
   bool read = true;

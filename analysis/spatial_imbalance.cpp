@@ -95,4 +95,42 @@ SpatialImbalance analyzeSpatial(std::vector<SlotCondition> gpus) {
   return r;
 }
 
+void addPackageSkews(SpatialImbalance& s, const std::vector<SlotCondition>& gpus,
+                     const std::vector<PowerDomain>& domains) {
+  std::vector<double> tempSkews, clockSkews;
+  for (const PowerDomain& d : domains) {
+    if (d.gpus.size() < 2) continue;
+    PackageSkew p;
+    p.domain = d.id;
+    p.name = d.name;
+    p.node = d.node;
+    std::vector<double> maxT, clock;
+    for (int g : d.gpus)
+      for (const SlotCondition& c : gpus)
+        if (c.gpu == g) {
+          p.gpus.push_back(g);
+          p.temp_mean_c.push_back(c.temp_mean_c);
+          maxT.push_back(c.temp_max_c);
+          clock.push_back(c.clock_mean_mhz);
+        }
+    if (p.gpus.size() < 2) continue;
+    const Spread t = spreadOfValues(p.temp_mean_c);
+    if (t.n >= 2) p.temp_skew_c = t.spread;
+    const Spread tm = spreadOfValues(maxT);
+    if (tm.n >= 2) p.temp_max_skew_c = tm.spread;
+    const Spread c = spreadOfValues(clock);
+    if (c.n >= 2) p.clock_skew_mhz = c.spread;
+    for (size_t k = 0; k < p.gpus.size(); ++k)
+      if (std::isfinite(p.temp_mean_c[k]) && p.temp_mean_c[k] == t.max) {
+        p.hottest_gpu = p.gpus[k];
+        break;
+      }
+    tempSkews.push_back(p.temp_skew_c);
+    clockSkews.push_back(p.clock_skew_mhz);
+    s.packages.push_back(std::move(p));
+  }
+  s.package_temp_skew_c = spreadOfValues(tempSkews);
+  s.package_clock_skew_mhz = spreadOfValues(clockSkews);
+}
+
 }  // namespace wl

@@ -68,7 +68,8 @@ std::vector<size_t> tableRuns(const StudyTable& table) {
   return out;
 }
 
-std::vector<ConfigBar> configBars(const Study& study, const std::vector<size_t>& runs) {
+std::vector<ConfigBar> configBars(const Study& study, const std::vector<size_t>& runs,
+                                  PerUnit per) {
   std::vector<ConfigBar> bars;
   std::map<std::string, double> best;  // per model (lower-cased): the best efficiency
   std::map<std::string, std::set<size_t>> iterations;  // per model: iteration counts seen
@@ -82,7 +83,8 @@ std::vector<ConfigBar> configBars(const Study& study, const std::vector<size_t>&
     b.valid = s.valid;
     if (s.valid) {
       b.temp_mean_c = s.temp_mean_c, b.temp_max_c = s.temp_max_c;
-      b.power_mean_w = s.totals.mean_power_w, b.power_max_w = s.totals.peak_power_w;
+      b.power_mean_w = per == PerUnit::Device ? s.meanPowerPerDevice() : s.totals.mean_power_w;
+      b.power_max_w = s.totals.peak_power_w;
       b.clock_mean_mhz = s.clock_mean_mhz, b.clock_max_mhz = s.clock_max_mhz;
       b.efficiency = s.totals.efficiency_samples_per_s_mj;
       if (std::isfinite(b.efficiency) && b.efficiency > 0) {

@@ -29,8 +29,10 @@ struct ConfigBar {
   size_t run = 0;
   std::string label, model;
   bool valid = false;
-  double temp_mean_c = kNaN, temp_max_c = kNaN;        // mean over GPUs, max over GPUs
-  double power_mean_w = kNaN, power_max_w = kNaN;      // mean over GPUs, max over GPUs
+  double temp_mean_c = kNaN, temp_max_c = kNaN;  // mean over GPUs, max over GPUs
+  // Mean power per device (a GPU, an MI250 GCD) or per power domain (an MI250 package), as the
+  // table's PerUnit says; max over power domains.
+  double power_mean_w = kNaN, power_max_w = kNaN;
   double clock_mean_mhz = kNaN, clock_max_mhz = kNaN;  // mean over GPUs, max over GPUs
   double efficiency = kNaN;  // throughput / energy of the measured iterations, samples/(s*MJ)
   // efficiency / the best efficiency among the valid runs of the same model shown (1 = best).
@@ -40,7 +42,8 @@ struct ConfigBar {
   // runs of equal length only.
   bool efficiency_comparable = true;
 };
-std::vector<ConfigBar> configBars(const Study& study, const std::vector<size_t>& runs);
+std::vector<ConfigBar> configBars(const Study& study, const std::vector<size_t>& runs,
+                                  PerUnit per = PerUnit::Device);
 
 // --- GPU x configuration heatmap -----------------------------------------------------------------
 

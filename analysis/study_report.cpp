@@ -115,13 +115,14 @@ json compareJson(const Study& study, const StudyTable& table) {
   const auto columns = studyColumns();
   json j;
   j["normalization"] = normalizationId(table.normalization);
+  j["per"] = perUnitId(table.per);
   j["baseline"] = table.baseline >= 0 ? json(study.runs[static_cast<size_t>(table.baseline)].label)
                                       : json(nullptr);
   json cols = json::array();
   for (const StudyColumn& c : columns)
     cols.push_back({{"id", c.id},
                     {"label", c.label},
-                    {"unit", normalizedUnit(c, table.normalization)},
+                    {"unit", normalizedUnit(c, table.normalization, table.per)},
                     {"better", betterId(c.better)},
                     {"scaling", scalingId(c.scaling)}});
   j["columns"] = cols;
@@ -142,20 +143,24 @@ json compareJson(const Study& study, const StudyTable& table) {
                           {"relative", num(row.deltas[c].relative)}};
     }
     const json totals = totalsOf(s);
-    runs.push_back({{"name", s.name},
-                    {"label", r.label},
-                    {"path", s.path},
-                    {"config", toJson(s.config)},
-                    {"platform", s.platform},
-                    {"model", s.model},
-                    {"gpus", s.readable ? json(s.gpu_count) : json(nullptr)},
-                    {"simulated", s.simulated},
-                    {"valid", s.valid},
-                    {"invalid_reasons", s.invalid_reasons},
-                    {"source", sourceId(r.source)},
-                    {"totals", totals},
-                    {"metrics", metrics},
-                    {"ranks", ranks}});
+    runs.push_back(
+        {{"name", s.name},
+         {"label", r.label},
+         {"path", s.path},
+         {"config", toJson(s.config)},
+         {"platform", s.platform},
+         {"model", s.model},
+         {"gpus", s.readable ? json(s.gpu_count) : json(nullptr)},
+         {"domains", s.readable ? json(s.totals.domains) : json(nullptr)},
+         {"domain_kind",
+          s.readable && !s.totals.domain_kind.empty() ? json(s.totals.domain_kind) : json(nullptr)},
+         {"simulated", s.simulated},
+         {"valid", s.valid},
+         {"invalid_reasons", s.invalid_reasons},
+         {"source", sourceId(r.source)},
+         {"totals", totals},
+         {"metrics", metrics},
+         {"ranks", ranks}});
     if (base) {
       const bool ok = s.valid && base->valid;
       deltas.push_back({{"name", s.name},
@@ -197,6 +202,7 @@ std::string compareCsv(const Study& study, const StudyTable& table) {
     header += (header.empty() ? "" : ",") + std::string(h);
   for (const StudyColumn& c : columns)
     header += fmt::format(",{0},{0}_delta,{0}_delta_pct,{0}_rank", c.id);
+  header += ",domains,domain_kind";  // added with power domains: after the columns
   out += header + "\n";
   for (const StudyRow& row : table.rows) {
     const StudyRun& r = study.runs[row.run];
@@ -212,6 +218,7 @@ std::string compareCsv(const Study& study, const StudyTable& table) {
         v = s.path;
       } else if (k == "invalid_reasons") {
         v = reasons;
+
       } else {
         v = configValue(r, k);
       }
@@ -223,6 +230,8 @@ std::string compareCsv(const Study& study, const StudyTable& table) {
               csvNum(std::isfinite(d.relative) ? d.relative * 100.0 : kNaN) + "," +
               (row.ranks[c] > 0 ? std::to_string(row.ranks[c]) : std::string());
     }
+    line += "," + (s.readable ? std::to_string(s.totals.domains) : std::string()) + "," +
+            csvField(s.readable ? s.totals.domain_kind : std::string());
     out += line + "\n";
   }
   return out;

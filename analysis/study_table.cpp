@@ -40,7 +40,8 @@ const std::array kColumns = {
     StudyColumn{"energy_j", "energy", "J", kLow, kTotal,
                 [](const S& s) { return s.totals.energy_j; }},
     StudyColumn{"mean_power_w", "mean power", "W", kNone, kInt,
-                [](const S& s) { return s.totals.mean_power_w; }},
+                [](const S& s) { return s.totals.mean_power_w; },
+                [](const S& s) { return s.meanPowerPerDevice(); }},
     StudyColumn{"peak_power_w", "peak power", "W", kLow, kInt,
                 [](const S& s) { return s.totals.peak_power_w; }},
     StudyColumn{"busy_s", "busy time", "s", kNone, kTotal,
@@ -129,6 +130,8 @@ const std::array kColumns = {
     StudyColumn{"gap_s", "sampling gaps", "s", kLow, kTotal, [](const S& s) { return s.gap_s; }},
     StudyColumn{"duration_s", "duration", "s", kNone, kInt,
                 [](const S& s) { return s.duration_s; }},
+    StudyColumn{"package_temp_skew_c", "GCD temperature skew in a package", "C", kLow, kInt,
+                [](const S& s) { return s.package_temp_skew_c; }},
 };
 
 constexpr std::array<std::string_view, 18> kConfigKeys = {
@@ -206,6 +209,22 @@ Normalization parseNormalization(std::string_view text) {
                           std::string(text)));
 }
 
+std::string_view perUnitId(PerUnit p) {
+  return p == PerUnit::Package ? "package" : "device";
+}
+
+PerUnit parsePerUnit(std::string_view text) {
+  const std::string t = lower(trim(text));
+  if (t == "device" || t == "gpu" || t == "gcd") return PerUnit::Device;
+  if (t == "package" || t == "board" || t == "domain") return PerUnit::Package;
+  throw Error(fmt::format("unknown --per '{}' (expected device or package)", std::string(text)));
+}
+
+std::string perUnitText(PerUnit p) {
+  return p == PerUnit::Package ? "per package (MI250 package of 2 GCDs; board on H100/H200)"
+                               : "per device (GPU; one GCD on MI250)";
+}
+
 std::span<const StudyColumn> studyColumns() {
   return kColumns;
 }
@@ -216,7 +235,7 @@ const StudyColumn* findStudyColumn(std::string_view id) {
   return nullptr;
 }
 
-double normalizationDivisor(const RunSummary& run, Scaling scaling, Normalization n) {
+double normalizationDivisor(const RunSummary& run, Scaling scaling, Normalization n, PerUnit per) {
   const bool byGpu = scaling == Scaling::Total || scaling == Scaling::GpuSum;
   const bool byWork = scaling == Scaling::Total || scaling == Scaling::PerRank;
   switch (n) {
@@ -224,6 +243,7 @@ double normalizationDivisor(const RunSummary& run, Scaling scaling, Normalizatio
       return 1.0;
     case Normalization::PerGpu:
       if (!byGpu) return 1.0;
+      if (per == PerUnit::Package) return run.domainCount() > 0 ? run.domainCount() : kNaN;
       return run.gpu_count > 0 ? static_cast<double>(run.gpu_count) : kNaN;
     case Normalization::PerIteration:
       if (!byWork) return 1.0;
@@ -235,14 +255,16 @@ double normalizationDivisor(const RunSummary& run, Scaling scaling, Normalizatio
   return 1.0;
 }
 
-double normalizedValue(const RunSummary& run, const StudyColumn& column, Normalization n) {
+double normalizedValue(const RunSummary& run, const StudyColumn& column, Normalization n,
+                       PerUnit per) {
   if (!run.readable) return kNaN;  // nothing is known of a file that could not be read
-  const double v = column.value(run);
-  const double d = normalizationDivisor(run, column.scaling, n);
+  const double v =
+      per == PerUnit::Device && column.device_value ? column.device_value(run) : column.value(run);
+  const double d = normalizationDivisor(run, column.scaling, n, per);
   return std::isfinite(v) && std::isfinite(d) && d > 0 ? v / d : kNaN;
 }
 
-std::string normalizedUnit(const StudyColumn& column, Normalization n) {
+std::string normalizedUnit(const StudyColumn& column, Normalization n, PerUnit per) {
   const std::string unit(column.unit);
   const bool byGpu = column.scaling == Scaling::Total || column.scaling == Scaling::GpuSum;
   const bool byWork = column.scaling == Scaling::Total || column.scaling == Scaling::PerRank;
@@ -251,7 +273,7 @@ std::string normalizedUnit(const StudyColumn& column, Normalization n) {
     case Normalization::None:
       return unit;
     case Normalization::PerGpu:
-      return byGpu ? base + "/GPU" : unit;
+      return byGpu ? base + (per == PerUnit::Package ? "/package" : "/GPU") : unit;
     case Normalization::PerIteration:
       return byWork ? base + "/iteration" : unit;
     case Normalization::PerToken:
@@ -387,6 +409,7 @@ SortKey parseSortKey(std::string_view text) {
 StudyTable makeStudyTable(const Study& study, const StudyTableOptions& options) {
   StudyTable t;
   t.normalization = options.normalization;
+  t.per = options.per;
   if (!options.baseline.empty()) t.baseline = static_cast<int>(study.find(options.baseline));
   const RunFilter filter = parseRunFilter(options.filter);
 
@@ -398,7 +421,8 @@ StudyTable makeStudyTable(const Study& study, const StudyTableOptions& options) 
     StudyRow row;
     row.run = i;
     for (const StudyColumn& c : columns)
-      row.values.push_back(normalizedValue(study.runs[i].summary, c, options.normalization));
+      row.values.push_back(
+          normalizedValue(study.runs[i].summary, c, options.normalization, options.per));
     t.rows.push_back(std::move(row));
   }
 
@@ -408,7 +432,7 @@ StudyTable makeStudyTable(const Study& study, const StudyTableOptions& options) 
   if (baseOk)
     for (const StudyColumn& c : columns)
       baseValues.push_back(normalizedValue(study.runs[static_cast<size_t>(t.baseline)].summary, c,
-                                           options.normalization));
+                                           options.normalization, options.per));
   for (StudyRow& row : t.rows) {
     row.deltas.assign(columns.size(), Delta{});
     if (!baseOk || !study.runs[row.run].summary.valid) continue;

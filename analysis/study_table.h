@@ -21,6 +21,19 @@ std::string_view normalizationId(Normalization n);  // "none", "gpu", "token", "
 // Parses an id (or "per-gpu", "per-token", "per-iteration"); throws wl::Error naming the choices.
 Normalization parseNormalization(std::string_view text);
 
+// What "per GPU" means (docs/compare.md, "Per device or per package"): per device (a GPU; one GCD
+// of an MI250) or per power domain (an H100/H200 board; an MI250 package of two GCDs). It sets the
+// divisor of the per-GPU normalization and what the mean power is a mean over. On runs of boards
+// both are the same.
+enum class PerUnit { Device, Package };
+std::string_view perUnitId(PerUnit p);  // "device", "package"
+// "device" (or "gpu", "gcd"), "package" (or "board", "domain"); throws wl::Error naming the
+// choices.
+PerUnit parsePerUnit(std::string_view text);
+// How a table's header says it: "per device (GPU; GCD on MI250)", "per package (MI250 package;
+// board on H100/H200)".
+std::string perUnitText(PerUnit p);
+
 // Which way a column is better, for ranks.
 enum class Better { None, Lower, Higher };
 
@@ -40,6 +53,9 @@ struct StudyColumn {
   Better better = Better::None;
   Scaling scaling = Scaling::Intensive;
   double (*value)(const RunSummary&) = nullptr;  // raw value; NaN when unknown
+  // The value per device where the raw value is per power domain (mean power: per package on
+  // MI250), used under PerUnit::Device; nullptr when the column does not depend on it.
+  double (*device_value)(const RunSummary&) = nullptr;
 };
 
 // Every metric column, in table order.
@@ -48,11 +64,15 @@ std::span<const StudyColumn> studyColumns();
 const StudyColumn* findStudyColumn(std::string_view id);
 
 // The divisor a normalization applies to a column of this scaling for this run: 1 when it does
-// not apply, NaN when it applies but is unknown (no iterations, no batch size).
-double normalizationDivisor(const RunSummary& run, Scaling scaling, Normalization n);
-double normalizedValue(const RunSummary& run, const StudyColumn& column, Normalization n);
-// The unit of a column under a normalization, e.g. "J/GPU", "J/token".
-std::string normalizedUnit(const StudyColumn& column, Normalization n);
+// not apply, NaN when it applies but is unknown (no iterations, no batch size). Per GPU divides by
+// the run's devices (PerUnit::Device) or its power domains (PerUnit::Package).
+double normalizationDivisor(const RunSummary& run, Scaling scaling, Normalization n,
+                            PerUnit per = PerUnit::Device);
+double normalizedValue(const RunSummary& run, const StudyColumn& column, Normalization n,
+                       PerUnit per = PerUnit::Device);
+// The unit of a column under a normalization, e.g. "J/GPU", "J/package", "J/token".
+std::string normalizedUnit(const StudyColumn& column, Normalization n,
+                           PerUnit per = PerUnit::Device);
 
 // Configuration keys that filter and sort runs: name, label, model, platform, gpus, nodes, tp, pp,
 // dp, ep, cp, mbs, gbs, seq_len, recompute, overlap, valid, simulated.
@@ -95,6 +115,7 @@ struct StudyRow {
 
 struct StudyTableOptions {
   Normalization normalization = Normalization::None;
+  PerUnit per = PerUnit::Device;
   std::string baseline;  // a key for Study::find; empty: no deltas
   std::string filter;    // parseRunFilter syntax
   // A column id or configuration key; "-KEY" or "KEY:desc" sorts descending. Empty: study order.
@@ -103,6 +124,7 @@ struct StudyTableOptions {
 
 struct StudyTable {
   Normalization normalization = Normalization::None;
+  PerUnit per = PerUnit::Device;
   int baseline = -1;           // index into Study::runs, -1 without
   std::vector<StudyRow> rows;  // the runs that pass the filter, sorted
 };

@@ -37,6 +37,27 @@ bool finite(std::span<const double> col, size_t i) {
   return i < col.size() && std::isfinite(col[i]);
 }
 
+constexpr uint16_t kPowerCauses = (1u << static_cast<unsigned>(ThrottleCause::SwPowerCap)) |
+                                  (1u << static_cast<unsigned>(ThrottleCause::HwPowerBrake)) |
+                                  (1u << static_cast<unsigned>(ThrottleCause::PowerCapInferred));
+
+// The values of `src` at times `t`: each source sample's value held until the next valid one, for
+// at most maxAgeNs; NaN before the first, after a longer pause, or without a valid sample.
+std::vector<double> heldAt(std::span<const int64_t> t, const Samples& src, int64_t maxAgeNs) {
+  std::vector<double> out(t.size(), kNaN);
+  size_t j = 0;
+  double last = kNaN;
+  int64_t lastT = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    while (j < src.t_ns.size() && src.t_ns[j] <= t[i]) {
+      if (std::isfinite(src.v[j])) last = src.v[j], lastT = src.t_ns[j];
+      ++j;
+    }
+    if (std::isfinite(last) && t[i] - lastT <= maxAgeNs) out[i] = last;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view throttleCauseId(ThrottleCause c) {
@@ -122,6 +143,7 @@ void detectThrottleInSamples(const ThrottleColumns& c, const ThrottleParams& p,
           out.throttled_s += w * ds;
           for (size_t k = 0; k < kThrottleCauseCount; ++k)
             if (seg.causes & (1u << k)) out.by_cause_s[k] += w * ds;
+          if (seg.causes & kPowerCauses) out.power_throttled_s += w * ds;
           out.clock_deficit_mhz_s += (p.reference_clock_mhz - c.clock[i]) * w * ds;
           out.segments.push_back(seg);
         }
@@ -189,7 +211,13 @@ ThrottleParams throttleParams(const RunFile& run, int gpu, const AnalysisOptions
     p.reference_clock_mhz = gi.max_sm_clock_mhz;
   p.threshold_mhz = o.clockThresholdFraction * p.reference_clock_mhz;
   p.busy_util_pct = o.busyUtilPct;
-  p.power_limit_w = gi.power_limit_w;
+  // Power and its cap are the power domain's: a package's cap, and for a GCD without power of its
+  // own, the power of the GCD that reports the package's.
+  const PowerDomain& dom = run.domainOf(gpu);
+  const PowerRole role = powerRole(dom, gpu);
+  p.power_limit_w = role != PowerRole::Share && std::isfinite(dom.power_limit_w) ? dom.power_limit_w
+                                                                                 : gi.power_limit_w;
+  if (role == PowerRole::None) p.domain_power_gpu = dom.power_gpu;
   p.power_cap_fraction = o.powerCapFraction;
   p.slowdown_temp_c = gi.slowdown_temp_c;
   p.gap_threshold_ns = meta.gapThresholdNs[static_cast<size_t>(gpu)];
@@ -285,7 +313,15 @@ std::vector<GpuThrottle> detectThrottle(const RunFile& run, const std::vector<in
         infer = i >= masks.size() || masks[i] == throttle::kUnknown ||
                 (masks[i] & throttle::kSlowdownMask) == 0;
       }
-      const std::vector<double> power = infer ? col(metric::kPower) : std::vector<double>{};
+      std::vector<double> power;
+      if (infer && p.domain_power_gpu >= 0 && meta.metric(metric::kPower)) {
+        const auto pg = static_cast<size_t>(p.domain_power_gpu);
+        const Samples dp = run.readSamples(SeriesKind::Gpu, pg, metric::kPower,
+                                           w.start - meta.gapThresholdNs[pg], w.end, false);
+        power = heldAt(clock.t_ns, dp, meta.gapThresholdNs[pg]);
+      } else if (infer) {
+        power = col(metric::kPower);
+      }
       const std::vector<double> temp = infer ? col(metric::kTemp) : std::vector<double>{};
       const ThrottleColumns cols{clock.t_ns, clock.v, util, power, temp, masks};
       detectThrottleInSamples(cols, p, piece, plan.range, res);

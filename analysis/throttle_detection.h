@@ -12,7 +12,9 @@
 // A throttled sample's cause comes from the recorded NVML reason bits where the sample has any
 // slowdown bit, else it is inferred: temperature at or above
 // the slowdown threshold -> thermal, power at or above 98 % of the power limit -> power cap, else
-// unknown. Touching throttled segments form intervals.
+// unknown. Touching throttled segments form intervals. Power and its limit are the GPU's power
+// domain's (core/power_domain.h): a GCD of an MI250 package without a power column of its own is
+// compared with the package's power (on the other GCD) against the package's cap.
 //
 // detectThrottle() takes busy time from the utilization pyramid and skips every whole bucket whose
 // lowest SM clock is at or above the threshold (it holds no throttled sample); only the other
@@ -88,6 +90,9 @@ struct GpuThrottle {
   // Throttled seconds per cause; a sample with several recorded bits counts toward each.
   std::array<double, kThrottleCauseCount> by_cause_s{};
   double clock_deficit_mhz_s = 0.0;  // sum of (reference - clock) x seconds over throttled time
+  // Throttled kernel time with a power cause (sw_power_cap, hw_power_brake, power_cap_inferred);
+  // a sample counts once however many of them it has.
+  double power_throttled_s = 0.0;
   std::vector<ThrottleSegment> segments;
   std::vector<ThrottleInterval> intervals;
 
@@ -101,8 +106,11 @@ struct ThrottleParams {
   double reference_clock_mhz = kNaN;
   double threshold_mhz = kNaN;
   double busy_util_pct = 20.0;
-  double power_limit_w = kNaN;
+  double power_limit_w = kNaN;  // the power domain's cap
   double power_cap_fraction = 0.98;
+  // The GPU whose power_w column holds the domain's power when the GPU has none of its own (the
+  // other GCD of an MI250 package); -1 when its own column is the one to read.
+  int domain_power_gpu = -1;
   double slowdown_temp_c = kNaN;
   int64_t gap_threshold_ns = 1'000'000'000;
   BusySource busy_source = BusySource::AssumedBusy;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "core/temp_files.h"
 #include "gui/main_window.h"
 
 namespace {
@@ -48,6 +49,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (const wl::cli::Command* cmd = wl::cli::findCommand(first)) {
+      // Ctrl+C or a SIGTERM removes the command's unfinished output and says so.
+      wl::installInterruptCleanup(cmd->name);
       return wl::cli::runCommand(*cmd, std::vector<std::string>(argv + 2, argv + argc));
     }
     if (first.size() > 1 && first[0] == '-') {

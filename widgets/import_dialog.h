@@ -58,9 +58,12 @@ class ImportDialog : public QDialog {
   void setPlatform(const QString& platform);
   void setConfigText(const QString& text);   // "tp=4,pp=8,dp=1,mbs=2"
   void setOffsetsText(const QString& text);  // "SOURCE=NS" items, one per line or comma-separated
+  // UTC offsets of inputs written in local time: "+02:00" for all, "SOURCE=+02:00" for one;
+  // items comma- or space-separated (as --utc-offset).
+  void setUtcOffsetsText(const QString& text);
 
   // The request the current fields describe; throws wl::Error with a one-line message for a bad
-  // field (config, offset, no inputs, no output).
+  // field (config, offset, UTC offset, no inputs, no output).
   import::ImportRequest request() const;
 
   // Starts the import (the worker starts on the next turn of the event loop, after the progress
@@ -101,6 +104,7 @@ class ImportDialog : public QDialog {
   QLineEdit* platform_ = nullptr;
   QLineEdit* config_ = nullptr;
   QPlainTextEdit* offsets_ = nullptr;
+  QLineEdit* utcOffsets_ = nullptr;
   QLineEdit* output_ = nullptr;
   QPushButton* importButton_ = nullptr;
   QProgressDialog* progress_ = nullptr;

@@ -19,12 +19,18 @@
 namespace wl::cli {
 namespace {
 
+// Fixed-point with `digits` decimals; a value too large for that to be read (|v| >= 1e12: a
+// corrupt input) in scientific notation with 4 significant digits.
+std::string fixedOrSci(double v, int digits) {
+  return std::fabs(v) < 1e12 ? fmt::format("{:.{}f}", v, digits) : fmt::format("{:.4g}", v);
+}
+
 std::string num(double v, int digits = 1) {
-  return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "-";
+  return std::isfinite(v) ? fixedOrSci(v, digits) : "-";
 }
 
 std::string pct(double f, int digits = 1) {
-  return std::isfinite(f) ? fmt::format("{:.{}f} %", 100.0 * f, digits) : "-";
+  return std::isfinite(f) ? fixedOrSci(100.0 * f, digits) + " %" : "-";
 }
 
 std::string ms(int64_t ns) {
@@ -33,9 +39,41 @@ std::string ms(int64_t ns) {
 
 std::string energyText(double j) {
   if (!std::isfinite(j)) return "-";
-  if (std::fabs(j) >= 1e6) return fmt::format("{:.3f} MJ", j * 1e-6);
+  if (std::fabs(j) >= 1e6) return fixedOrSci(j * 1e-6, 3) + " MJ";
   if (std::fabs(j) >= 1e3) return fmt::format("{:.2f} kJ", j * 1e-3);
   return fmt::format("{:.1f} J", j);
+}
+
+// Power domains of several GPUs (MI250 packages): their power, cap and power-cap throttling, with
+// each GPU's estimated share of the energy. Nothing when every domain is one GPU's board.
+std::string domainsText(const RunAnalysis& a) {
+  bool anyPackage = false;
+  for (const DomainAnalysis& d : a.domains)
+    anyPackage = anyPackage || d.domain.gpus.size() > 1;
+  if (!anyPackage) return "";
+  std::string s =
+      fmt::format("\npower domains ({}; power and energy per domain)\n", a.domains.size());
+  s += fmt::format("  {:>4} {:<12} {:<9} {:>6} {:>11} {:>7} {:>7} {:>6} {:>9}  {}\n", "id", "name",
+                   "gpus", "power", "energy", "P mean", "P max", "cap", "cap thr.",
+                   "estimated share per GPU");
+  for (const DomainAnalysis& d : a.domains) {
+    std::string gpus, shares;
+    for (int g : d.domain.gpus) {
+      gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+      if (const GpuAnalysis* ga = a.gpu(g))
+        shares += fmt::format("{}gpu {} {}", shares.empty() ? "" : ", ", g,
+                              energyText(ga->energy_share.energy_j));
+    }
+    s += fmt::format(
+        "  {:>4} {:<12} {:<9} {:>6} {:>11} {:>7} {:>7} {:>6} {:>9}  {}{}\n", d.domain.id,
+        d.domain.name, gpus,
+        d.domain.power_gpu >= 0 ? "gpu " + std::to_string(d.domain.power_gpu) : std::string("sum"),
+        energyText(d.energy_j), num(d.power.mean), num(d.power.max), num(d.domain.power_limit_w, 0),
+        pct(d.powerCapFraction()), shares,
+        d.domain.gpus.size() > 1 && !shares.empty() ? " (estimated)" : "");
+  }
+  s += "  (P in W; cap thr.: kernel time throttled by a power cause against the domain's cap)\n";
+  return s;
 }
 
 void printText(const RunAnalysis& a) {
@@ -60,8 +98,16 @@ void printText(const RunAnalysis& a) {
   const RunTotals& t = a.totals;
   s += "\ntotals\n";
   s += fmt::format("  energy              {}\n", energyText(t.energy_j));
-  s += fmt::format("  mean power          {} W (mean over GPUs)\n", num(t.mean_power_w));
-  s += fmt::format("  peak power          {} W\n", num(t.peak_power_w));
+  const bool boards = t.domain_kind == "board" || t.domain_kind.empty();
+  const std::string over = boards ? std::string("GPUs")
+                                  : fmt::format("{} power domains{}", t.domains,
+                                                t.domain_kind == "package" ? " (packages)" : "");
+  s += fmt::format("  mean power          {} W (mean over {})", num(t.mean_power_w), over);
+  if (!boards)
+    s += fmt::format(", {} W per GPU over {} GPUs", num(t.mean_power_per_device_w), t.domain_gpus);
+  s += "\n";
+  s += fmt::format("  peak power          {} W{}\n", num(t.peak_power_w),
+                   boards ? "" : " (of one power domain)");
   std::string reasons;
   for (size_t c = 0; c < kThrottleCauseCount; ++c)
     if (std::isfinite(t.by_cause_fraction[c]) && t.by_cause_fraction[c] > 0)
@@ -102,6 +148,8 @@ void printText(const RunAnalysis& a) {
         b.ramp_computed ? num(b.ramp.p99, 0) : "-");
   }
   s += "  (energy trapezoid; P in W, T in C, clock in MHz, deficit in MHz*s, dP/dt in W/s)\n";
+
+  s += domainsText(a);
 
   size_t nIntervals = 0;
   for (const GpuAnalysis& g : a.gpus)
@@ -171,6 +219,27 @@ void printText(const RunAnalysis& a) {
     s +=
         fmt::format("  hottest slot {} is {} hotter than coolest slot {}\n", a.spatial.hottest_slot,
                     num(a.spatial.hottest_vs_coolest_pct) + " %", a.spatial.coolest_slot);
+  }
+  if (!a.spatial.packages.empty()) {
+    const Spread& sk = a.spatial.package_temp_skew_c;
+    s += fmt::format(
+        "\nintra-package GCD skew ({} packages): mean temperature skew {} C (mean), {} C (max); "
+        "clock skew {} MHz (mean)\n",
+        a.spatial.packages.size(), num(sk.mean), num(sk.max),
+        num(a.spatial.package_clock_skew_mhz.mean, 0));
+    size_t shown = 0;
+    for (const PackageSkew& p : a.spatial.packages) {
+      if (shown++ >= 16) {
+        s += fmt::format("  ... {} more (see --json)\n", a.spatial.packages.size() - 16);
+        break;
+      }
+      std::string temps;
+      for (size_t k = 0; k < p.gpus.size(); ++k)
+        temps += fmt::format("{}gpu {} {} C", k ? ", " : "", p.gpus[k], num(p.temp_mean_c[k]));
+      s += fmt::format("  {:<12} node {:>3}  {}  skew {} C (peak {} C), clock {} MHz\n", p.name,
+                       p.node, temps, num(p.temp_skew_c), num(p.temp_max_skew_c),
+                       num(p.clock_skew_mhz, 0));
+    }
   }
 
   s += fmt::format("\ndata quality ({} notes)\n", a.quality.notes.size());

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // wattline compare RUN.h5|FOLDER... [--baseline NAME] [--json|--csv] [--filter K=V,...]
-//                  [--sort COLUMN] [--normalize none|gpu|token|iteration] [--no-cache] ...
+//                  [--sort COLUMN] [--normalize none|gpu|token|iteration]
+//                  [--per device|package] [--no-cache] ...
+// wattline compare A.h5 B.h5 --iterations [--json|--csv] (cmd_compare_iterations.cpp)
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/arg_parser.h"
+#include "cli/cmd_compare_iterations.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "study.h"
@@ -92,10 +95,14 @@ void printText(const Study& study, const StudyTable& table) {
       "{} runs{}{}\n", table.rows.size(),
       table.normalization == Normalization::None
           ? std::string()
-          : fmt::format(", normalized per {}", normalizationId(table.normalization)),
+          : fmt::format(", normalized per {}", table.normalization == Normalization::PerGpu &&
+                                                       table.per == PerUnit::Package
+                                                   ? std::string_view("package")
+                                                   : normalizationId(table.normalization)),
       table.baseline >= 0
           ? fmt::format(", baseline '{}'", study.runs[static_cast<size_t>(table.baseline)].label)
           : std::string());
+  out += fmt::format("mean power and \"per GPU\": {}\n", perUnitText(table.per));
   out += fmt::format("{:<{}} {:<8} {:>4} {:>3} {:>3} {:>4} {:>4} {:>3} {:>3}", "run", labelWidth,
                      "platform", "gpus", "tp", "pp", "dp", "mbs", "rc", "ov");
   for (size_t k = 0; k < idx.size(); ++k)
@@ -154,7 +161,11 @@ int cmdCompare(const Args& args) {
               "ranks and the throughput / energy-per-token Pareto front (docs/compare.md). "
               "Summaries are cached beside each run (RUN.h5.summary.json), so a study opens "
               "again without reading samples.");
-  p.flag("json", "print JSON (schema in docs/compare.md)")
+  p.flag("iterations",
+         "compare exactly two runs step by step: what differs, the iteration-warped alignment "
+         "and per common step the step time, energy, power, temperature, throttling, exposed "
+         "communication and bubble of A, B and A - B (docs/compare.md, \"Two runs\")")
+      .flag("json", "print JSON (schema in docs/compare.md)")
       .flag("csv", "print the table as CSV")
       .option("baseline", "NAME", "the run deltas are relative to: its label, name, file or path")
       .option("filter", "KEY=VALUE,...",
@@ -163,6 +174,10 @@ int cmdCompare(const Args& args) {
               "key given twice matches either value")
       .option("sort", "COLUMN", "sort by a column id or configuration key; -COLUMN descending")
       .option("normalize", "MODE", "none (default), gpu, token or iteration")
+      .option("per", "UNIT",
+              "what \"per GPU\" and mean power are per: device (default; a GPU, one GCD on "
+              "MI250) or package (a power domain: an MI250 package of two GCDs, a board on "
+              "H100/H200)")
       .option("cache-dir", "DIR", "keep the summary cache in DIR instead of beside each run")
       .flag("no-cache", "neither read nor write the summary cache")
       .option("threads", "N", "runs analysed at once (default: cores, at most 4)")
@@ -170,10 +185,12 @@ int cmdCompare(const Args& args) {
       .positionals("RUN.h5|FOLDER", "runs, or folders searched recursively for *.h5", 1, -1);
   if (!p.parse(args)) return 0;
   if (p.has("json") && p.has("csv")) throw UsageError("--json and --csv exclude each other");
+  if (p.has("iterations")) return cmdCompareIterations(p, stderrProgress(p.has("quiet")));
 
   StudyTableOptions table;
   try {
     if (auto v = p.value("normalize")) table.normalization = parseNormalization(*v);
+    if (auto v = p.value("per")) table.per = parsePerUnit(*v);
     if (auto v = p.value("filter")) {
       parseRunFilter(*v);  // reject bad syntax before any run is read
       table.filter = *v;

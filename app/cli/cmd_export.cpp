@@ -14,6 +14,7 @@
 #include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "cli/range_args.h"
+#include "core/temp_files.h"
 #include "export/export_views.h"
 #include "export/figure.h"
 #include "format/run_file.h"
@@ -177,7 +178,11 @@ int cmdExport(const Args& rawArgs) {
   }
   options.size = size;
   validateFigureSize(options.size);
-  writeFigure(*figure, options, QString::fromStdString(*output));
+  {
+    // QSaveFile's temporary file has no name we could remove on a signal: let it finish first.
+    const DeferInterrupts whileWriting;
+    writeFigure(*figure, options, QString::fromStdString(*output));
+  }
   const QSize px = options.size.pixels();
   const QSizeF in = options.size.inches();
   std::printf("wrote %s: %s %s, %d x %d px at %g dpi (%.1f x %.1f cm), %lld bytes\n",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // wattline import INPUT... -o RUN.h5 [--format NAME] [--name TEXT] [--platform NAME]
-//                 [--config tp=4,pp=8,...] [--offset SOURCE=NS] [--dcgm-interval-ms N] [--json]
+//                 [--config tp=4,pp=8,...] [--offset SOURCE=NS] [--dcgm-interval-ms N]
+//                 [--utc-offset [SOURCE=]+HH:MM] [--gpus N] [--json]
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -118,6 +119,14 @@ int cmdImport(const Args& rawArgs) {
               "SOURCE is a file name or a format name; repeatable",
               true)
       .option("dcgm-interval-ms", "N", "row interval of DCGM dmon text (it has no timestamps)")
+      .option("utc-offset", "[SOURCE=]+HH:MM",
+              "UTC offset of logs written in local time without a zone (nvidia-smi timestamps, "
+              "Zeus, dmon -o DT); SOURCE (a file or format name) limits it to one input; "
+              "repeatable",
+              true)
+      .option("gpus", "N",
+              "number of GPUs taking turns in an nvidia-smi CSV without an index column "
+              "(default: found from the rows)")
       .flag("json", "print a JSON summary of the run written")
       .positionals("INPUT", "telemetry or trace files, or folders", 0, -1);
   if (!p.parse(expandShortOutput(rawArgs))) return 0;
@@ -141,12 +150,23 @@ int cmdImport(const Args& rawArgs) {
     if (auto c = p.value("config")) req.assemble.config = import::parseConfig(*c);
     for (const std::string& o : p.values("offset"))
       req.assemble.offsets.push_back(import::parseOffset(o));
+    for (const std::string& u : p.values("utc-offset"))
+      req.utcOffsets.push_back(import::parseUtcOffset(u));
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
   if (auto d = p.doubleValue("dcgm-interval-ms")) {
     if (!(*d > 0)) throw UsageError("option --dcgm-interval-ms must be positive");
     req.options.dcgm_interval_ms = *d;
+  }
+  if (p.value("gpus")) {
+    const auto n = p.intValue("gpus");
+    if (!n || *n < 1 || *n > 4096)
+      throw UsageError(
+          fmt::format("option --gpus: expected a number of GPUs from 1 to 4096, found "
+                      "\"{}\"",
+                      *p.value("gpus")));
+    req.options.gpus = *n;
   }
   req.assemble.name = p.value("name").value_or("");
   req.assemble.platform = p.value("platform").value_or("");

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "cli/arg_parser.h"
@@ -29,6 +31,26 @@ std::string configText(const ParallelConfig& c) {
   if (c.overlap)
     out += fmt::format("{}overlap={}", out.empty() ? "" : " ", *c.overlap ? "on" : "off");
   return out.empty() ? "(unknown)" : out;
+}
+
+// The power domains: one line when every GPU is a board of its own, else one line per domain.
+std::string domainsText(const std::vector<PowerDomain>& domains) {
+  const bool allBoards = std::all_of(domains.begin(), domains.end(),
+                                     [](const PowerDomain& d) { return d.gpus.size() == 1; });
+  if (allBoards) return fmt::format("\npower domains: {} (one board per GPU)\n", domains.size());
+  std::string s = fmt::format("\npower domains ({})\n", domains.size());
+  for (const PowerDomain& d : domains) {
+    std::string gpus;
+    for (int g : d.gpus)
+      gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+    s += fmt::format("  {:>4} {:<8} {:<12} node {:>3}  gpus {:<8} {:<22} cap {}\n", d.id, d.kind,
+                     d.name, d.node, gpus,
+                     d.power_gpu >= 0 ? fmt::format("power on gpu {}", d.power_gpu)
+                                      : std::string("power = sum of its GPUs"),
+                     std::isfinite(d.power_limit_w) ? fmt::format("{:.0f} W", d.power_limit_w)
+                                                    : std::string("-"));
+  }
+  return s;
 }
 
 void printText(const RunOverview& o) {
@@ -60,6 +82,7 @@ void printText(const RunOverview& o) {
       s += "\n";
     }
   }
+  s += domainsText(o.domains);
   s += fmt::format("\nranks ({})\n", o.ranks.size());
   if (!o.ranks.empty()) {
     s += fmt::format("  {:>5} {:>4} {:>10} {:>10} {:>10} {:>7} {:>10}\n", "rank", "gpu", "kernels",

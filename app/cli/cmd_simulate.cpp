@@ -141,7 +141,12 @@ int cmdSimulate(const Args& rawArgs) {
       .option("seed", "S", "random seed; the same seed gives the same run (default 1)")
       .option("sample-hz", "HZ", "telemetry sampling rate (default 20)")
       .option("power-limit", "W", "power limit per GPU (per package on MI250)")
+      .option("thermal-scenario", "NAME",
+              "nominal (25 C inlet), hot-aisle (37 C, +0.5 C per node) or fan-failure (fans "
+              "at most 60 %); docs/simulator.md")
       .option("inlet-temp", "C", "cold-aisle air temperature at the front of the nodes (25)")
+      .option("inlet-rise-per-node", "C", "inlet rise per node up the rack (0)")
+      .option("fan-max", "FRAC", "highest fan speed, fraction of full airflow (1)")
       .option("power-window", "S", "power sensor averaging window (NVML power.draw: 1)")
       .option("jitter-ms", "MS", "sampler timestamp jitter, +- (default 2)")
       .flag("ideal-sensors", "no sensor noise, bias or jitter; power over one physics step")
@@ -241,7 +246,13 @@ int cmdSimulate(const Args& rawArgs) {
   }
   if (auto v = p.doubleValue("sample-hz")) c.sampleHz = *v;
   if (auto v = p.doubleValue("power-limit")) c.powerLimitW = *v;
+  if (auto v = p.value("thermal-scenario"))
+    if (!sim::applyThermalScenario(*v, c))
+      throw UsageError(fmt::format("unknown --thermal-scenario '{}' (expected {})", *v,
+                                   sim::thermalScenarioNames()));
   if (auto v = p.doubleValue("inlet-temp")) c.inletTempC = *v;
+  if (auto v = p.doubleValue("inlet-rise-per-node")) c.inletRisePerNodeC = *v;
+  if (auto v = p.doubleValue("fan-max")) c.fanMaxFrac = *v;
   if (auto v = p.doubleValue("power-window")) c.powerWindowS = *v;
   if (auto v = p.doubleValue("jitter-ms")) c.sampleJitterMs = *v;
   if (p.has("ideal-sensors")) c.idealSensors = true;

@@ -172,14 +172,27 @@ struct QualityNote {
   bool operator==(const QualityNote&) const = default;
 };
 
-// Ground truth of a simulated run: a throttle interval with its reason bits.
+// Ground truth of a simulated run: an interval in which a power or thermal limit held the GPU's
+// clock below the clock it would have run at without limits while it ran kernels, with the bits of
+// the limit that bound it (docs/simulator.md, "Ground truth").
 struct ThrottleTruth {
   int gpu = 0;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   uint32_t reasons = 0;
+  // Kernel seconds in the interval (busy share of each physics step x its length), the clock
+  // deficit (unthrottled - actual clock) x busy integrated over it (MHz s), and the time-weighted
+  // mean unthrottled clock (MHz). NaN where the file predates them.
+  double busy_s = kNaN;
+  double deficit_mhz_s = kNaN;
+  double unthrottled_mhz = kNaN;
 
-  bool operator==(const ThrottleTruth&) const = default;
+  bool operator==(const ThrottleTruth& o) const {
+    auto same = [](double a, double b) { return a == b || (a != a && b != b); };  // NaN == NaN
+    return gpu == o.gpu && start_ns == o.start_ns && end_ns == o.end_ns && reasons == o.reasons &&
+           same(busy_s, o.busy_s) && same(deficit_mhz_s, o.deficit_mhz_s) &&
+           same(unthrottled_mhz, o.unthrottled_mhz);
+  }
 };
 
 }  // namespace wl

@@ -8,7 +8,9 @@
 namespace wl::format {
 
 inline constexpr std::string_view kMagic = "wattline-run";  // root attribute "format"
-inline constexpr int64_t kVersion = 1;                      // root attribute "format_version"
+// Root attribute "format_version". 2 added /domains and /gpus/domain (power domains); version 1
+// files are still read, their domains derived from /gpus/package (core/power_domain.h).
+inline constexpr int64_t kVersion = 2;
 inline constexpr int64_t kIndexStride = 1024;      // telemetry t_index: every 1024th timestamp
 inline constexpr int64_t kKernelBlockSize = 4096;  // kernels per block of the block index
 

@@ -13,6 +13,8 @@ namespace {
 
 constexpr size_t kTopBuckets = 256;
 constexpr int64_t kMaxLevel0Buckets = int64_t{1} << 22;
+// Level 0 of a grid bounded by the samples has at least this many buckets.
+constexpr int64_t kMinBoundedLevel0Buckets = 4096;
 constexpr int64_t kKernelLevel0Buckets = 65536;
 
 int64_t pow2Ceil(int64_t v) {
@@ -47,10 +49,17 @@ size_t LodGrid::bucketOf(size_t level, int64_t t) const {
   return std::min(b, buckets[level] - 1);
 }
 
-LodGrid LodGrid::forTelemetry(int64_t start_ns, int64_t end_ns, int64_t medianIntervalNs) {
+LodGrid LodGrid::forTelemetry(int64_t start_ns, int64_t end_ns, int64_t medianIntervalNs,
+                              size_t maxSamples) {
   const int64_t span = std::max<int64_t>(end_ns - start_ns, 1);
   int64_t w = medianIntervalNs > 0 ? 8 * medianIntervalNs : ceilDiv(span, 65536);
-  w = std::max({w, ceilDiv(span, kMaxLevel0Buckets), int64_t{1}});
+  int64_t maxBuckets = kMaxLevel0Buckets;
+  if (maxSamples > 0)
+    maxBuckets = std::min<int64_t>(
+        maxBuckets,
+        std::max<int64_t>(kMinBoundedLevel0Buckets,
+                          4 * static_cast<int64_t>(std::min<size_t>(maxSamples, 1u << 30))));
+  w = std::max({w, ceilDiv(span, maxBuckets), int64_t{1}});
   return makeGrid(start_ns, end_ns, pow2Ceil(w));
 }
 

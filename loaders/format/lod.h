@@ -39,8 +39,11 @@ struct LodGrid {
   }
 
   // Telemetry: width_0 is the smallest power of two >= 8 x the median interval (and large
-  // enough that level 0 has at most 2^22 buckets); levels go up by 4 until one has <= 256.
-  static LodGrid forTelemetry(int64_t start_ns, int64_t end_ns, int64_t medianIntervalNs);
+  // enough that level 0 has at most 2^22 buckets, and at most max(4096, 4 x maxSamples) when the
+  // largest number of samples of one series is given, so that the pyramid's size follows the
+  // samples, not the span); levels go up by 4 until one has <= 256.
+  static LodGrid forTelemetry(int64_t start_ns, int64_t end_ns, int64_t medianIntervalNs,
+                              size_t maxSamples = 0);
   // Kernels: width_0 is the smallest power of two >= span / 65536 (and >= 256 ns).
   static LodGrid forKernels(int64_t start_ns, int64_t end_ns);
 };

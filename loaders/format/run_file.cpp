@@ -267,6 +267,7 @@ void RunFile::load() {
   }
 
   gpu_ = loadSeries("telemetry", gpus_.size());
+  loadDomains();
   if (h5::exists(f, "node_telemetry")) {
     h5::Id g = h5::openGroup(f, "node_telemetry");
     const size_t n = lengthOf(g, "offsets");
@@ -358,6 +359,47 @@ void RunFile::load() {
       quality_.push_back({sev[i] ? Severity::Warning : Severity::Info, code[i], subj[i], msg[i]});
   }
   hasTruth_ = h5::exists(f, "ground_truth");
+}
+
+void RunFile::loadDomains() {
+  const hid_t f = file_;
+  if (version_ < 2) {
+    // Version 1: derived from the packages and the GPUs with power samples (core/power_domain.h).
+    const std::vector<uint64_t> counts = validCounts(SeriesKind::Gpu, metric::kPower);
+    std::vector<bool> hasPower(gpus_.size(), false);
+    for (size_t g = 0; g < gpus_.size() && g < counts.size(); ++g)
+      hasPower[g] = counts[g] > 0;
+    domains_ = deriveDomains(gpus_, hasPower);
+  } else {
+    if (!h5::exists(f, "domains")) fail("missing required dataset or group /domains");
+    h5::Id g = h5::openGroup(f, "domains");
+    const size_t n = lengthOf(g, "id");
+    const auto id = column<int32_t>(g, "domains", "id", n, path_);
+    const auto kind = strColumn(g, "domains", "kind", n, path_);
+    const auto name = strColumn(g, "domains", "name", n, path_);
+    const auto node = column<int32_t>(g, "domains", "node", n, path_);
+    const auto pgpu = column<int32_t>(g, "domains", "power_gpu", n, path_);
+    const auto limit = column<float>(g, "domains", "power_limit_w", n, path_);
+    h5::Id gg = h5::openGroup(f, "gpus");
+    const auto member = column<int32_t>(gg, "gpus", "domain", gpus_.size(), path_);
+    for (size_t i = 0; i < n; ++i)
+      domains_.push_back({id[i], kind[i], name[i], node[i], limit[i], {}, pgpu[i]});
+    for (size_t gi = 0; gi < member.size(); ++gi) {
+      if (member[gi] < 0 || static_cast<size_t>(member[gi]) >= n)
+        fail(fmt::format("/gpus/domain[{}] is {}, but the run has {} power domains", gi, member[gi],
+                         n));
+      domains_[static_cast<size_t>(member[gi])].gpus.push_back(static_cast<int>(gi));
+    }
+    if (const std::string why = domainProblem(domains_, gpus_.size()); !why.empty())
+      fail("/domains: " + why);
+  }
+  gpuDomain_ = domainOfGpus(domains_, gpus_.size());
+}
+
+const PowerDomain& RunFile::domainOf(int gpu) const {
+  if (gpu < 0 || static_cast<size_t>(gpu) >= gpuDomain_.size())
+    fail(fmt::format("no GPU {} in the run (it has {})", gpu, gpuDomain_.size()));
+  return domains_[static_cast<size_t>(gpuDomain_[static_cast<size_t>(gpu)])];
 }
 
 const SeriesGroupMeta& RunFile::series(SeriesKind kind) const {
@@ -749,9 +791,17 @@ std::vector<ThrottleTruth> RunFile::truthThrottle() const {
   const auto s = column<int64_t>(g, "ground_truth/throttle", "start_ns", n, path_);
   const auto e = column<int64_t>(g, "ground_truth/throttle", "end_ns", n, path_);
   const auto r = column<uint32_t>(g, "ground_truth/throttle", "reasons", n, path_);
+  // Optional columns (busy, clock deficit, unthrottled clock): NaN where a file lacks them.
+  auto optional = [&](const char* name) {
+    return h5::exists(g, name) ? column<double>(g, "ground_truth/throttle", name, n, path_)
+                               : std::vector<double>(n, kNaN);
+  };
+  const auto busy = optional("busy_s");
+  const auto deficit = optional("deficit_mhz_s");
+  const auto free = optional("unthrottled_mhz");
   std::vector<ThrottleTruth> out;
   for (size_t i = 0; i < n; ++i)
-    out.push_back({gpu[i], s[i], e[i], r[i]});
+    out.push_back({gpu[i], s[i], e[i], r[i], busy[i], deficit[i], free[i]});
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/metrics.h"
+#include "core/power_domain.h"
 #include "core/run_model.h"
 #include "format/lod.h"
 #include "h5/h5.h"
@@ -107,6 +108,13 @@ class RunFile {
   const RunInfo& info() const { return info_; }
   int64_t formatVersion() const { return version_; }
   const std::vector<GpuInfo>& gpus() const { return gpus_; }
+  // Power domains (core/power_domain.h): stored in version 2 files; in version 1 files derived
+  // from /gpus/package and which GPUs have power samples. Every GPU belongs to exactly one.
+  const std::vector<PowerDomain>& domains() const { return domains_; }
+  // The domain of a GPU; throws wl::Error for a GPU the run does not have.
+  const PowerDomain& domainOf(int gpu) const;
+  // What the GPU's power_w column holds: its domain's power, its share of it, or nothing.
+  PowerRole powerRoleOf(int gpu) const { return powerRole(domainOf(gpu), gpu); }
   const std::vector<RankInfo>& ranks() const { return ranks_; }
   const std::vector<TrackInfo>& tracks() const { return tracks_; }
   const std::vector<Iteration>& iterations() const { return iterations_; }
@@ -180,6 +188,7 @@ class RunFile {
  private:
   RunFile() = default;
   void load();
+  void loadDomains();
   SeriesGroupMeta loadSeries(std::string_view group, size_t expectedEntities);
   hid_t dataset(const std::string& path) const;
   hid_t seriesDataset(SeriesKind kind, std::string_view name) const;
@@ -194,6 +203,8 @@ class RunFile {
   int64_t version_ = 0;
   RunInfo info_;
   std::vector<GpuInfo> gpus_;
+  std::vector<PowerDomain> domains_;
+  std::vector<int> gpuDomain_;  // per GPU: its domain id
   std::vector<RankInfo> ranks_;
   std::vector<TrackInfo> tracks_;
   std::vector<Iteration> iterations_;

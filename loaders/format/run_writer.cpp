@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/series_math.h"
+#include "core/temp_files.h"
 #include "core/throttle_reasons.h"
 #include "format/format_version.h"
 #include "format/lod.h"
@@ -31,12 +32,6 @@ h5::Layout layoutOf(const WriteOptions& o) {
   return h5::Layout{.chunk = o.chunk, .deflate = o.deflate, .shuffle = o.shuffle};
 }
 
-std::filesystem::path tempPathFor(const std::filesystem::path& out) {
-  static std::atomic<int> counter{0};
-  return out.parent_path() /
-         fmt::format(".{}.tmp-{}-{}", out.filename().string(), ::getpid(), counter++);
-}
-
 template <typename T>
 void appendVec(h5::Appender& a, const std::vector<T>& v) {
   a.append(v.data(), v.size());
@@ -46,8 +41,10 @@ void appendVec(h5::Appender& a, const std::vector<T>& v) {
 class SeriesGroupWriter {
  public:
   SeriesGroupWriter(hid_t parent, std::string_view name, std::string_view entity, size_t entities,
-                    int64_t start, int64_t end, double nominalIntervalS, const h5::Layout& layout)
+                    int64_t start, int64_t end, double nominalIntervalS, const h5::Layout& layout,
+                    size_t samplesHint = 0)
       : layout_(layout),
+        samplesHint_(samplesHint),
         entity_(entity),
         entities_(entities),
         start_(start),
@@ -252,7 +249,7 @@ class SeriesGroupWriter {
     if (grid_) return;
     int64_t med = nominalInterval_;
     if (med <= 0) med = medianInterval(t);
-    grid_ = LodGrid::forTelemetry(start_, end_, med);
+    grid_ = LodGrid::forTelemetry(start_, end_, med, std::max(samplesHint_, t.size()));
     lodGroup_ = h5::createGroup(group_, "lod");
     h5::setAttr(lodGroup_, "origin_ns", grid_->origin_ns);
     h5::setAttr(lodGroup_, "factor", int64_t{grid_->factor});
@@ -358,6 +355,7 @@ class SeriesGroupWriter {
   }
 
   h5::Layout layout_;
+  size_t samplesHint_ = 0;
   std::string entity_;
   size_t entities_;
   int64_t start_, end_, nominalInterval_;
@@ -376,10 +374,12 @@ class SeriesGroupWriter {
 
 struct RunWriter::Impl {
   std::filesystem::path output, temp;
+  std::optional<TempFile> tempFile;  // temp, removed on an interrupt (core/temp_files.h)
   RunInfo info;
   std::vector<GpuInfo> gpus;
   std::vector<RankInfo> ranks;
   h5::Layout layout;
+  size_t samplesHint = 0;  // WriteOptions::max_samples_per_series
   h5::Id file;
   std::optional<SeriesGroupWriter> gpuTelemetry, nodeTelemetry;
   int nodeCount = 0;
@@ -391,6 +391,8 @@ struct RunWriter::Impl {
   std::vector<Annotation> annotations;
   std::vector<ThrottleTruth> truthThrottle;
   std::vector<double> truthEnergy;
+  std::optional<std::vector<PowerDomain>> domains;  // given by the caller
+  std::vector<bool> hasPower;                       // per GPU: a finite power sample was added
 
   // Kernels, streamed.
   h5::Id kernels;
@@ -454,16 +456,20 @@ RunWriter::RunWriter(std::filesystem::path output, RunInfo info, std::vector<Gpu
   for (size_t i = 0; i < d_->gpus.size(); ++i)
     d_->gpus[i].id = static_cast<int>(i);
   d_->layout = layoutOf(options);
+  d_->samplesHint = options.max_samples_per_series;
   std::error_code ec;
   const auto parent =
       d_->output.parent_path().empty() ? std::filesystem::path(".") : d_->output.parent_path();
   if (!std::filesystem::is_directory(parent, ec))
     throw Error(
         fmt::format("{}: the folder {} does not exist", d_->output.string(), parent.string()));
-  d_->temp = tempPathFor(d_->output);
+  removeStaleTempFiles(parent);  // left by writers that were killed
+  d_->temp = d_->tempFile.emplace(d_->output).path();
   d_->file = h5::createFile(d_->temp);
+  d_->tempFile->lock();
   d_->gpuTelemetry.emplace(d_->file, "telemetry", "gpu", d_->gpus.size(), d_->info.start_ns,
-                           d_->info.end_ns, d_->info.sample_interval_s, d_->layout);
+                           d_->info.end_ns, d_->info.sample_interval_s, d_->layout,
+                           d_->samplesHint);
   d_->openKernels();
 }
 
@@ -495,11 +501,17 @@ void RunWriter::setNodeCount(int nodes) {
   if (nodes > 0)
     d_->nodeTelemetry.emplace(d_->file, "node_telemetry", "node", static_cast<size_t>(nodes),
                               d_->info.start_ns, d_->info.end_ns, d_->info.sample_interval_s,
-                              d_->layout);
+                              d_->layout, d_->samplesHint);
 }
 
 void RunWriter::addGpuTelemetry(int gpu, TelemetryTable table) {
   std::lock_guard lock(h5::lock());
+  if (const TelemetryColumn* p = table.column(metric::kPower);
+      p && gpu >= 0 && static_cast<size_t>(gpu) < d_->gpus.size() &&
+      std::any_of(p->values.begin(), p->values.end(), [](double v) { return std::isfinite(v); })) {
+    d_->hasPower.resize(d_->gpus.size(), false);
+    d_->hasPower[static_cast<size_t>(gpu)] = true;
+  }
   d_->gpuTelemetry->add(gpu, std::move(table), d_->notes);
 }
 
@@ -632,6 +644,10 @@ void RunWriter::addAnnotations(std::span<const Annotation> annotations, const St
   }
 }
 
+void RunWriter::setDomains(std::vector<PowerDomain> domains) {
+  d_->domains = std::move(domains);
+}
+
 void RunWriter::addQualityNote(QualityNote note) {
   d_->notes.push_back(std::move(note));
 }
@@ -671,6 +687,11 @@ void RunWriter::finish(const Progress& progress) {
   std::lock_guard lock(h5::lock());
   Impl& d = *d_;
   if (d.finished) throw Error("internal error: RunWriter::finish called twice");
+  // Power domains: given, or derived from the packages and the GPUs with power samples.
+  if (!d.domains) d.domains = deriveDomains(d.gpus, d.hasPower);
+  if (const std::string why = domainProblem(*d.domains, d.gpus.size()); !why.empty())
+    throw Error(
+        fmt::format("internal error: {}: invalid power domains: {}", d.output.string(), why));
   progress.report(0.0, "writing tables");
   const h5::Layout& L = d.layout;
   hid_t f = d.file;
@@ -743,6 +764,19 @@ void RunWriter::finish(const Progress& progress) {
     h5::write(g, "on_gpu", column<uint8_t>(A, [](auto& a) { return a.on_gpu ? 1 : 0; }), L);
   }
 
+  // Power domains (checked above).
+  {
+    h5::Id g = h5::createGroup(f, "domains");
+    const auto& D = *d.domains;
+    h5::write(g, "id", column<int32_t>(D, [](auto& x) { return x.id; }), L);
+    h5::writeStrings(g, "kind", column<std::string>(D, [](auto& x) { return x.kind; }), L);
+    h5::writeStrings(g, "name", column<std::string>(D, [](auto& x) { return x.name; }), L);
+    h5::write(g, "node", column<int32_t>(D, [](auto& x) { return x.node; }), L);
+    h5::write(g, "power_gpu", column<int32_t>(D, [](auto& x) { return x.power_gpu; }), L);
+    h5::write(g, "power_limit_w", column<float>(D, [](auto& x) { return x.power_limit_w; }), L);
+  }
+  const std::vector<int> domainOf = domainOfGpus(*d.domains, d.gpus.size());
+
   // GPUs, ranks, sources.
   {
     h5::Id g = h5::createGroup(f, "gpus");
@@ -753,6 +787,7 @@ void RunWriter::finish(const Progress& progress) {
     h5::write(g, "rank", column<int32_t>(G, [](auto& x) { return x.rank; }), L);
     h5::write(g, "slot", column<int32_t>(G, [](auto& x) { return x.slot; }), L);
     h5::write(g, "package", column<int32_t>(G, [](auto& x) { return x.package; }), L);
+    h5::write(g, "domain", column<int32_t>(domainOf, [](int x) { return x; }), L);
     h5::writeStrings(g, "hostname", column<std::string>(G, [](auto& x) { return x.hostname; }), L);
     h5::writeStrings(g, "device_name",
                      column<std::string>(G, [](auto& x) { return x.device_name; }), L);
@@ -799,6 +834,10 @@ void RunWriter::finish(const Progress& progress) {
     h5::write(t, "start_ns", column<int64_t>(T, [](auto& x) { return x.start_ns; }), L);
     h5::write(t, "end_ns", column<int64_t>(T, [](auto& x) { return x.end_ns; }), L);
     h5::write(t, "reasons", column<uint32_t>(T, [](auto& x) { return x.reasons; }), L);
+    h5::write(t, "busy_s", column<double>(T, [](auto& x) { return x.busy_s; }), L);
+    h5::write(t, "deficit_mhz_s", column<double>(T, [](auto& x) { return x.deficit_mhz_s; }), L);
+    h5::write(t, "unthrottled_mhz", column<double>(T, [](auto& x) { return x.unthrottled_mhz; }),
+              L);
     h5::write(g, "energy_j", d.truthEnergy, L);
   }
   progress.report(0.6, "writing strings");
@@ -830,7 +869,7 @@ void RunWriter::finish(const Progress& progress) {
     throw Error(fmt::format("{}: cannot flush ({})", d.temp.string(), h5::lastError()));
   d.file.close();
   std::error_code ec;
-  std::filesystem::rename(d.temp, d.output, ec);
+  d.tempFile->commit(ec);
   if (ec)
     throw Error(fmt::format("{}: cannot move the finished run into place: {}", d.output.string(),
                             ec.message()));

@@ -16,6 +16,7 @@
 #include <span>
 #include <vector>
 
+#include "core/power_domain.h"
 #include "core/progress.h"
 #include "core/run_model.h"
 #include "core/string_table.h"
@@ -26,6 +27,10 @@ struct WriteOptions {
   int deflate = 4;  // gzip level 0..9 (0: none)
   bool shuffle = true;
   size_t chunk = 32768;  // elements per chunk
+  // The largest number of samples one GPU's (or node's) telemetry will have, when known: bounds
+  // the telemetry pyramids by the samples whatever the run's span (LodGrid::forTelemetry). 0:
+  // the first table added stands for the others.
+  size_t max_samples_per_series = 0;
 };
 
 class RunWriter {
@@ -51,6 +56,10 @@ class RunWriter {
   void addAnnotations(std::span<const Annotation> annotations, const StringTable& names);
   void addQualityNote(QualityNote note);
   void setGroundTruth(std::vector<ThrottleTruth> throttle, std::vector<double> energyPerGpuJ);
+  // The run's power domains (core/power_domain.h). Optional: without it, finish() derives them
+  // from GpuInfo::package and which GPUs were given power samples (deriveDomains()). finish()
+  // throws wl::Error when they do not partition the GPUs.
+  void setDomains(std::vector<PowerDomain> domains);
 
   // Writes the tables, closes the file and renames it to the output path.
   void finish(const Progress& progress = {});

@@ -16,6 +16,7 @@
 #include "core/metrics.h"
 #include "core/time_format.h"
 #include "format/run_writer.h"
+#include "import/telemetry_checks.h"
 
 namespace wl::import {
 namespace {
@@ -227,6 +228,8 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
                  std::make_move_iterator(d.notes.end()));
     d.notes.clear();
   }
+  // Wild timestamps and impossible values, before anything reads the spans or the values.
+  checkTelemetry(inputs, notes);
 
   // ---- Clock offsets.
   std::vector<int64_t> offsets(inputs.size(), 0);
@@ -271,8 +274,19 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
                                  "--offset {}=NS to place it exactly",
                                  offsets[i], inputs[i].path.filename().string())});
   }
-  for (size_t i = 0; i < inputs.size(); ++i)
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // Every time stays within +-kMaxAbsTimeNs (importer.h) after its offset.
+    const Span s = spanOf(inputs[i]);
+    int64_t lo = 0, hi = 0;
+    if (!s.empty() &&
+        (__builtin_add_overflow(s.lo, offsets[i], &lo) ||
+         __builtin_add_overflow(s.hi, offsets[i], &hi) || !inTimeRange(lo) || !inTimeRange(hi)))
+      throw Error(
+          fmt::format("{}: a clock offset of {} ns moves its times out of range (expected "
+                      "times within 146 years of 1970)",
+                      inputs[i].path.string(), offsets[i]));
     shift(inputs[i], offsets[i]);
+  }
 
   // ---- GPUs from telemetry.
   ParallelConfig config;
@@ -645,7 +659,16 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
   summary.info = info;
   summary.gpus = gpus;
   summary.ranks = rankInfos;
-  RunWriter writer(output, info, gpus, rankInfos);
+  // The pyramids follow the samples, not the span.
+  WriteOptions writeOptions;
+  for (const GpuSlot& s : slots)
+    writeOptions.max_samples_per_series =
+        std::max(writeOptions.max_samples_per_series, s.table.t_ns.size());
+  for (const ImportedData& d : inputs)
+    for (const ImportedNode& n : d.nodes)
+      writeOptions.max_samples_per_series =
+          std::max(writeOptions.max_samples_per_series, n.table.t_ns.size());
+  RunWriter writer(output, info, gpus, rankInfos, writeOptions);
 
   // Node telemetry.
   std::map<int, TelemetryTable> nodeTables;
@@ -782,10 +805,14 @@ SourceOffset parseOffset(std::string_view text) {
   std::string_view value = text.substr(eq + 1);
   int64_t ns = 0;
   const auto r = std::from_chars(value.data(), value.data() + value.size(), ns);
-  if (r.ec == std::errc() && r.ptr == value.data() + value.size()) {
-    o.offset_ns = ns;
+  auto checked = [&](int64_t v) {
+    if (!inTimeRange(v))
+      throw Error(
+          fmt::format("--offset {}: {} ns is out of range (at most 146 years)", o.source, v));
+    o.offset_ns = v;
     return o;
-  }
+  };
+  if (r.ec == std::errc() && r.ptr == value.data() + value.size()) return checked(ns);
   // With a unit: "-1.5ms", "2s".
   bool negative = false;
   if (!value.empty() && (value.front() == '-' || value.front() == '+')) {
@@ -798,8 +825,7 @@ SourceOffset parseOffset(std::string_view text) {
     throw Error(fmt::format(
         "--offset {}: expected nanoseconds or a duration with a unit (\"-1.5ms\"), found \"{}\"",
         o.source, text.substr(eq + 1)));
-  o.offset_ns = negative ? -*d : *d;
-  return o;
+  return checked(negative ? -*d : *d);
 }
 
 std::string platformFromDeviceName(std::string_view device) {

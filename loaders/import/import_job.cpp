@@ -37,6 +37,36 @@ std::string unreadable(const InputProbe& p) {
       file, describeBytes(p.head, 24));
 }
 
+// How well a --utc-offset names a planned input: 2 its file, 1 its format, 0 every input, -1 not.
+int utcMatch(const UtcOffset& o, const PlannedInput& p) {
+  if (o.source.empty()) return 0;
+  for (const std::filesystem::path& path : {p.path, p.given}) {
+    const std::string s = path.string();
+    if (o.source == s || o.source == path.filename().string()) return 2;
+    if (s.size() > o.source.size() &&
+        s.compare(s.size() - o.source.size(), o.source.size(), o.source) == 0 &&
+        s[s.size() - o.source.size() - 1] == '/')
+      return 2;
+  }
+  return p.importer && o.source == p.importer->name() ? 1 : -1;
+}
+
+// The options of one input: the best-matching --utc-offset replaces the global one.
+ImportOptions optionsFor(const ImportRequest& r, const PlannedInput& p) {
+  ImportOptions o = r.options;
+  int best = -1;
+  for (const UtcOffset& u : r.utcOffsets) {
+    const int m = utcMatch(u, p);
+    if (m > best) best = m, o.utc_offset_s = u.seconds;
+  }
+  return o;
+}
+
+std::string offsetText(int64_t seconds) {
+  const int64_t a = seconds < 0 ? -seconds : seconds;
+  return fmt::format("{}{:02}:{:02}", seconds < 0 ? '-' : '+', a / 3600, a % 3600 / 60);
+}
+
 bool hidden(const std::filesystem::path& rel) {
   for (const auto& part : rel)
     if (!part.empty() && part.string().front() == '.') return true;
@@ -118,6 +148,20 @@ ImportSummary ImportJob::run(const Progress& progress) {
       skipped[p.given].push_back(p.path.lexically_relative(p.given).string());
     }
   }
+  for (const UtcOffset& u : request_.utcOffsets) {
+    if (u.source.empty()) continue;
+    bool used = false;
+    for (const PlannedInput* p : readable)
+      used = used || utcMatch(u, *p) > 0;
+    if (!used) {
+      std::string names;
+      for (const PlannedInput* p : readable)
+        names += (names.empty() ? "" : ", ") + p->path.filename().string() + " (" +
+                 std::string(p->importer->name()) + ")";
+      throw Error(fmt::format("--utc-offset {}={}: no input is named {} (inputs: {})", u.source,
+                              offsetText(u.seconds), u.source, names));
+    }
+  }
   for (const ImportInput& in : request_.inputs)
     if (readableIn[in.path] == 0)
       throw Error(
@@ -155,7 +199,7 @@ ImportSummary ImportJob::run(const Progress& progress) {
     });
     total.report(from, label);
     try {
-      data.push_back(p.importer->read(p.path, request_.options, sub));
+      data.push_back(p.importer->read(p.path, optionsFor(request_, p), sub));
     } catch (const Error&) {
       throw;
     } catch (const Cancelled&) {
@@ -196,9 +240,71 @@ ImportSummary ImportJob::run(const Progress& progress) {
       j["import"]["offsets"][o.source] = o.offset_ns;
     if (request_.options.dcgm_interval_ms)
       j["import"]["dcgm_interval_ms"] = *request_.options.dcgm_interval_ms;
+    if (request_.options.gpus) j["import"]["gpus"] = *request_.options.gpus;
+    if (request_.options.utc_offset_s)
+      j["import"]["utc_offsets"]["*"] = offsetText(*request_.options.utc_offset_s);
+    for (const UtcOffset& u : request_.utcOffsets)
+      j["import"]["utc_offsets"][u.source.empty() ? "*" : u.source] = offsetText(u.seconds);
     assemble.parametersJson = j.dump();
   }
   return assembleRun(std::move(data), assemble, request_.output, total.sub(0.8, 1.0));
+}
+
+UtcOffset parseUtcOffset(std::string_view text) {
+  UtcOffset u;
+  std::string_view value = text;
+  // "SOURCE=+02:00"; a file name may hold '=', the offset never does.
+  if (const size_t eq = text.rfind('='); eq != std::string_view::npos) {
+    u.source = std::string(text.substr(0, eq));
+    value = text.substr(eq + 1);
+    if (u.source.empty())
+      throw Error(
+          fmt::format("--utc-offset \"{}\": nothing before '='; write SOURCE=+HH:MM or "
+                      "+HH:MM",
+                      text));
+  }
+  auto bad = [&] {
+    return Error(
+        fmt::format("--utc-offset \"{}\": expected an offset from UTC such as +02:00, "
+                    "-05:30 or Z (optionally SOURCE= in front), found \"{}\"",
+                    text, value));
+  };
+  std::string_view v = value;
+  for (std::string_view prefix : {"UTC", "utc", "GMT", "gmt"})
+    if (v.substr(0, prefix.size()) == prefix) v.remove_prefix(prefix.size());
+  if (v.empty() || v == "Z" || v == "z" || v == "0") {
+    if (value.empty()) throw bad();
+    return u;
+  }
+  if (v.front() != '+' && v.front() != '-') throw bad();
+  const int sign = v.front() == '-' ? -1 : 1;
+  v.remove_prefix(1);
+  std::string digits;
+  size_t colon = std::string_view::npos;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == ':' && colon == std::string_view::npos) {
+      colon = digits.size();
+      continue;
+    }
+    if (v[i] < '0' || v[i] > '9') throw bad();
+    digits += v[i];
+  }
+  int hours = 0, minutes = 0;
+  if (colon != std::string_view::npos) {  // H:MM or HH:MM
+    if (colon == 0 || colon > 2 || digits.size() - colon != 2) throw bad();
+    hours = std::stoi(digits.substr(0, colon));
+    minutes = std::stoi(digits.substr(colon));
+  } else if (digits.size() <= 2 && !digits.empty()) {  // H or HH
+    hours = std::stoi(digits);
+  } else if (digits.size() == 4) {  // HHMM
+    hours = std::stoi(digits.substr(0, 2));
+    minutes = std::stoi(digits.substr(2));
+  } else {
+    throw bad();
+  }
+  if (minutes >= 60 || hours * 60 + minutes > 14 * 60) throw bad();
+  u.seconds = sign * (hours * 3600 + minutes * 60);
+  return u;
 }
 
 std::string formatList() {

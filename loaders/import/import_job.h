@@ -9,8 +9,10 @@
 // assembleRun() merges them and writes the run; on any error or a cancel no output is left.
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "import/assemble.h"
@@ -23,12 +25,23 @@ struct ImportInput {
   std::string format;          // an importer name; empty: detect from the content
 };
 
+// The UTC offset of the local time a source was written in (--utc-offset [SOURCE=]+HH:MM).
+struct UtcOffset {
+  std::string source;   // a file name, a path as given, or an importer name; empty: every input
+  int64_t seconds = 0;  // east of UTC: +02:00 is 7200
+
+  bool operator==(const UtcOffset&) const = default;
+};
+
 struct ImportRequest {
   std::vector<ImportInput> inputs;
   std::filesystem::path output;
   std::string format;  // used for inputs without a format of their own; empty: detect
   ImportOptions options;
   AssembleOptions assemble;
+  // Per-source local time zones; for each input the offset naming its file wins over one naming
+  // its format, which wins over one without a source, which wins over options.utc_offset_s.
+  std::vector<UtcOffset> utcOffsets;
 };
 
 // One file (or folder read as a whole) and the importer that will read it.
@@ -59,6 +72,10 @@ class ImportJob {
   ImportRequest request_;
   std::atomic<bool> cancel_{false};
 };
+
+// "+02:00", "-05:30", "+0530", "+2", "Z", "UTC", optionally "SOURCE=" in front; offsets from
+// -14:00 to +14:00. Throws wl::Error naming the text and what was expected.
+UtcOffset parseUtcOffset(std::string_view text);
 
 // The importers, one per line ("  kineto        PyTorch profiler ..."), grouped into kernel
 // traces and telemetry: what `wattline import --format list` prints.

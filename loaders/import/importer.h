@@ -28,6 +28,15 @@
 
 namespace wl::import {
 
+// The times an import accepts: every timestamp and duration read, and every time after a clock
+// offset, lies strictly within +-kMaxAbsTimeNs (2^62 ns: 146 years either side of 1970, i.e.
+// 1824..2116), so that a time plus a duration, a span (end - start) or a time plus an offset of
+// that size never overflows int64. A value outside is an error that names where it is.
+inline constexpr int64_t kMaxAbsTimeNs = int64_t{1} << 62;
+inline constexpr bool inTimeRange(int64_t t) {
+  return t > -kMaxAbsTimeNs && t < kMaxAbsTimeNs;
+}
+
 // What detect() may look at.
 struct InputProbe {
   std::filesystem::path path;
@@ -49,6 +58,9 @@ struct ImportOptions {
   // Local time zone offset for sources that write local time without a zone (nvidia-smi's
   // "YYYY/MM/DD HH:MM:SS.mmm", Zeus): seconds east of UTC. Unset: treat as UTC and add a note.
   std::optional<int64_t> utc_offset_s;
+  // Number of GPUs that take turns in a log without a GPU column (nvidia-smi --query-gpu without
+  // index, uuid or pci.bus_id): row i is GPU i mod gpus. Unset: inferred from the rows.
+  std::optional<int> gpus;
 };
 
 // Telemetry of one GPU as a source sees it.
@@ -92,6 +104,9 @@ struct ImportedData {
   // True if timestamps are absolute (epoch); false if relative to an unknown start (then the
   // assembler needs an offset or aligns by content).
   bool absoluteTime = true;
+  // True if energy_j is a counter measured independently of power_w (DCGM's
+  // total_energy_consumption): the import compares the two (telemetry_checks.h).
+  bool energyCounterMeasured = false;
 };
 
 class Importer {

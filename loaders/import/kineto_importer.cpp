@@ -136,6 +136,12 @@ class KinetoReader {
     failEvent("", fmt::format("invalid JSON ({})", simdjson::error_message(e)));
   }
   int64_t timeOf(std::string_view tok, std::string_view field) const;
+  // Widens the trace's span by an event (both within +-kMaxAbsTimeNs: the sum cannot overflow).
+  void noteSpan(int64_t ts, int64_t dur) {
+    if (!inTimeRange(ts + dur)) failEvent("dur", "the event ends out of range (after 2116)");
+    firstTs_ = std::min(firstTs_, ts);
+    lastEnd_ = std::max(lastEnd_, ts + dur);
+  }
   std::string_view stringOf(std::string_view tok, std::string& scratch,
                             std::string_view field) const;
 
@@ -154,6 +160,7 @@ class KinetoReader {
   std::map<int64_t, std::string> deviceNames_;
   int64_t cpuPid_ = -1;
   int64_t firstTs_ = INT64_MAX;
+  int64_t lastEnd_ = INT64_MIN;
   size_t negativeDurations_ = 0;
   std::string firstNegative_;
   size_t gpuEvents_ = 0;
@@ -183,9 +190,20 @@ int64_t KinetoReader::timeOf(std::string_view tok, std::string_view field) const
   if (!v) {
     if (tok == "NaN" || tok == "Infinity" || tok == "-Infinity" || tok == "nan" || tok == "inf")
       failEvent(field, fmt::format("expected a finite number of microseconds, found {}", tok));
+    const std::string_view digits = tok.front() == '"' ? rawInside(tok) : tok;
+    double d = 0;
+    const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), d);
+    if (r.ptr == digits.data() + digits.size() && r.ec != std::errc::invalid_argument)
+      failEvent(field, fmt::format("{} microseconds is out of range (expected a time within 146 "
+                                   "years of 1970)",
+                                   digits.substr(0, 40)));
     failEvent(field, fmt::format("expected a number of microseconds, found {}",
                                  describeBytes(tok.substr(0, 40), 40)));
   }
+  if (!inTimeRange(*v))
+    failEvent(field, fmt::format("{} microseconds is out of range (expected a time within 146 "
+                                 "years of 1970)",
+                                 tok.substr(0, 40)));
   return *v;
 }
 
@@ -317,7 +335,7 @@ void KinetoReader::handleEvent(std::string_view raw) {
         firstNegative_ = fmt::format("traceEvents[{}].dur = {} ns", index_, dur);
       dur = 0;
     }
-    firstTs_ = std::min(firstTs_, ts);
+    noteSpan(ts, dur);
     if (step) {
       int64_t n = 0;
       const std::string_view digits = name.substr(13);
@@ -344,7 +362,7 @@ void KinetoReader::handleEvent(std::string_view raw) {
       firstNegative_ = fmt::format("traceEvents[{}].dur = {} ns", index_, dur);
     dur = 0;
   }
-  firstTs_ = std::min(firstTs_, ts);
+  noteSpan(ts, dur);
   const std::string_view name = stringOf(f.name, scratchName_, "name");
   if (cat == Category::GpuAnnotation) {
     annotations_.push_back(Annotation{.rank = 0,
@@ -453,6 +471,9 @@ void KinetoReader::readTopObject() {
       const std::string_view tok = trimRight(js_.rawValue());
       const auto v = parseDecimalScaled(isQuoted(tok) ? rawInside(tok) : tok, 0);
       if (!v) js_.fail(fmt::format("expected an integer number of nanoseconds, found {}", tok));
+      if (!inTimeRange(*v))
+        js_.fail(
+            fmt::format("{} ns is out of range (expected a time within 146 years of 1970)", *v));
       base_ = *v;
     } else {
       js_.skipValue();
@@ -464,7 +485,8 @@ ImportedData KinetoReader::read() {
   data_.format = "kineto";
   data_.path = path_;
   const char first = js_.peek();
-  if (first == 0) throw Error(fmt::format("{}: the file is empty", path_.string()));
+  if (first == 0 && js_.lookahead(1).empty())  // (a NUL byte is data: binary, not empty)
+    throw Error(fmt::format("{}: the file is empty", path_.string()));
   if (first == '[') {
     legacy_ = true;
     readEventArray();
@@ -485,6 +507,11 @@ ImportedData KinetoReader::read() {
 
   // Clock: baseTimeNanoseconds + ts, or ts already on the epoch.
   int64_t offset = base_.value_or(0);
+  if (firstTs_ <= lastEnd_ && (!inTimeRange(firstTs_ + offset) || !inTimeRange(lastEnd_ + offset)))
+    throw Error(
+        fmt::format("{}: baseTimeNanoseconds {} puts the events out of range (expected "
+                    "times within 146 years of 1970)",
+                    path_.string(), offset));
   if (!base_ && firstTs_ != INT64_MAX && firstTs_ < kEpoch2000Ns) {
     data_.absoluteTime = false;
     data_.notes.push_back({Severity::Warning, "relative_clock", path_.filename().string(),

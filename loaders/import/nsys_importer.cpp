@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "import/importer.h"
 #include "import/trace_builder.h"
 
 namespace wl::import {
@@ -48,6 +49,7 @@ class Database {
       db_.fail(sqlite3_sql(st_));
     }
     bool isNull(int c) const { return sqlite3_column_type(st_, c) == SQLITE_NULL; }
+    bool isInteger(int c) const { return sqlite3_column_type(st_, c) == SQLITE_INTEGER; }
     int64_t integer(int c) const { return sqlite3_column_int64(st_, c); }
     std::string_view text(int c) const {
       const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st_, c));
@@ -153,6 +155,11 @@ ImportedData readNsys(const std::filesystem::path& path, const Progress& progres
   if (tables.count("TARGET_INFO_SESSION_START_TIME")) {
     Database::Statement s(db, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1");
     if (s.step() && !s.isNull(0)) base = s.integer(0);
+    if (!inTimeRange(base))
+      throw Error(
+          fmt::format("{}: TARGET_INFO_SESSION_START_TIME.utcEpochNs {} is out of range "
+                      "(expected a time within 146 years of 1970)",
+                      file, base));
   }
   if (base == 0) {
     data.absoluteTime = false;
@@ -191,6 +198,21 @@ ImportedData readNsys(const std::filesystem::path& path, const Progress& progres
     if (++done % 65536 == 0 && total > 0)
       progress.report(static_cast<double>(done) / static_cast<double>(total), "reading");
   };
+  // A start or end column: an integer whose time on the session clock (base + value) is in range.
+  int64_t row = 0;
+  auto timeAt = [&](const Database::Statement& st, int col, std::string_view table,
+                    std::string_view column) -> int64_t {
+    if (!st.isInteger(col))
+      throw Error(fmt::format("{}: {} row {}: {} is {}, expected an integer number of ns", file,
+                              table, row, column, st.isNull(col) ? "NULL" : "not an integer"));
+    const int64_t t = st.integer(col);
+    if (!inTimeRange(t) || !inTimeRange(base + t))
+      throw Error(
+          fmt::format("{}: {} row {}: {} = {} ns is out of range (expected a time within "
+                      "146 years of 1970)",
+                      file, table, row, column, t));
+    return t;
+  };
   auto duration = [&](int64_t start, int64_t end) {
     if (end < start) {
       ++negative;
@@ -210,12 +232,14 @@ ImportedData readNsys(const std::filesystem::path& path, const Progress& progres
         "FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.{}",
         nameCol);
     Database::Statement s(db, sql);
+    row = 0;
     while (s.step()) {
-      const int64_t start = s.integer(0);
+      ++row;
+      const int64_t start = timeAt(s, 0, "CUPTI_ACTIVITY_KIND_KERNEL", "start");
+      const int64_t end = timeAt(s, 1, "CUPTI_ACTIVITY_KIND_KERNEL", "end");
       builderFor(pidOfGlobal(s.integer(5)))
-          .addEvent(deviceIndex(s.integer(2)), s.integer(3), base + start,
-                    duration(start, s.integer(1)), s.text(6), GpuEventKind::Kernel,
-                    s.isNull(4) ? -1 : s.integer(4));
+          .addEvent(deviceIndex(s.integer(2)), s.integer(3), base + start, duration(start, end),
+                    s.text(6), GpuEventKind::Kernel, s.isNull(4) ? -1 : s.integer(4));
       tick();
     }
   }
@@ -229,15 +253,17 @@ ImportedData readNsys(const std::filesystem::path& path, const Progress& progres
     Database::Statement s(db,
                           "SELECT start, end, deviceId, streamId, correlationId, globalPid, "
                           "copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY");
+    row = 0;
     while (s.step()) {
-      const int64_t start = s.integer(0);
+      ++row;
+      const int64_t start = timeAt(s, 0, "CUPTI_ACTIVITY_KIND_MEMCPY", "start");
+      const int64_t end = timeAt(s, 1, "CUPTI_ACTIVITY_KIND_MEMCPY", "end");
       const auto k = kinds.find(s.integer(6));
       const std::string name =
           k != kinds.end() ? "Memcpy " + k->second : fmt::format("Memcpy kind {}", s.integer(6));
       builderFor(pidOfGlobal(s.integer(5)))
-          .addEvent(deviceIndex(s.integer(2)), s.integer(3), base + start,
-                    duration(start, s.integer(1)), name, GpuEventKind::Memcpy,
-                    s.isNull(4) ? -1 : s.integer(4));
+          .addEvent(deviceIndex(s.integer(2)), s.integer(3), base + start, duration(start, end),
+                    name, GpuEventKind::Memcpy, s.isNull(4) ? -1 : s.integer(4));
       tick();
     }
   }
@@ -245,12 +271,14 @@ ImportedData readNsys(const std::filesystem::path& path, const Progress& progres
     Database::Statement s(db,
                           "SELECT start, end, deviceId, streamId, correlationId, globalPid "
                           "FROM CUPTI_ACTIVITY_KIND_MEMSET");
+    row = 0;
     while (s.step()) {
-      const int64_t start = s.integer(0);
+      ++row;
+      const int64_t start = timeAt(s, 0, "CUPTI_ACTIVITY_KIND_MEMSET", "start");
+      const int64_t end = timeAt(s, 1, "CUPTI_ACTIVITY_KIND_MEMSET", "end");
       builderFor(pidOfGlobal(s.integer(5)))
-          .addEvent(deviceIndex(s.integer(2)), s.integer(3), base + start,
-                    duration(start, s.integer(1)), "Memset", GpuEventKind::Memset,
-                    s.isNull(4) ? -1 : s.integer(4));
+          .addEvent(deviceIndex(s.integer(2)), s.integer(3), base + start, duration(start, end),
+                    "Memset", GpuEventKind::Memset, s.isNull(4) ? -1 : s.integer(4));
       tick();
     }
   }
@@ -266,10 +294,12 @@ ImportedData readNsys(const std::filesystem::path& path, const Progress& progres
         "NOT NULL",
         textId ? "s.value" : "NULL", textId ? "LEFT JOIN StringIds s ON s.id = n.textId" : "");
     Database::Statement s(db, sql);
+    row = 0;
     while (s.step()) {
       tick();
-      const int64_t start = s.integer(0);
-      const int64_t dur = duration(start, s.integer(1));
+      ++row;
+      const int64_t start = timeAt(s, 0, "NVTX_EVENTS", "start");
+      const int64_t dur = duration(start, timeAt(s, 1, "NVTX_EVENTS", "end"));
       std::string_view text = s.isNull(2) ? s.text(3) : s.text(2);
       const int64_t pid = pidOfGlobal(s.integer(4));
       if (text.substr(0, 13) == "ProfilerStep#") {

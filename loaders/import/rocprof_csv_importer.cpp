@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "import/importer.h"
 #include "import/json_stream.h"
 #include "import/trace_builder.h"
 
@@ -30,6 +31,7 @@ class LineReader {
       }
       if (eof_) {
         if (pos_ >= buf_.size()) return false;
+        unterminated_ = true;
         line = std::string_view(buf_).substr(pos_);
         pos_ = buf_.size();
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -46,6 +48,8 @@ class LineReader {
     }
   }
   size_t lineNo() const { return lineNo_; }
+  // True once the line returned last ended the file without a newline (cut off while written).
+  bool lastLineUnterminated() const { return unterminated_; }
   double fraction() const {
     return reader_.fileSize()
                ? static_cast<double>(reader_.fileOffset()) / static_cast<double>(reader_.fileSize())
@@ -58,6 +62,7 @@ class LineReader {
   size_t pos_ = 0;
   size_t lineNo_ = 0;
   bool eof_ = false;
+  bool unterminated_ = false;
 };
 
 // Splits one CSV line (RFC 4180 quotes; "" inside quotes is a quote). Returns false on an
@@ -165,15 +170,29 @@ ImportedData readRocprofCsv(const std::filesystem::path& path, const Progress& p
                               what, describeBytes(v, 30)));
     return x;
   };
+  auto timeAt = [&](int col) -> int64_t {
+    const int64_t t = integerAt(col, header[static_cast<size_t>(col)]);
+    if (!inTimeRange(t))
+      throw Error(
+          fmt::format("{}:{}: {}: {} ns is out of range (expected a time within 146 "
+                      "years of the clock's origin)",
+                      file, lines.lineNo(), header[static_cast<size_t>(col)], t));
+    return t;
+  };
+  size_t cutOff = 0;
   while (lines.next(line)) {
     if (trim(line).empty()) continue;
-    if (!splitCsv(line, f))
-      throw Error(fmt::format("{}:{}: unterminated quote", file, lines.lineNo()));
+    const bool parsed = splitCsv(line, f);
+    if (lines.lastLineUnterminated() && (!parsed || f.size() < header.size())) {
+      ++cutOff;  // the last line was cut off while the file was written
+      break;
+    }
+    if (!parsed) throw Error(fmt::format("{}:{}: unterminated quote", file, lines.lineNo()));
     if (f.size() != header.size())
       throw Error(fmt::format("{}:{}: expected {} columns as in the header, found {}", file,
                               lines.lineNo(), header.size(), f.size()));
-    const int64_t begin = integerAt(cBegin, header[static_cast<size_t>(cBegin)]);
-    const int64_t end = integerAt(cEnd, header[static_cast<size_t>(cEnd)]);
+    const int64_t begin = timeAt(cBegin);
+    const int64_t end = timeAt(cEnd);
     const int64_t gpu = cGpu >= 0 ? integerAt(cGpu, header[static_cast<size_t>(cGpu)]) : -1;
     const int64_t queue = cQueue >= 0 ? integerAt(cQueue, header[static_cast<size_t>(cQueue)]) : 0;
     const int64_t pid = cPid >= 0 ? integerAt(cPid, header[static_cast<size_t>(cPid)]) : -1;
@@ -210,6 +229,11 @@ ImportedData readRocprofCsv(const std::filesystem::path& path, const Progress& p
                           fmt::format("{} rows end before they begin; their durations were set "
                                       "to 0",
                                       negative)});
+  if (cutOff > 0)
+    data.notes.push_back({Severity::Warning, "truncated_last_line", subject,
+                          fmt::format("the last line ({}:{}) is cut off (no newline, too few "
+                                      "columns); it was skipped",
+                                      file, lines.lineNo())});
   return data;
 }
 

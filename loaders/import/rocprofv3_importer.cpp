@@ -55,6 +55,8 @@ class RocprofV3Reader {
   void forEachElement(const std::string& path, F&& f);
   dom::element parse(std::string_view raw);
   int64_t integer(dom::element e, std::string_view key, std::string_view path, bool required);
+  // A timestamp: an integer within +-kMaxAbsTimeNs (importer.h).
+  int64_t time(dom::element e, std::string_view key);
   uint64_t handle(dom::element e, std::string_view key);
 
   std::filesystem::path path_;
@@ -85,6 +87,21 @@ int64_t RocprofV3Reader::integer(dom::element e, std::string_view key, std::stri
   if (!v.get_int64().get(i)) return i;
   if (!v.get_uint64().get(u)) return static_cast<int64_t>(u);
   js_.fail(fmt::format("{}{}{}: expected an integer, found {}", path, path.empty() ? "" : ".", key,
+                       describeBytes(simdjson::to_string(v), 40)));
+}
+
+int64_t RocprofV3Reader::time(dom::element e, std::string_view key) {
+  dom::element v;
+  if (e.at_key(key).get(v))
+    js_.fail(fmt::format("expected an integer field \"{}\", found none", key));
+  int64_t i = 0;
+  if (v.get_int64().get(i) == simdjson::SUCCESS && inTimeRange(i)) return i;
+  if (v.is_int64() || v.is_uint64())
+    js_.fail(
+        fmt::format("{}: {} ns is out of range (expected a time within 146 years of the "
+                    "clock's origin)",
+                    key, simdjson::to_string(v)));
+  js_.fail(fmt::format("{}: expected an integer number of nanoseconds, found {}", key,
                        describeBytes(simdjson::to_string(v), 40)));
 }
 
@@ -132,8 +149,8 @@ void RocprofV3Reader::readBufferRecords(Process& p, const std::string& base) {
       forEachElement(path, [&](std::string_view raw, int64_t) {
         const dom::element r = parse(raw);
         Record rec;
-        rec.start = integer(r, "start_timestamp", "", true);
-        rec.end = integer(r, "end_timestamp", "", true);
+        rec.start = time(r, "start_timestamp");
+        rec.end = time(r, "end_timestamp");
         dom::element info;
         if (r.at_key("dispatch_info").get(info))
           js_.fail("expected a \"dispatch_info\" object, found none");
@@ -154,8 +171,8 @@ void RocprofV3Reader::readBufferRecords(Process& p, const std::string& base) {
         const dom::element r = parse(raw);
         Record rec;
         rec.copy = true;
-        rec.start = integer(r, "start_timestamp", "", true);
-        rec.end = integer(r, "end_timestamp", "", true);
+        rec.start = time(r, "start_timestamp");
+        rec.end = time(r, "end_timestamp");
         rec.kernel =
             static_cast<uint64_t>(std::max<int64_t>(0, integer(r, "operation", "", false)));
         const uint64_t dst = handle(r, "dst_agent_id");
@@ -243,7 +260,8 @@ void RocprofV3Reader::readProcess(size_t index) {
 
 ImportedData RocprofV3Reader::read() {
   const char first = js_.peek();
-  if (first == 0) throw Error(fmt::format("{}: the file is empty", path_.string()));
+  if (first == 0 && js_.lookahead(1).empty())  // (a NUL byte is data: binary, not empty)
+    throw Error(fmt::format("{}: the file is empty", path_.string()));
   if (first != '{')
     throw Error(fmt::format("{}: not a rocprofv3 JSON file: expected '{{' at byte {}, found {}",
                             path_.string(), js_.offset(), describeBytes(js_.lookahead(64), 24)));

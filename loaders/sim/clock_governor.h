@@ -4,16 +4,21 @@
 //
 // Targets, lowest wins:
 //   power cap     the clock at which the power domain (a GPU, or an MI250 package) would draw its
-//                 limit at the activity and temperature of the step that just ended (NVML reason
-//                 0x4, SW power cap);
+//                 limit at its temperature and at the activity of the last power_cap_tau_s (an
+//                 exponential average: the firmware caps averaged power, so a burst of dense
+//                 compute after a quiet spell runs above the limit until the average catches up:
+//                 the seed paper's peak power excursions) (NVML reason 0x4, SW power cap);
 //   SW thermal    above the max operating temperature the ceiling drops by k MHz per degree (0x20);
 //   HW slowdown   at the slowdown temperature the clock is cut by a factor (0x8 | 0x40), released
 //                 2 C below it;
 //   idle          after idle_downclock_s without kernels the clock falls to the idle clock (0x1).
-// The clock moves towards the target at a limited slew rate (down faster than up), which is what
-// lets short bursts overshoot the power limit, and is applied in steps of clock_step_mhz. Because
-// the target uses the last step's activity, the governor reacts one step late, as a firmware loop
-// that samples power does.
+// The clock moves towards the target at a limited slew rate (down faster than up) and is applied
+// in steps of clock_step_mhz.
+//
+// Beside the applied clock the governor keeps the clock the GPU would run at if no power or
+// thermal limit existed (the same idle rule and slew, no caps), and which limit bound the clock in
+// each step: the simulator's ground truth of throttling (docs/simulator.md), independent of any
+// threshold the analyses use.
 
 #include <cstdint>
 #include <span>
@@ -39,8 +44,13 @@ class ClockGovernor {
 
   double clockMhz(int g) const { return applied_[static_cast<size_t>(g)]; }
   const std::vector<double>& clocks() const { return applied_; }
+  // The clock of the next step without power and thermal limits.
+  const std::vector<double>& unthrottledClocks() const { return freeApplied_; }
   uint32_t reasons(int g) const { return reasons_[static_cast<size_t>(g)]; }
   const std::vector<uint32_t>& allReasons() const { return reasons_; }
+  // The limit that set the lowest target for the next step (kSwPowerCap, kSwThermal or
+  // kHwSlowdown | kHwThermal), 0 when none did.
+  uint32_t binding(int g) const { return binding_[static_cast<size_t>(g)]; }
 
  private:
   double quantize(double f) const;
@@ -50,8 +60,10 @@ class ClockGovernor {
   const PowerModel& power_;
   double limit_;
   double dtMs_;
-  std::vector<double> continuous_, applied_, idleS_;
-  std::vector<uint32_t> reasons_;
+  double capDecay_;
+  std::vector<double> continuous_, applied_, idleS_, capActivity_;
+  std::vector<double> freeContinuous_, freeApplied_;
+  std::vector<uint32_t> reasons_, binding_;
   std::vector<uint8_t> hwEngaged_;
   std::vector<double> domainTemp_, domainActivity_;
 };

@@ -18,11 +18,6 @@
 namespace wl::sim {
 namespace {
 
-// Ground-truth throttling uses the analyses' default thresholds (docs/analyses.md): busy at 20 %
-// utilization, throttled below 95 % of the maximum SM clock.
-constexpr double kTruthBusyFraction = 0.20;
-constexpr double kTruthClockFraction = 0.95;
-
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct ProgramOp {
@@ -107,6 +102,8 @@ class Engine {
   void postDp(int u, double t);
   void finishIteration(int u, double t);
   void physicsStep(double t0, double t1);
+  void recordTruth(double t0, double t1);
+  void closeTruth(int g, double t);
 
   const SimConfig& c_;
   const Topology& topo_;
@@ -134,12 +131,12 @@ class Engine {
   int n_;
   std::vector<double> level_, accAct_, accBusy_, lastT_;
   std::vector<uint8_t> busyFlag_;
-  std::vector<double> temp_, memTemp_, energy_, power_, activity_, busy_, pkgPower_, prevPkgPower_;
-  std::vector<double> clocksNow_;
-  std::vector<uint32_t> truthMask_;
-  std::vector<uint32_t>
-      lastSlowdown_;  // the slowdown bits of the last limit, while the clock recovers
-  std::vector<double> truthStart_;
+  std::vector<double> energy_, power_, activity_, busy_;
+  std::vector<double> clocksNow_, freeNow_;  // applied and unthrottled clock of the current step
+  std::vector<uint32_t> bindingNow_;         // the limit that bound the current step's clock
+  // Ground truth being accumulated: the open interval of every GPU.
+  std::vector<uint32_t> lastBinding_;  // the last limit that bound, while the clock recovers
+  std::vector<ThrottleTruth> openTruth_;
   std::unique_ptr<PowerModel> power_model_;
   std::unique_ptr<ThermalModel> thermal_;
   std::unique_ptr<ClockGovernor> governor_;
@@ -170,10 +167,10 @@ Engine::Engine(const EngineSetup& s)
   power_.assign(n, 0.0);
   activity_.assign(n, 0.0);
   busy_.assign(n, 0.0);
-  truthMask_.assign(n, 0);
-  lastSlowdown_.assign(n, 0);
-  truthStart_.assign(n, 0.0);
-  pkgPower_.assign(static_cast<size_t>(topo_.packages()), 0.0);
+  lastBinding_.assign(n, 0);
+  openTruth_.assign(n, ThrottleTruth{});
+  for (ThrottleTruth& t : openTruth_)
+    t.busy_s = t.deficit_mhz_s = t.unthrottled_mhz = 0;
 
   // Part-to-part variation and per-node inlet offsets.
   std::vector<double> leak(n), resistance(n);
@@ -183,30 +180,29 @@ Engine::Engine(const EngineSetup& s)
     resistance[static_cast<size_t>(g)] =
         std::max(0.7, 1.0 + P_.thermal_resistance_spread * r.normal());
   }
-  std::vector<double> nodeInlet(static_cast<size_t>(c_.nodes));
+  ThermalSite site = c_.thermalSite();
+  site.nodeOffsetC.resize(static_cast<size_t>(c_.nodes));
   for (int nd = 0; nd < c_.nodes; ++nd) {
     Rng r = Rng::keyed(c_.seed, RandomPurpose::NodeInlet, static_cast<uint64_t>(nd));
-    nodeInlet[static_cast<size_t>(nd)] = P_.node_inlet_spread_c * r.normal();
+    site.nodeOffsetC[static_cast<size_t>(nd)] = P_.node_inlet_spread_c * r.normal();
   }
   power_model_ = std::make_unique<PowerModel>(P_, leak);
-  thermal_ = std::make_unique<ThermalModel>(P_, topo_, c_.inletTempC, c_.physicsStepS, resistance,
-                                            nodeInlet);
+  thermal_ = std::make_unique<ThermalModel>(P_, topo_, site, c_.physicsStepS, resistance);
   governor_ =
       std::make_unique<ClockGovernor>(P_, topo_, *power_model_, c_.powerLimit(), c_.physicsStepS);
   governor_->startIdle();
   clocksNow_ = governor_->clocks();
-  temp_.resize(n);
-  memTemp_.resize(n);
-  for (int g = 0; g < n_; ++g) {
-    const double idleW = power_model_->power(g, P_.idle_sm_clock_mhz, P_.leak_ref_temp_c - 25, 0);
-    temp_[static_cast<size_t>(g)] = thermal_->idleTemp(g, idleW);
-    memTemp_[static_cast<size_t>(g)] = thermal_->idleMemTemp(g, idleW);
+  freeNow_ = governor_->unthrottledClocks();
+  bindingNow_.assign(n, 0);
+  // Idle equilibrium: idle power depends on the temperature through the leakage, the temperature
+  // on the power; a few rounds settle both.
+  for (int round = 0; round < 4; ++round) {
+    for (int g = 0; g < n_; ++g)
+      power_[static_cast<size_t>(g)] = power_model_->power(
+          g, P_.idle_sm_clock_mhz,
+          round == 0 ? c_.inletTempC : thermal_->dieTemp()[static_cast<size_t>(g)], 0.0);
+    thermal_->settle(power_);
   }
-  for (int pkg = 0; pkg < topo_.packages(); ++pkg)
-    for (int g : topo_.packageGpus(pkg))
-      pkgPower_[static_cast<size_t>(pkg)] +=
-          power_model_->power(g, P_.idle_sm_clock_mhz, temp_[static_cast<size_t>(g)], 0);
-  prevPkgPower_ = pkgPower_;
 
   nameForward_ = names_.intern("forward");
   nameBackward_ = names_.intern("backward");
@@ -603,50 +599,69 @@ void Engine::advance(int u, double t) {
 
 void Engine::physicsStep(double t0, double t1) {
   const double dt = t1 - t0;
-  std::fill(pkgPower_.begin(), pkgPower_.end(), 0.0);
+  const std::vector<double>& temp = thermal_->dieTemp();
   for (int g = 0; g < n_; ++g) {
     const auto i = static_cast<size_t>(g);
     account(g, t1);
     activity_[i] = accAct_[i] / dt;
     busy_[i] = std::min(1.0, accBusy_[i] / dt);
     accAct_[i] = accBusy_[i] = 0;
-    power_[i] = power_model_->power(g, clocksNow_[i], temp_[i], activity_[i]);
+    power_[i] = power_model_->power(g, clocksNow_[i], temp[i], activity_[i]);
     energy_[i] += power_[i] * dt;
-    pkgPower_[static_cast<size_t>(topo_.placement(g).package)] += power_[i];
   }
+  thermal_->step(power_);
+  recordTruth(t0, t1);
+  governor_->update(activity_, busy_, thermal_->dieTemp());
+  clocksNow_ = governor_->clocks();
+  freeNow_ = governor_->unthrottledClocks();
+  for (int g = 0; g < n_; ++g)
+    bindingNow_[static_cast<size_t>(g)] = governor_->binding(g);
+  recorder_.afterStep(t1, GpuStepView{power_, busy_, thermal_->dieTemp(), thermal_->memTemp(),
+                                      clocksNow_, governor_->allReasons()});
+  if (observer_) observer_->onStep(t0, dt, power_);
+}
+
+void Engine::recordTruth(double t0, double t1) {
+  // Ground truth of the step [t0, t1) just simulated (docs/simulator.md, "Ground truth"): the GPU
+  // ran kernels and its clock was below the clock it would have run at without power and thermal
+  // limits, because a limit bound it or because the clock was still climbing back after one
+  // (labelled with that limit). No threshold of the analyses enters.
+  const double dt = t1 - t0;
   for (int g = 0; g < n_; ++g) {
     const auto i = static_cast<size_t>(g);
-    thermal_->step(g, power_[i], thermal_->inlet(g, prevPkgPower_), temp_[i], memTemp_[i]);
-  }
-  prevPkgPower_ = pkgPower_;
-  // Ground truth of the step [t0, t1) just simulated, by the definition the analyses measure
-  // (docs/analyses.md): the GPU was busy and its clock was held more than 5% below its maximum
-  // by a power or thermal limit, or was still climbing back after one. A limit that trims the
-  // clock by less, or throttles an idle GPU, slows nothing down and is not counted.
-  const double fmax = c_.platform.max_sm_clock_mhz;
-  for (int g = 0; g < n_; ++g) {
-    const auto i = static_cast<size_t>(g);
-    const uint32_t slow =
-        governor_->reasons(g) & throttle::kSlowdownMask;  // in force during the step
-    const bool low = clocksNow_[i] < kTruthClockFraction * fmax;
-    if (slow)
-      lastSlowdown_[i] = slow;
-    else if (!low)
-      lastSlowdown_[i] = 0;
-    const uint32_t mask = busy_[i] >= kTruthBusyFraction && low ? lastSlowdown_[i] : 0;
-    if (mask != truthMask_[i]) {
-      if (truthMask_[i] != 0)
-        result_.throttle.push_back(
-            {g, llround(truthStart_[i] * 1e9), llround(t0 * 1e9), truthMask_[i]});
-      truthMask_[i] = mask;
-      truthStart_[i] = t0;
+    const double deficit = freeNow_[i] - clocksNow_[i];
+    if (bindingNow_[i])
+      lastBinding_[i] = bindingNow_[i];
+    else if (deficit <= 0.5)
+      lastBinding_[i] = 0;
+    const uint32_t mask = busy_[i] > 0 && deficit > 0.5 ? lastBinding_[i] : 0;
+    ThrottleTruth& open = openTruth_[i];
+    if (mask != open.reasons) {
+      closeTruth(g, t0);
+      open.reasons = mask;
+      open.start_ns = llround(t0 * 1e9);
+    }
+    if (mask) {
+      open.busy_s += busy_[i] * dt;
+      open.deficit_mhz_s += deficit * busy_[i] * dt;
+      open.unthrottled_mhz += freeNow_[i] * dt;  // a time integral until the interval closes
     }
   }
-  governor_->update(activity_, busy_, temp_);
-  clocksNow_ = governor_->clocks();
-  recorder_.afterStep(
-      t1, GpuStepView{power_, busy_, temp_, memTemp_, clocksNow_, governor_->allReasons()});
-  if (observer_) observer_->onStep(t0, dt, power_);
+}
+
+void Engine::closeTruth(int g, double t) {
+  ThrottleTruth& open = openTruth_[static_cast<size_t>(g)];
+  if (open.reasons) {
+    ThrottleTruth done = open;
+    done.gpu = g;
+    done.end_ns = llround(t * 1e9);
+    const double len = static_cast<double>(done.end_ns - done.start_ns) * 1e-9;
+    done.unthrottled_mhz = len > 0 ? done.unthrottled_mhz / len : kNaN;
+    result_.throttle.push_back(done);
+  }
+  open = ThrottleTruth{};
+  open.busy_s = open.deficit_mhz_s = open.unthrottled_mhz = 0;
+  open.reasons = 0;
 }
 
 EngineResult Engine::run(const Progress& progress) {
@@ -733,12 +748,8 @@ EngineResult Engine::run(const Progress& progress) {
                       fmt::format("simulating: {:.0f} s of ~{:.0f} s", t1, expected));
     }
   }
-  for (int g = 0; g < n_; ++g) {
-    const auto i = static_cast<size_t>(g);
-    if (truthMask_[i] != 0)
-      result_.throttle.push_back(
-          {g, llround(truthStart_[i] * 1e9), llround(endS * 1e9), truthMask_[i]});
-  }
+  for (int g = 0; g < n_; ++g)
+    closeTruth(g, endS);
   result_.endS = endS;
   result_.energyJ = energy_;
   int done = std::numeric_limits<int>::max();

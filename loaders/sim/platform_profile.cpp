@@ -40,6 +40,7 @@ constexpr std::array kFields = {
     ProfileField{"power_leak_ref_w", &P::power_leak_ref_w, nullptr, "W"},
     ProfileField{"leak_ref_temp_c", &P::leak_ref_temp_c, nullptr, "C"},
     ProfileField{"leak_per_c", &P::leak_per_c, nullptr, "1/C"},
+    ProfileField{"leak_voltage_exp", &P::leak_voltage_exp, nullptr, ""},
     ProfileField{"power_dyn_max_w", &P::power_dyn_max_w, nullptr, "W"},
     ProfileField{"voltage_min_frac", &P::voltage_min_frac, nullptr, ""},
     ProfileField{"activity_gemm", &P::activity_gemm, nullptr, ""},
@@ -47,17 +48,28 @@ constexpr std::array kFields = {
     ProfileField{"activity_memory", &P::activity_memory, nullptr, ""},
     ProfileField{"activity_comm", &P::activity_comm, nullptr, ""},
     ProfileField{"activity_comm_wait", &P::activity_comm_wait, nullptr, ""},
-    ProfileField{"thermal_resistance_c_per_w", &P::thermal_resistance_c_per_w, nullptr, "C/W"},
-    ProfileField{"thermal_tau_s", &P::thermal_tau_s, nullptr, "s"},
+    ProfileField{"die_resistance_c_per_w", &P::die_resistance_c_per_w, nullptr, "C/W"},
+    ProfileField{"die_tau_s", &P::die_tau_s, nullptr, "s"},
+    ProfileField{"sink_resistance_c_per_w", &P::sink_resistance_c_per_w, nullptr, "C/W"},
+    ProfileField{"sink_tau_s", &P::sink_tau_s, nullptr, "s"},
     ProfileField{"mem_thermal_resistance_c_per_w", &P::mem_thermal_resistance_c_per_w, nullptr,
                  "C/W"},
     ProfileField{"mem_temp_offset_c", &P::mem_temp_offset_c, nullptr, "C"},
     ProfileField{"mem_thermal_tau_s", &P::mem_thermal_tau_s, nullptr, "s"},
     ProfileField{"air_conductance_w_per_k", &P::air_conductance_w_per_k, nullptr, "W/K"},
+    ProfileField{"package_air_conductance_w_per_k", &P::package_air_conductance_w_per_k, nullptr,
+                 "W/K"},
+    ProfileField{"fan_min_frac", &P::fan_min_frac, nullptr, ""},
+    ProfileField{"fan_ramp_start_c", &P::fan_ramp_start_c, nullptr, "C"},
+    ProfileField{"fan_ramp_full_c", &P::fan_ramp_full_c, nullptr, "C"},
+    ProfileField{"fan_tau_s", &P::fan_tau_s, nullptr, "s"},
+    ProfileField{"fan_resistance_exp", &P::fan_resistance_exp, nullptr, ""},
     ProfileField{"max_operating_temp_c", &P::max_operating_temp_c, nullptr, "C"},
     ProfileField{"slowdown_temp_c", &P::slowdown_temp_c, nullptr, "C"},
     ProfileField{"shutdown_temp_c", &P::shutdown_temp_c, nullptr, "C"},
     ProfileField{"mem_max_operating_temp_c", &P::mem_max_operating_temp_c, nullptr, "C"},
+    ProfileField{"power_cap_tau_s", &P::power_cap_tau_s, nullptr, "s"},
+    ProfileField{"power_cap_setpoint_frac", &P::power_cap_setpoint_frac, nullptr, ""},
     ProfileField{"slew_down_mhz_per_ms", &P::slew_down_mhz_per_ms, nullptr, "MHz/ms"},
     ProfileField{"slew_up_mhz_per_ms", &P::slew_up_mhz_per_ms, nullptr, "MHz/ms"},
     ProfileField{"sw_thermal_mhz_per_c", &P::sw_thermal_mhz_per_c, nullptr, "MHz/C"},
@@ -100,6 +112,7 @@ PlatformProfile hopperCommon() {
   p.power_leak_ref_w = 110;
   p.leak_ref_temp_c = 60;
   p.leak_per_c = 0.02;
+  p.leak_voltage_exp = 4;
   p.power_dyn_max_w = 660;
   p.voltage_min_frac = 0.65;
   p.activity_gemm = 1.0;
@@ -107,21 +120,31 @@ PlatformProfile hopperCommon() {
   p.activity_memory = 0.45;
   p.activity_comm = 0.30;
   p.activity_comm_wait = 0.12;
-  p.thermal_resistance_c_per_w = 0.054;
-  p.thermal_tau_s = 20;
+  p.die_resistance_c_per_w = 0.028;
+  p.die_tau_s = 0.2;
+  p.sink_resistance_c_per_w = 0.030;
+  p.sink_tau_s = 40;
   p.mem_thermal_resistance_c_per_w = 0.030;
   p.mem_temp_offset_c = 10;
   p.mem_thermal_tau_s = 40;
-  p.air_conductance_w_per_k = 55;
+  p.air_conductance_w_per_k = 64;
+  p.package_air_conductance_w_per_k = 64;
+  p.fan_min_frac = 0.3;
+  p.fan_ramp_start_c = 30;
+  p.fan_ramp_full_c = 70;
+  p.fan_tau_s = 5;
+  p.fan_resistance_exp = 0.8;
   p.max_operating_temp_c = 87;
   p.slowdown_temp_c = 89;
   p.shutdown_temp_c = 95;
   p.mem_max_operating_temp_c = 95;
+  p.power_cap_tau_s = 1.0;
+  p.power_cap_setpoint_frac = 0.985;
   p.slew_down_mhz_per_ms = 20;
   p.slew_up_mhz_per_ms = 8;
   p.sw_thermal_mhz_per_c = 45;
   p.hw_slowdown_factor = 0.5;
-  p.idle_downclock_s = 0.5;
+  p.idle_downclock_s = 2.0;
   p.intra_node_gbs = 450;
   p.intra_package_gbs = 450;
   p.inter_node_gbps = 100;
@@ -149,7 +172,7 @@ std::array<PlatformProfile, 3> makeBuiltins() {
   h100.hbm_bandwidth_gbs = 3350;
   h100.hbm_capacity_gb = 80;
   h100.max_mem_clock_mhz = 2619;
-  h100.power_base_w = 57;
+  h100.power_base_w = 50.5;
 
   P h200 = hopperCommon();
   h200.id = "h200";
@@ -158,7 +181,7 @@ std::array<PlatformProfile, 3> makeBuiltins() {
   h200.hbm_bandwidth_gbs = 4800;
   h200.hbm_capacity_gb = 141;
   h200.max_mem_clock_mhz = 3201;
-  h200.power_base_w = 64;
+  h200.power_base_w = 62.8;
 
   P mi = hopperCommon();
   mi.id = "mi250";
@@ -179,14 +202,16 @@ std::array<PlatformProfile, 3> makeBuiltins() {
   mi.idle_sm_clock_mhz = 500;
   mi.clock_step_mhz = 5;
   mi.max_mem_clock_mhz = 1600;
-  mi.power_limit_w = 560;  // per OAM package, shared by its two GCDs
+  mi.power_limit_w = 500;  // per OAM package, shared by its two GCDs
   mi.min_power_limit_w = 200;
   mi.power_base_w = 35;
   mi.power_leak_ref_w = 60;
   mi.power_dyn_max_w = 230;
-  mi.thermal_resistance_c_per_w = 0.09;
+  mi.die_resistance_c_per_w = 0.05;
+  mi.sink_resistance_c_per_w = 0.06;
   mi.mem_thermal_resistance_c_per_w = 0.06;
   mi.air_conductance_w_per_k = 70;
+  mi.package_air_conductance_w_per_k = 35;  // the second GCD breathes the first one's air
   mi.max_operating_temp_c = 90;
   mi.slowdown_temp_c = 95;
   mi.shutdown_temp_c = 105;
@@ -311,8 +336,14 @@ void validateProfile(const PlatformProfile& p, std::string_view origin) {
   positive("clock_step_mhz", p.clock_step_mhz);
   positive("power_limit_w", p.power_limit_w);
   positive("power_dyn_max_w", p.power_dyn_max_w);
-  positive("thermal_resistance_c_per_w", p.thermal_resistance_c_per_w);
-  positive("thermal_tau_s", p.thermal_tau_s);
+  positive("die_resistance_c_per_w", p.die_resistance_c_per_w);
+  positive("die_tau_s", p.die_tau_s);
+  positive("sink_resistance_c_per_w", p.sink_resistance_c_per_w);
+  positive("sink_tau_s", p.sink_tau_s);
+  positive("package_air_conductance_w_per_k", p.package_air_conductance_w_per_k);
+  positive("fan_min_frac", p.fan_min_frac);
+  positive("fan_tau_s", p.fan_tau_s);
+  positive("power_cap_setpoint_frac", p.power_cap_setpoint_frac);
   positive("mem_thermal_tau_s", p.mem_thermal_tau_s);
   positive("air_conductance_w_per_k", p.air_conductance_w_per_k);
   positive("intra_node_gbs", p.intra_node_gbs);
@@ -330,6 +361,8 @@ void validateProfile(const PlatformProfile& p, std::string_view origin) {
                         {"link_efficiency", p.link_efficiency},
                         {"network_efficiency", p.network_efficiency},
                         {"voltage_min_frac", p.voltage_min_frac},
+                        {"fan_min_frac", p.fan_min_frac},
+                        {"power_cap_setpoint_frac", p.power_cap_setpoint_frac},
                         {"hw_slowdown_factor", p.hw_slowdown_factor}})
     if (v > 1) fail(key, fmt::format("must be at most 1, found {}", v));
   if (p.idle_sm_clock_mhz > p.max_sm_clock_mhz)
@@ -340,6 +373,10 @@ void validateProfile(const PlatformProfile& p, std::string_view origin) {
   if (p.power_limit_w < p.min_power_limit_w)
     fail("power_limit_w", "must be at least min_power_limit_w");
   if (p.leak_per_c > 0.2) fail("leak_per_c", "must be at most 0.2 per degree");
+  if (p.leak_voltage_exp > 8) fail("leak_voltage_exp", "must be at most 8");
+  if (p.fan_resistance_exp > 3) fail("fan_resistance_exp", "must be at most 3");
+  if (!(p.fan_ramp_full_c > p.fan_ramp_start_c))
+    fail("fan_ramp_full_c", "must be above fan_ramp_start_c");
 }
 
 nlohmann::json profileToJson(const PlatformProfile& p) {

@@ -48,13 +48,14 @@ struct PlatformProfile {
   double clock_step_mhz = 0;  // clocks move in steps of this size
   double max_mem_clock_mhz = 0;
 
-  // Power: P = base + leak(T) v(f) + dyn_max * activity * (f/fmax) * v(f)^2, per GPU.
+  // Power: P = base + leak(T) v(f)^e + dyn_max * activity * (f/fmax) * v(f)^2, per GPU.
   double power_limit_w = 0;  // default limit per power domain (GPU, or package on MI250)
   double min_power_limit_w = 0;
   double power_base_w = 0;      // clock- and temperature-independent board power
   double power_leak_ref_w = 0;  // leakage at leak_ref_temp_c and the max clock's voltage
   double leak_ref_temp_c = 0;   //
   double leak_per_c = 0;        // leakage grows by exp(leak_per_c * (T - ref))
+  double leak_voltage_exp = 0;  // ... and as v(f)^leak_voltage_exp with the voltage
   double power_dyn_max_w = 0;   // dynamic power at activity 1 and the max clock
   double voltage_min_frac = 0;  // v(f) = vmin + (1 - vmin) f/fmax
   double activity_gemm = 0;     // activity of a large tensor-core GEMM
@@ -63,19 +64,37 @@ struct PlatformProfile {
   double activity_comm = 0;       // NCCL/RCCL kernel moving data
   double activity_comm_wait = 0;  // NCCL/RCCL kernel spinning while it waits for a peer
 
-  // Thermal: first order, T' = (T_inlet + R P - T) / tau, per GPU.
-  double thermal_resistance_c_per_w = 0;
-  double thermal_tau_s = 0;
+  // Thermal: two time constants per GPU (thermal_model.h): the heatsink over its inlet air,
+  // T_sink' = (T_in + R_sink(fan) P - T_sink) / tau_sink, and the die over the heatsink,
+  // T_die' = (T_sink + R_die P - T_die) / tau_die. The die temperature is what sensors report.
+  double die_resistance_c_per_w = 0;
+  double die_tau_s = 0;
+  double sink_resistance_c_per_w = 0;  // heatsink to air, at full fan speed
+  double sink_tau_s = 0;
   double mem_thermal_resistance_c_per_w = 0;  // HBM: T_mem' = (T_in + off + R_mem P - T_mem)/tau
   double mem_temp_offset_c = 0;
   double mem_thermal_tau_s = 0;
-  double air_conductance_w_per_k = 0;  // per column of packages: rear inlet += P_front / G
-  double max_operating_temp_c = 0;     // SW thermal slowdown above this
-  double slowdown_temp_c = 0;          // HW thermal slowdown at this
+  // Air: a column of packages from front to back shares one air stream; a package's inlet is the
+  // node's inlet plus the heat the packages upstream gave the air / (G_air x fan). On MI250 the
+  // second GCD of an OAM sits downstream of the first inside one heatsink (package_air_...).
+  double air_conductance_w_per_k = 0;          // per column of packages at full fan speed
+  double package_air_conductance_w_per_k = 0;  // between the GCDs of one package, full fan speed
+  // Chassis fans (one speed per node, driven by the node's hottest GPU): the speed moves towards
+  // fan_min_frac + (1 - fan_min_frac) ramp(T_hot) with time constant fan_tau_s; the airflow
+  // scales with the speed and the heatsink resistance with speed^-fan_resistance_exp.
+  double fan_min_frac = 0;
+  double fan_ramp_start_c = 0;
+  double fan_ramp_full_c = 0;
+  double fan_tau_s = 0;
+  double fan_resistance_exp = 0;
+  double max_operating_temp_c = 0;  // SW thermal slowdown above this
+  double slowdown_temp_c = 0;       // HW thermal slowdown at this
   double shutdown_temp_c = 0;
   double mem_max_operating_temp_c = 0;
 
   // Clock governor.
+  double power_cap_tau_s = 0;          // the power cap follows activity averaged over this time
+  double power_cap_setpoint_frac = 0;  // ... and holds the power at this fraction of the limit
   double slew_down_mhz_per_ms = 0;
   double slew_up_mhz_per_ms = 0;
   double sw_thermal_mhz_per_c = 0;  // clock ceiling drop per degree above max operating

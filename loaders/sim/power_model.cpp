@@ -17,23 +17,24 @@ double PowerModel::leak(int g, double tempC) const {
 double PowerModel::power(int g, double fMhz, double tempC, double activity) const {
   const double x = fMhz / p_.max_sm_clock_mhz;
   const double v = p_.voltage_min_frac + (1.0 - p_.voltage_min_frac) * x;
-  return p_.power_base_w + leak(g, tempC) * v + p_.power_dyn_max_w * activity * x * v * v;
+  return p_.power_base_w + leak(g, tempC) * std::pow(v, p_.leak_voltage_exp) +
+         p_.power_dyn_max_w * activity * x * v * v;
 }
 
 double PowerModel::capClock(std::span<const int> gpus, std::span<const double> tempC,
                             std::span<const double> activity, double limitW,
                             double minClockMhz) const {
-  // Sum over the domain: B + L v(x) + K x v(x)^2, increasing and convex in x = f / fmax.
+  // Sum over the domain: B + L v(x)^e + K x v(x)^2, increasing and convex in x = f / fmax.
   double B = 0, L = 0, K = 0;
   for (size_t i = 0; i < gpus.size(); ++i) {
     B += p_.power_base_w;
     L += leak(gpus[i], tempC[i]);
     K += p_.power_dyn_max_w * activity[i];
   }
-  const double vmin = p_.voltage_min_frac, dv = 1.0 - vmin;
+  const double vmin = p_.voltage_min_frac, dv = 1.0 - vmin, e = p_.leak_voltage_exp;
   auto excess = [&](double x) {
     const double v = vmin + dv * x;
-    return B + L * v + K * x * v * v - limitW;
+    return B + L * std::pow(v, e) + K * x * v * v - limitW;
   };
   const double xMin = minClockMhz / p_.max_sm_clock_mhz;
   if (excess(1.0) <= 0) return p_.max_sm_clock_mhz;
@@ -42,7 +43,7 @@ double PowerModel::capClock(std::span<const int> gpus, std::span<const double> t
   double x = 1.0;
   for (int i = 0; i < 8; ++i) {
     const double v = vmin + dv * x;
-    const double d = L * dv + K * (v * v + 2.0 * x * v * dv);
+    const double d = L * e * std::pow(v, e - 1.0) * dv + K * (v * v + 2.0 * x * v * dv);
     const double step = excess(x) / d;
     x -= step;
     if (std::fabs(step) < 1e-7) break;

@@ -2,9 +2,10 @@
 #pragma once
 // Board power of one GPU from what it runs, its clock and its temperature:
 //
-//   P = P_base + P_leak(T) v(f) + P_dyn x a x (f / fmax) x v(f)^2
+//   P = P_base + P_leak(T) v(f)^e + P_dyn x a x (f / fmax) x v(f)^2
 //   v(f) = vmin + (1 - vmin) f / fmax            (voltage follows the clock along the V/f curve)
-//   P_leak(T) = P_leak_ref exp(k (T - T_ref))    (leakage grows with temperature)
+//   P_leak(T) = P_leak_ref exp(k (T - T_ref))    (leakage grows with temperature, and steeply
+//                                                 with the voltage: e = leak_voltage_exp)
 //
 // where a is the time-weighted activity of the kernels running (1 for a large tensor-core GEMM,
 // less for attention, memory-bound and communication kernels, 0 when idle). Every GPU has its own

@@ -24,6 +24,27 @@ void resolveDefaults(SimConfig& c) {
   }
 }
 
+bool applyThermalScenario(std::string_view name, SimConfig& c) {
+  if (name == "nominal") {
+    c.inletTempC = 25, c.inletRisePerNodeC = 0, c.fanMaxFrac = 1;
+  } else if (name == "hot-aisle") {
+    // Hot exhaust recirculating into the cold aisle: 37 C at the first node (inside ASHRAE class
+    // A3's allowable 5-40 C), 0.5 C more for each node up the rack.
+    c.inletTempC = 37, c.inletRisePerNodeC = 0.5, c.fanMaxFrac = 1;
+  } else if (name == "fan-failure") {
+    // A failed fan module: the remaining fans reach 60 % of the full airflow.
+    c.inletTempC = 25, c.inletRisePerNodeC = 0, c.fanMaxFrac = 0.6;
+  } else {
+    return false;
+  }
+  c.thermalScenario = std::string(name);
+  return true;
+}
+
+std::string_view thermalScenarioNames() {
+  return "nominal, hot-aisle, fan-failure";
+}
+
 void validateConfig(const SimConfig& c) {
   auto fail = [](std::string msg) { throw InvalidConfig(std::move(msg)); };
   if (c.nodes < 1 || c.nodes > 4096)
@@ -93,6 +114,12 @@ void validateConfig(const SimConfig& c) {
                      c.platform.platform, c.platform.min_power_limit_w));
   if (!(c.inletTempC >= -10 && c.inletTempC <= 60))
     fail(fmt::format("--inlet-temp must be between -10 and 60 C, found {}", c.inletTempC));
+  if (!(c.inletRisePerNodeC >= 0 && c.inletRisePerNodeC <= 10))
+    fail(fmt::format("--inlet-rise-per-node must be between 0 and 10 C, found {}",
+                     c.inletRisePerNodeC));
+  if (!(c.fanMaxFrac >= c.platform.fan_min_frac && c.fanMaxFrac <= 1))
+    fail(fmt::format("--fan-max must be between the fans' minimum speed {} and 1, found {}",
+                     c.platform.fan_min_frac, c.fanMaxFrac));
   if (c.powerWindowS && !(*c.powerWindowS >= 0 && *c.powerWindowS <= 10))
     fail("--power-window must be between 0 and 10 s");
   if (!(c.leadInS >= 0 && c.leadInS <= 3600) || !(c.leadOutS >= 0 && c.leadOutS <= 3600))
@@ -154,7 +181,10 @@ nlohmann::json configToJson(const SimConfig& c) {
   j["duration_s"] = c.durationS;
   j["sample_hz"] = c.sampleHz;
   j["power_limit_w"] = c.powerLimit();
+  j["thermal_scenario"] = c.thermalScenario;
   j["inlet_temp_c"] = c.inletTempC;
+  j["inlet_rise_per_node_c"] = c.inletRisePerNodeC;
+  j["fan_max_frac"] = c.fanMaxFrac;
   j["sample_jitter_ms"] = c.idealSensors ? 0.0 : c.sampleJitterMs;
   j["power_window_s"] = c.powerWindow();
   j["ideal_sensors"] = c.idealSensors;

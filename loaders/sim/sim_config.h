@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -36,6 +37,14 @@ struct TraceSelection {
   int everyStep = 1;                // Steps::Every
 };
 
+// Where the nodes stand: cold-aisle air and fans (SimConfig's thermal scenario).
+struct ThermalSite {
+  double inletC = 25;               // cold-aisle air at the front of node 0
+  double inletRisePerNodeC = 0;     // node n breathes inletC + n x this (recirculation up a rack)
+  double fanMaxFrac = 1;            // fans cannot exceed this speed (a failed or capped fan)
+  std::vector<double> nodeOffsetC;  // per-node offsets (rack position, drawn from the seed)
+};
+
 struct SimConfig {
   PlatformProfile platform;
   ModelShape model;
@@ -58,8 +67,13 @@ struct SimConfig {
   uint64_t seed = 1;
 
   double sampleHz = 20;
-  std::optional<double> powerLimitW;   // per GPU, per package on MI250; default: the profile's
-  double inletTempC = 25;              // cold-aisle air at the front of every node
+  std::optional<double> powerLimitW;  // per GPU, per package on MI250; default: the profile's
+  // Thermal scenario (docs/simulator.md, "Thermal scenarios"): cold-aisle air at the front of node
+  // 0, its rise per node up the rack, and the highest fan speed the nodes' fans reach.
+  std::string thermalScenario = "nominal";
+  double inletTempC = 25;
+  double inletRisePerNodeC = 0;
+  double fanMaxFrac = 1;
   double sampleJitterMs = 2;           // sampler timestamps jitter uniformly by +- this
   std::optional<double> powerWindowS;  // override of the profile's sensor averaging window
   bool idealSensors = false;  // no noise, bias or jitter; power averaged over one physics step
@@ -84,6 +98,13 @@ struct SimConfig {
   // Microbatches per iteration on each data-parallel replica.
   int microbatches() const { return gbs / (dp * mbs); }
   double powerLimit() const { return powerLimitW.value_or(platform.power_limit_w); }
+  ThermalSite thermalSite() const {
+    ThermalSite s;
+    s.inletC = inletTempC;
+    s.inletRisePerNodeC = inletRisePerNodeC;
+    s.fanMaxFrac = fanMaxFrac;
+    return s;
+  }
   double powerWindow() const {
     return idealSensors ? 0.0 : powerWindowS.value_or(platform.power_window_s);
   }
@@ -91,6 +112,11 @@ struct SimConfig {
 
 // Fills the defaults that depend on other fields (gbs, sequence length, run name).
 void resolveDefaults(SimConfig& c);
+// Sets the inlet, rack gradient and fan limit of a named thermal scenario ("nominal",
+// "hot-aisle", "fan-failure"); false for an unknown name.
+bool applyThermalScenario(std::string_view name, SimConfig& c);
+// The scenario names, for messages.
+std::string_view thermalScenarioNames();
 // Throws InvalidConfig with one line naming the inconsistency.
 void validateConfig(const SimConfig& c);
 // Every parameter of the run, for RunInfo::parameters_json.

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Throttle detection against the simulator's ground truth: on simulated runs with power-cap and
-// with thermal throttling, the detected intervals overlap the true ones with precision and recall
-// of at least 0.95 (time overlap, summed over GPUs).
+// Throttle detection against the simulator's independent ground truth (docs/analyses.md,
+// "Validation"): the truth says, per 5 ms physics step, which limit bound each GPU's clock while
+// it ran kernels and what clock it would have run at otherwise; the detector sees 20 Hz telemetry
+// (the default rate, the seed paper's 50 ms) and applies its own rules (busy at >= 20 %
+// utilization, throttled below 0.95 x the observed maximum clock). The floors below sit under the
+// measured scores (printed by each test; docs/analyses.md lists them) by a margin for seeds.
 #include <gtest/gtest.h>
+
+#include <cstdio>
 
 #include "format/run_file.h"
 #include "sim/model_shape.h"
@@ -14,13 +19,6 @@
 
 namespace wl {
 namespace {
-
-// Throttling here comes and goes with every iteration (the GPUs idle during the data-parallel
-// all-reduce), in intervals of ~0.25 s. Telemetry places each boundary only to within one sampling
-// interval, so a time-overlap score of 0.95 needs samples well under 1/20 of an interval: these
-// runs sample at 100 Hz (nvidia-smi -lms 10, DCGM at 10 ms). At 20 Hz the same detector scores
-// about 0.9, the resolution bound docs/analyses.md states.
-constexpr double kSampleHz = 100;
 
 sim::SimConfig baseConfig() {
   sim::SimConfig c;
@@ -39,12 +37,12 @@ sim::SimConfig baseConfig() {
 }
 
 struct Scored {
-  OverlapScore score;
-  double throttled_s = 0;  // kernel time, as by_cause_s
+  ThrottleValidation v;
   std::array<double, kThrottleCauseCount> byCause{};
 };
 
-Scored detectAndScore(const sim::SimConfig& c, const std::filesystem::path& out) {
+Scored detectAndScore(const sim::SimConfig& c, const std::filesystem::path& out,
+                      const char* label) {
   sim::simulate(c, out, {}, nullptr);
   const auto run = RunFile::open(out);
   std::vector<int> gpus;
@@ -52,44 +50,64 @@ Scored detectAndScore(const sim::SimConfig& c, const std::filesystem::path& out)
     gpus.push_back(g.id);
   const auto detected = detectThrottle(*run, gpus, TimeRange{}, AnalysisOptions{});
   Scored s;
-  s.score = scoreThrottleDetection(detected, run->truthThrottle());
-  for (const GpuThrottle& g : detected) {
-    s.throttled_s += g.throttled_s;
+  s.v = validateThrottleDetection(detected, run->truthThrottle());
+  for (const GpuThrottle& g : detected)
     for (size_t k = 0; k < kThrottleCauseCount; ++k)
       s.byCause[k] += g.by_cause_s[k];
-  }
+  std::printf(
+      "%s: truth %.1f s, detected %.1f s, precision %.3f, recall %.3f; power %.3f/%.3f, thermal "
+      "%.3f/%.3f; deficit truth %.0f MHz s, detected %.0f (%+.1f %%); throttled kernel time "
+      "truth %.1f s, detected %.1f s (%+.1f %%)\n",
+      label, s.v.time.truth_s, s.v.time.detected_s, s.v.time.precision(), s.v.time.recall(),
+      s.v.power.precision(), s.v.power.recall(), s.v.thermal.precision(), s.v.thermal.recall(),
+      s.v.truth_deficit_mhz_s, s.v.detected_deficit_mhz_s, 100 * s.v.deficitError(),
+      s.v.truth_busy_s, s.v.detected_throttled_s, 100 * s.v.throttledTimeError());
   return s;
 }
 
-TEST(ThrottleTruth, PowerCapThrottlingIsFoundWithPrecisionAndRecallAbove95Percent) {
+TEST(ThrottleTruth, PowerCapThrottlingAt20HzAgainstTheIndependentTruth) {
   test::TempDir dir;
   sim::SimConfig c = baseConfig();
-  c.powerLimitW = 450;  // below the ~690 W compute draw of an H100
-  c.sampleHz = kSampleHz;
-  const Scored s = detectAndScore(c, dir / "powercap.h5");
-  ASSERT_GT(s.score.truth_s, 10.0) << "the simulator should throttle";
-  EXPECT_GE(s.score.precision(), 0.95)
-      << "detected " << s.score.detected_s << " s, overlap " << s.score.overlap_s << " s";
-  EXPECT_GE(s.score.recall(), 0.95)
-      << "truth " << s.score.truth_s << " s, overlap " << s.score.overlap_s << " s";
-  EXPECT_GT(s.byCause[static_cast<size_t>(ThrottleCause::SwPowerCap)], 0.9 * s.throttled_s);
+  c.powerLimitW = 450;  // well below the ~700 W the dense compute would draw
+  const Scored s = detectAndScore(c, dir / "powercap.h5", "power cap 450 W");
+  ASSERT_GT(s.v.time.truth_s, 100.0) << "the simulator should throttle";
+  ASSERT_TRUE(s.v.truth_has_deficit);
+  EXPECT_GE(s.v.time.precision(), 0.90);
+  EXPECT_GE(s.v.time.recall(), 0.85);
+  EXPECT_GE(s.v.power.precision(), 0.90);
+  EXPECT_LT(std::fabs(s.v.deficitError()), 0.10);
+  EXPECT_EQ(s.v.thermal.truth_s, 0.0);
 }
 
-TEST(ThrottleTruth, ThermalThrottlingIsFoundWithPrecisionAndRecallAbove95Percent) {
+TEST(ThrottleTruth, ThermalThrottlingAt20HzAgainstTheIndependentTruth) {
   test::TempDir dir;
   sim::SimConfig c = baseConfig();
-  c.inletTempC = 56;  // hot air: the GPUs reach their slowdown temperatures
+  c.mbs = 4, c.gbs = 128, c.seqLen = 4096;
+  c.inletTempC = 45;  // hot air: the GPUs reach their max operating temperature
   c.durationS = 90;
-  c.sampleHz = kSampleHz;
-  const Scored s = detectAndScore(c, dir / "thermal.h5");
-  ASSERT_GT(s.score.truth_s, 5.0) << "the simulator should throttle";
-  EXPECT_GE(s.score.precision(), 0.95)
-      << "detected " << s.score.detected_s << " s, overlap " << s.score.overlap_s << " s";
-  EXPECT_GE(s.score.recall(), 0.95)
-      << "truth " << s.score.truth_s << " s, overlap " << s.score.overlap_s << " s";
-  const double thermal = s.byCause[static_cast<size_t>(ThrottleCause::SwThermal)] +
-                         s.byCause[static_cast<size_t>(ThrottleCause::HwThermal)];
-  EXPECT_GT(thermal, 0.5 * s.throttled_s);
+  const Scored s = detectAndScore(c, dir / "thermal.h5", "inlet 45 C");
+  ASSERT_GT(s.v.thermal.truth_s, 5.0) << "the simulator should throttle thermally";
+  EXPECT_GE(s.v.time.precision(), 0.90);
+  EXPECT_GE(s.v.time.recall(), 0.60);
+  // Every step a thermal limit bound the clock is found with a thermal cause. The reverse does
+  // not hold: NVML sets every limiter's bit that is in force, and here the power cap (leakage is
+  // high at 87 C) usually sits below the thermal ceiling, so most samples with the thermal bit
+  // were bound by the power cap (thermal precision ~0.1, docs/analyses.md).
+  EXPECT_GE(s.v.thermal.recall(), 0.90);
+  EXPECT_LT(std::fabs(s.v.deficitError()), 0.25);
+}
+
+TEST(ThrottleTruth, MildPowerCapTrimsBelowTheThresholdAreMissedAndReportedAsSuch) {
+  // At the default 700 W limit a dense workload is trimmed by a few percent: the truth counts it,
+  // the 0.95 x reference threshold does not. Recall measures exactly that.
+  test::TempDir dir;
+  sim::SimConfig c = baseConfig();
+  c.mbs = 4, c.gbs = 128, c.seqLen = 4096;
+  c.durationS = 60;
+  const Scored s = detectAndScore(c, dir / "mild.h5", "700 W, dense");
+  ASSERT_GT(s.v.time.truth_s, 50.0);
+  EXPECT_LT(s.v.time.recall(), 0.9);
+  EXPECT_LT(s.v.deficitError(), 0.0);  // the detector misses the small trims' deficit
 }
 
 }  // namespace

@@ -68,7 +68,7 @@ std::shared_ptr<const RunFile> writePhasedRun(const PhasedRunSpec& s,
                                  const double p = phasedPower(s, g, ts);
                                  const bool throttled = g == 0 && phase == 1 &&
                                                         static_cast<int>(step) == s.throttleStep;
-                                 const double v[4] = {p, 30 + p / 10, throttled ? 1500.0 : 1980.0,
+                                 const double v[4] = {p, 30 + p / 20, throttled ? 1500.0 : 1980.0,
                                                       phase == 3 ? 0.0 : 100.0};
                                  return v[m];
                                });

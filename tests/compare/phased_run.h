@@ -5,7 +5,7 @@
 // Model (labelled simulated): after an idle lead-in, steps of given lengths follow each other;
 // each step is split into forward, backward and optimizer phases (shares of its length, rounded
 // to whole sample intervals). Every GPU draws a constant power per phase (+ 10 W per GPU
-// index) and idles outside the steps; temperature = 30 + power / 10 C; SM clock 1980 MHz
+// index) and idles outside the steps; temperature = 30 + power / 20 C; SM clock 1980 MHz
 // except GPU 0 in the backward phase of step `throttleStep` (1500 MHz, SW power cap bit);
 // utilization 100 % inside steps, 0 outside. Samples every `sampleNs`, starting at the run start,
 // so phase boundaries fall on samples. Rank g drives GPU g and records every step (rank g's

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "support/bad_input.h"
 #include "support/run_process.h"
 
 namespace wl::test {
@@ -91,17 +92,7 @@ void writeFile(const std::filesystem::path& path, const std::string& bytes) {
 }
 
 std::string gzipBytes(const std::string& plain) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, plain.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
-  zs.avail_in = static_cast<uInt>(plain.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
+  return gzipText(plain);
 }
 
 std::vector<std::string> leftovers(const std::filesystem::path& dir) {

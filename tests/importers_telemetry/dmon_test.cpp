@@ -18,13 +18,6 @@ namespace {
 
 constexpr int64_t kSec = 1'000'000'000;
 
-int64_t utc(int y, int mo, int d, int h, int mi, int s) {
-  std::tm tm{};
-  tm.tm_year = y - 1900, tm.tm_mon = mo - 1, tm.tm_mday = d;
-  tm.tm_hour = h, tm.tm_min = mi, tm.tm_sec = s;
-  return static_cast<int64_t>(timegm(&tm)) * kSec;
-}
-
 // Reference: the data rows of a dmon file as whitespace-split tokens (comment lines skipped).
 std::vector<std::vector<std::string>> dmonRows(const std::filesystem::path& path) {
   std::vector<std::vector<std::string>> rows;
@@ -45,7 +38,7 @@ TEST_P(DmonCapture, RowsAreOneSecondApartFromTheStartAndMatchTheReference) {
   const auto path = kTelemetryData / ("nvidia-smi-" + GetParam() + "-dmon.txt");
   EXPECT_EQ(detectedFormat(path), "nvidia-smi-dmon");
   import::ImportOptions opt;
-  opt.start_ns = utc(2026, 7, 14, 8, 12, 0);
+  opt.start_ns = utcNs(2026, 7, 14, 8, 12, 0);
   const import::ImportedData d = importWith("nvidia-smi-dmon", path, opt);
   const auto rows = dmonRows(path);  // gpu pwr gtemp mtemp sm mem enc dec jpg ofa mclk pclk
   ASSERT_EQ(rows.size(), 10u);
@@ -78,10 +71,10 @@ TEST(NvidiaSmiDmon, DateAndTimeColumnsCrossMidnight) {
   const import::ImportedData d = importWith("nvidia-smi-dmon", path, opt);
   ASSERT_EQ(d.gpus.size(), 2u);
   const int64_t off = 5 * 3600 * kSec;
-  EXPECT_EQ(
-      d.gpus[0].table.t_ns,
-      (std::vector<int64_t>{utc(2025, 9, 24, 23, 59, 58) + off, utc(2025, 9, 24, 23, 59, 59) + off,
-                            utc(2025, 9, 25, 0, 0, 0) + off, utc(2025, 9, 25, 0, 0, 1) + off}));
+  EXPECT_EQ(d.gpus[0].table.t_ns,
+            (std::vector<int64_t>{
+                utcNs(2025, 9, 24, 23, 59, 58) + off, utcNs(2025, 9, 24, 23, 59, 59) + off,
+                utcNs(2025, 9, 25, 0, 0, 0) + off, utcNs(2025, 9, 25, 0, 0, 1) + off}));
   EXPECT_EQ(column(d.gpus[0], "power_w").values, (std::vector<double>{402, 650, 655, 88}));
   EXPECT_EQ(column(d.gpus[1], "sm_clock_mhz").values, (std::vector<double>{1965, 1770, 1755, 345}));
   // GPU 1's memory temperature is "-" throughout: no column.
@@ -107,11 +100,11 @@ TEST(NvidiaSmiDmon, TimeOnlyTakesTheDateOfTheStartAndAdvancesAtMidnight) {
   }
   writeText(tmp / "t.txt", text);
   import::ImportOptions opt;
-  opt.start_ns = utc(2025, 9, 24, 23, 59, 0);  // UTC machine (no offset given)
+  opt.start_ns = utcNs(2025, 9, 24, 23, 59, 0);  // UTC machine (no offset given)
   const import::ImportedData d = importWith("nvidia-smi-dmon", tmp / "t.txt", opt);
   EXPECT_EQ(d.gpus[0].table.t_ns,
-            (std::vector<int64_t>{utc(2025, 9, 24, 23, 59, 58), utc(2025, 9, 24, 23, 59, 59),
-                                  utc(2025, 9, 25, 0, 0, 0), utc(2025, 9, 25, 0, 0, 1)}));
+            (std::vector<int64_t>{utcNs(2025, 9, 24, 23, 59, 58), utcNs(2025, 9, 24, 23, 59, 59),
+                                  utcNs(2025, 9, 25, 0, 0, 0), utcNs(2025, 9, 25, 0, 0, 1)}));
   EXPECT_TRUE(hasNote(d.notes, "local_time_assumed_utc"));
   // Without a start: times of day, relative.
   const import::ImportedData rel = importWith("nvidia-smi-dmon", tmp / "t.txt");
@@ -155,7 +148,7 @@ TEST(DcgmDmon, RowsAtTheGivenIntervalWithUnitsScaledAndBlanksMissing) {
 
   import::ImportOptions opt;
   opt.dcgm_interval_ms = 100;
-  opt.start_ns = utc(2025, 1, 1, 0, 0, 0);
+  opt.start_ns = utcNs(2025, 1, 1, 0, 0, 0);
   const import::ImportedData d = importWith("dcgm-dmon", path, opt);
   ASSERT_EQ(d.gpus.size(), 2u);
   const auto& g0 = d.gpus[0];

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <limits>
 
@@ -12,6 +13,13 @@
 #include "format/run_writer.h"
 
 namespace wl::test {
+
+int64_t utcNs(int y, int mo, int d, int h, int mi, int s) {
+  std::tm tm{};
+  tm.tm_year = y - 1900, tm.tm_mon = mo - 1, tm.tm_mday = d;
+  tm.tm_hour = h, tm.tm_min = mi, tm.tm_sec = s;
+  return static_cast<int64_t>(timegm(&tm)) * 1'000'000'000;
+}
 
 import::ImportedData importWith(std::string_view format, const std::filesystem::path& path,
                                 const import::ImportOptions& options){

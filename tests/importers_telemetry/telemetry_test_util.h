@@ -31,6 +31,8 @@ std::string errorMessage(const std::function<void()>& f);
 void writeText(const std::filesystem::path& path, const std::string& text);
 // All lines of a text file, gunzipped if it is gzip (an independent reader: zlib gzgets).
 std::vector<std::string> readLines(const std::filesystem::path& path);
+// ns since the epoch of a UTC calendar time (an independent conversion: timegm).
+int64_t utcNs(int y, int mo, int d, int h, int mi, int s);
 // Splits on `sep` without trimming.
 std::vector<std::string> split(const std::string& s, char sep);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/throttle_reasons.h"
+#include "format/format_version.h"
 #include "format/run_file.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
@@ -28,7 +29,8 @@ class FormatRoundTrip : public ::testing::Test {
 
 TEST_F(FormatRoundTrip, RunInfoAndConfigSurvive) {
   EXPECT_EQ(run->info(), src.info);
-  EXPECT_EQ(run->formatVersion(), 1);
+  EXPECT_EQ(run->formatVersion(), format::kVersion);
+  EXPECT_EQ(format::kVersion, 2);
   EXPECT_EQ(run->info().config.tp, 2);
   EXPECT_EQ(run->info().config.overlap, true);
   EXPECT_FALSE(run->info().config.ep.has_value());

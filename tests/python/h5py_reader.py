@@ -5,9 +5,11 @@
 Usage: h5py_reader.py WATTLINE_BIN WRITE_SYNTHETIC_BIN
 
 Writes the synthetic test run, reads it with h5py, and checks that
-  * what `wattline info --json` reports equals what this reader finds, and
+  * what `wattline info --json` reports equals what this reader finds (power domains included),
   * the stored pyramids equal min / max / count / trapezoid integrals recomputed with numpy from
-    the raw samples, as docs/format.md defines them.
+    the raw samples, as docs/format.md defines them, and
+  * on a simulated MI250 run (two GCDs per package, package power on the first), every package's
+    energy in `wattline analyze --json` equals numpy's trapezoid of its power GPU's samples.
 Exits 0 on success, 1 with a message on the first mismatch.
 """
 import json
@@ -32,7 +34,8 @@ def check(cond, msg):
 def read_run(path):
     f = h5py.File(path, "r")
     check(f.attrs["format"] in ("wattline-run", b"wattline-run"), "format attribute")
-    check(int(f.attrs["format_version"]) <= 1, "format version")
+    version = int(f.attrs["format_version"])
+    check(version <= 2, "format version")
     s = lambda v: v.decode() if isinstance(v, bytes) else str(v)
     run = {
         "name": s(f.attrs["name"]),
@@ -58,6 +61,26 @@ def read_run(path):
             "samples": b - a,
             "metrics": {m: int(np.count_nonzero(~np.isnan(tel[m][a:b]))) for m in metrics},
         })
+    # Power domains (format version 2): one row per domain, /gpus/domain names each GPU's.
+    check(version == 2, "the writer writes format version 2")
+    d = f["domains"]
+    member = gpus["domain"][:]
+    run["domains"] = []
+    for i in range(len(d["id"])):
+        check(int(d["id"][i]) == i, "domain ids are dense")
+        pg = int(d["power_gpu"][i])
+        lim = float(d["power_limit_w"][i])
+        run["domains"].append({
+            "id": i,
+            "kind": s(d["kind"][i]),
+            "name": s(d["name"][i]),
+            "node": int(d["node"][i]),
+            "gpus": [int(g) for g in np.flatnonzero(member == i)],
+            "power_gpu": pg if pg >= 0 else None,
+            "power_limit_w": None if np.isnan(lim) else lim,
+        })
+    for g in range(len(gpus["id"])):
+        run["gpus"][g]["domain"] = int(member[g])
     k = f["kernels"]
     tracks = k["tracks"]
     classes = k["class"][:]
@@ -108,6 +131,48 @@ def check_pyramids(f):
                       f"{m} gpu {g} level {lvl}: tsum {total} != numpy trapezoid {trapz}")
 
 
+def trapezoid(tel, g, metric):
+    """numpy's trapezoid of one GPU's series, without the segments longer than its gap threshold."""
+    a, b = int(tel["offsets"][g]), int(tel["offsets"][g + 1])
+    t = tel["t_ns"][a:b]
+    v = tel[metric][a:b].astype(np.float64)
+    ok = ~np.isnan(v)
+    t, v = t[ok], v[ok]
+    dt = np.diff(t)
+    seg = dt <= tel["gap_threshold_ns"][g]
+    return float(np.sum(((v[:-1] + v[1:]) / 2 * dt * 1e-9)[seg]))
+
+
+def check_mi250(wattline, d):
+    path = d + "/mi250.h5"
+    subprocess.run([wattline, "simulate", "--platform", "mi250", "--model", "TinyLlama-1.1B",
+                    "--gpus-per-node", "4", "--tp", "2", "--iterations", "2", "--quiet",
+                    "-o", path], check=True)
+    f = h5py.File(path, "r")
+    tel = f["telemetry"]
+    dom = f["domains"]
+    member = f["gpus/domain"][:]
+    check(len(dom["id"]) == 2, "4 GCDs make 2 packages")
+    report = json.loads(subprocess.run([wattline, "analyze", path, "--json"], check=True,
+                                       capture_output=True, text=True).stdout)
+    check(report["data_quality"]["valid"], "the MI250 run is valid")
+    total = 0.0
+    for i in range(2):
+        check(dom["kind"][i] in (b"package", "package"), f"domain {i} is a package")
+        gcds = np.flatnonzero(member == i)
+        pg = int(dom["power_gpu"][i])
+        check(len(gcds) == 2 and pg == gcds[0], f"package {i}: power on its first GCD")
+        other = gcds[1]
+        a, b = int(tel["offsets"][other]), int(tel["offsets"][other + 1])
+        check(np.all(np.isnan(tel["power_w"][a:b])), f"package {i}: no power on GCD {other}")
+        energy = trapezoid(tel, pg, "power_w")
+        mine = report["domains"][i]["energy_j"]
+        check(abs(mine - energy) <= 1e-6 * energy,
+              f"package {i}: analyze says {mine} J, numpy's trapezoid {energy} J")
+        total += energy
+    check(abs(report["totals"]["energy_j"] - total) <= 1e-6 * total, "run energy = sum of packages")
+
+
 def main():
     wattline, writer = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as d:
@@ -122,15 +187,20 @@ def main():
             check(info["config"][key] == val, f"config.{key}")
         check(len(info["gpus"]) == len(mine["gpus"]), "number of GPUs")
         for a, b in zip(info["gpus"], mine["gpus"]):
-            for key in ("id", "node", "local_index", "rank", "device_name", "samples", "metrics"):
+            for key in ("id", "node", "local_index", "rank", "device_name", "samples", "metrics",
+                        "domain"):
                 check(a[key] == b[key], f"gpu {b['id']} {key}: {a[key]} != {b[key]}")
+        check(info["domains"] == mine["domains"],
+              f"domains: info says {info['domains']}, h5py reads {mine['domains']}")
         for r in info["ranks"]:
             m = mine["ranks"].get(r["rank"], {"kernels": 0, "comm_kernels": 0, "streams": 0})
             for key in ("kernels", "comm_kernels", "streams"):
                 check(r[key] == m[key], f"rank {r['rank']} {key}: {r[key]} != {m[key]}")
             check(r["iterations"] == mine["iterations"].get(r["rank"], 0), "iterations")
         check_pyramids(f)
-    print("h5py_reader: the h5py reader agrees with wattline info and the pyramids")
+        check_mi250(wattline, d)
+    print("h5py_reader: the h5py reader agrees with wattline info, the pyramids and the MI250 "
+          "package energies")
 
 
 if __name__ == "__main__":

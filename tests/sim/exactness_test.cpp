@@ -242,7 +242,7 @@ TEST(SimulatedTruth, Mi250ReportsThePackagePowerOnItsFirstGcd) {
   const std::vector<double> truth = run->truthEnergy();
   for (const GpuInfo& g : run->gpus()) {
     EXPECT_EQ(g.package, g.id / 2);
-    EXPECT_FLOAT_EQ(g.power_limit_w, 560.f);
+    EXPECT_FLOAT_EQ(g.power_limit_w, 500.f);  // the OAM's TDP
     const test::Series p = test::series(*run, g.id, "power_w");
     if (g.id % 2 == 1) {
       for (double v : p.v)

@@ -34,6 +34,7 @@ double busyClock(const RunFile& run, size_t g, double t0, double t1) {
 TEST(SimulatedPhysics, RearSlotGpusRunHotterAndClockLowerThanFrontOnes) {
   test::TempDir dir;
   sim::SimConfig c = test::tinyConfig();
+  c.mbs = 4, c.gbs = 128, c.seqLen = 4096;  // dense enough to hold every GPU at its power limit
   c.durationS = 150;
   const auto run = test::simulateAndOpen(c, dir / "slots.h5");
   const double t0 = 90, t1 = 150;
@@ -110,7 +111,8 @@ TEST(SimulatedPhysics, PowerLimitBelowComputeDrawThrottlesInTruthAndInReasonBits
   const auto free = test::simulateAndOpen(c, dir / "free.h5");
   c.powerLimitW = 300;
   const auto capped = test::simulateAndOpen(c, dir / "capped.h5");
-  const double trainStart = c.leadInS + 0.5, trainEnd = c.leadInS + c.durationS;
+  // The cap holds power averaged over ~1 s (power_cap_tau_s): skip the first seconds.
+  const double trainStart = c.leadInS + 3, trainEnd = c.leadInS + c.durationS;
   ASSERT_TRUE(capped->hasGroundTruth());
   const auto truth = capped->truthThrottle();
   for (const GpuInfo& g : capped->gpus()) {

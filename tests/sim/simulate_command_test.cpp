@@ -13,8 +13,9 @@
 namespace wl {
 namespace {
 
-const std::string kMatrix =
-    (std::filesystem::path(WATTLINE_SOURCE_DIR) / "loaders/import/telemetry/charllm-experiment-matrix.csv").string();
+const std::string kMatrix = (std::filesystem::path(WATTLINE_SOURCE_DIR) /
+                             "loaders/import/telemetry/charllm-experiment-matrix.csv")
+                                .string();
 
 std::vector<std::string> small(const std::string& out) {
   return {"simulate",

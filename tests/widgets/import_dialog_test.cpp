@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "format/run_file.h"
+#include "import/import_job.h"
 #include "import_dialog.h"
 #include "support/temp_dir.h"
 
@@ -121,6 +122,37 @@ class ImportDialogTest : public QObject {
     QVERIFY(failed.at(0).at(0).toString().contains("tp must be a non-negative integer"));
     QVERIFY(!takeErrorBox(&d).isEmpty());
     QVERIFY(!d.isRunning());
+  }
+
+  void utcOffsetReachesTheImport() {
+    // The H100 capture writes nvidia-smi's local wall-clock time: read as UTC without an offset,
+    // two hours earlier with +02:00.
+    test::TempDir out;
+    wl::import::ImportRequest plain;
+    plain.inputs.push_back({fixture("telemetry/nvidia-smi-h100-query.csv").toStdString(), {}});
+    plain.output = out / "plain.h5";
+    const int64_t asUtc = import::ImportJob(plain).run().info.start_ns;
+
+    ImportDialog d;
+    d.show();
+    d.addInputs({fixture("telemetry/nvidia-smi-h100-query.csv")});
+    const QString output = QString::fromStdString((out / "local.h5").string());
+    d.setOutputPath(output);
+    d.setUtcOffsetsText("nvidia-smi-h100-query.csv=+02:00");
+    QCOMPARE(d.request().utcOffsets.size(), size_t{1});
+    QSignalSpy imported(&d, &ImportDialog::imported);
+    d.startImport();
+    QVERIFY(imported.wait(20000));
+    const auto run = RunFile::open(output.toStdString());
+    QCOMPARE(run->info().start_ns, asUtc - int64_t{7200} * 1'000'000'000);
+
+    d.setUtcOffsetsText("+2 hours");
+    QSignalSpy failed(&d, &ImportDialog::failed);
+    d.startImport();
+    QCOMPARE(failed.count(), 1);
+    QVERIFY2(failed.at(0).at(0).toString().contains("--utc-offset \"hours\""),
+             qPrintable(failed.at(0).at(0).toString()));
+    QVERIFY(!takeErrorBox(&d).isEmpty());
   }
 
   void overrideReachesTheImporter() {

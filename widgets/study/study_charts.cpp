@@ -408,8 +408,13 @@ QChart* makeStudyChart(const Study& study, const std::vector<size_t>& runs, Stud
   switch (chart) {
     case StudyChart::TemperatureBars:
       return makeConfigBarsChart(configBars(study, runs), ConfigBarMetric::Temperature);
-    case StudyChart::PowerBars:
-      return makeConfigBarsChart(configBars(study, runs), ConfigBarMetric::Power);
+    case StudyChart::PowerBars: {
+      QChart* c = makeConfigBarsChart(configBars(study, runs, options.per), ConfigBarMetric::Power);
+      c->setTitle(c->title() + (options.per == PerUnit::Package
+                                    ? QStringLiteral(" (mean per package, peak per power domain)")
+                                    : QStringLiteral(" (mean per device, peak per power domain)")));
+      return c;
+    }
     case StudyChart::ClockBars:
       return makeConfigBarsChart(configBars(study, runs), ConfigBarMetric::Clock);
     case StudyChart::Heatmap:

@@ -63,6 +63,7 @@ struct StudyChartOptions {
   HeatmapMetric heatmap = HeatmapMetric::TempMean;
   CategoryOrder categories = CategoryOrder::SeedPaper;
   ScaleMetric scale = ScaleMetric::EnergyPerToken;
+  PerUnit per = PerUnit::Device;  // the power bars' mean: per device or per package
 };
 
 QString studyChartTitle(StudyChart c);

@@ -93,6 +93,12 @@ void StudyTableModel::setNormalization(Normalization n) {
   rebuild(o);
 }
 
+void StudyTableModel::setPer(PerUnit per) {
+  StudyTableOptions o = options_;
+  o.per = per;
+  rebuild(o);
+}
+
 void StudyTableModel::setSortKey(const QString& key) {
   StudyTableOptions o = options_;
   o.sort = key.toStdString();
@@ -207,9 +213,10 @@ QVariant StudyTableModel::data(const QModelIndex& index, int role) const {
       case Qt::TextAlignmentRole:
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
       case Qt::ToolTipRole: {
-        QString tip = QStringLiteral("%1: %2 %3")
-                          .arg(qs(m->label), formatNumber(value),
-                               QString::fromStdString(normalizedUnit(*m, table_.normalization)));
+        QString tip =
+            QStringLiteral("%1: %2 %3")
+                .arg(qs(m->label), formatNumber(value),
+                     QString::fromStdString(normalizedUnit(*m, table_.normalization, table_.per)));
         if (table_.baseline >= 0)
           tip += QStringLiteral("\nvs baseline: %1 (%2)")
                      .arg(signedNumber(d.absolute), percent(d.relative));
@@ -244,7 +251,8 @@ QVariant StudyTableModel::data(const QModelIndex& index, int role) const {
 QVariant StudyTableModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal) return {};
   if (const StudyColumn* m = metricOf(section)) {
-    const QString unit = QString::fromStdString(normalizedUnit(*m, table_.normalization));
+    const QString unit =
+        QString::fromStdString(normalizedUnit(*m, table_.normalization, table_.per));
     if (role == Qt::ToolTipRole)
       return QStringLiteral("%1 (%2)%3")
           .arg(qs(m->label), qs(m->id),

@@ -61,6 +61,8 @@ class StudyTableModel : public QAbstractTableModel {
   void setFilter(const QString& filter);
   void setBaseline(const QString& baseline);
   void setNormalization(Normalization n);
+  // What "per GPU" and mean power are per: a device (GCD on MI250) or a package.
+  void setPer(PerUnit per);
   void setSortKey(const QString& key);
   void setDisplayMode(DisplayMode m);
   DisplayMode displayMode() const { return mode_; }

@@ -96,6 +96,14 @@ StudyView::StudyView(QWidget* parent) : QWidget(parent), study_(std::make_shared
   connect(normalization_, &QComboBox::activated, this, [this](int i) {
     setNormalization(static_cast<Normalization>(normalization_->itemData(i).toInt()));
   });
+  per_ = new QComboBox(this);
+  per_->addItem(tr("per device (GCD on MI250)"), static_cast<int>(PerUnit::Device));
+  per_->addItem(tr("per package (board on H100/H200)"), static_cast<int>(PerUnit::Package));
+  per_->setToolTip(
+      tr("What \"per GPU\" and mean power are per: a device (an MI250 GCD) or a power domain "
+         "(an MI250 package of two GCDs; an H100/H200 board)"));
+  connect(per_, &QComboBox::activated, this,
+          [this](int i) { setPer(static_cast<PerUnit>(per_->itemData(i).toInt())); });
   display_ = new QComboBox(this);
   display_->addItem(tr("values"), static_cast<int>(StudyTableModel::DisplayMode::Value));
   display_->addItem(tr("Δ to baseline"), static_cast<int>(StudyTableModel::DisplayMode::Delta));
@@ -156,6 +164,7 @@ StudyView::StudyView(QWidget* parent) : QWidget(parent), study_(std::make_shared
     o.heatmap = static_cast<HeatmapMetric>(heatmapMetric_->currentData().toInt());
     o.categories = static_cast<CategoryOrder>(categoryOrder_->currentData().toInt());
     o.scale = static_cast<ScaleMetric>(scaleMetric_->currentData().toInt());
+    o.per = static_cast<PerUnit>(per_->currentData().toInt());
     setChartOptions(o);
   };
   connect(chartPicker_, &QComboBox::currentIndexChanged, this, [this] { refreshChart(); });
@@ -202,6 +211,7 @@ StudyView::StudyView(QWidget* parent) : QWidget(parent), study_(std::make_shared
   bar->addWidget(new QLabel(tr("Baseline:"), this));
   bar->addWidget(baseline_, 1);
   bar->addWidget(normalization_);
+  bar->addWidget(per_);
   bar->addWidget(display_);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(table_);
@@ -419,6 +429,13 @@ QString StudyView::baseline() const {
 void StudyView::setNormalization(Normalization n) {
   model_->setNormalization(n);
   normalization_->setCurrentIndex(normalization_->findData(static_cast<int>(n)));
+}
+
+void StudyView::setPer(PerUnit per) {
+  model_->setPer(per);
+  per_->setCurrentIndex(per_->findData(static_cast<int>(per)));
+  chartOptions_.per = per;
+  refreshChart();
 }
 
 void StudyView::setFilter(const QString& filter) {

@@ -52,6 +52,8 @@ class StudyView : public QWidget {
   bool setBaseline(const QString& name);
   QString baseline() const;  // the baseline's label, or empty
   void setNormalization(Normalization n);
+  // What "per GPU" and mean power are per (table and power bars): device or package.
+  void setPer(PerUnit per);
   void setFilter(const QString& filter);  // the --filter syntax; a bad filter shows its error
   void setDisplayMode(StudyTableModel::DisplayMode m);
   // Which chart the figures area shows, and its options.
@@ -108,6 +110,7 @@ class StudyView : public QWidget {
   QLineEdit* filter_;
   QComboBox* baseline_;
   QComboBox* normalization_;
+  QComboBox* per_;
   QComboBox* display_;
   QComboBox* chartPicker_;
   QComboBox* heatmapMetric_;

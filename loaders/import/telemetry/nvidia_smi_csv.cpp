@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/throttle_reasons.h"
+#include "import/telemetry/gpu_cycles.h"
 #include "import/telemetry/table_builder.h"
 #include "import/telemetry/telemetry_importers.h"
 #include "import/telemetry/text_input.h"
@@ -51,6 +52,7 @@ struct Column {
   bool known = false;  // a known metric: a text value is an error
   uint32_t bit = 0;    // Role::Reason
   bool textSeen = false;
+  bool constant = false;  // a per-GPU constant (name, serial, memory.total...): tells GPUs apart
 };
 
 struct KnownField {
@@ -142,6 +144,18 @@ bool isIdentityField(std::string_view f) {
   return false;
 }
 
+// Fields that stay the same for one GPU and often differ between GPUs: in a file without a GPU
+// column their sequence shows how many GPUs take turns (gpu_cycles.h).
+bool isPerGpuConstant(std::string_view f) {
+  for (std::string_view exact :
+       {"name", "gpu_name", "serial", "memory.total", "clocks.max.sm", "clocks.max.graphics",
+        "clocks.max.gr", "clocks.max.memory", "clocks.max.mem", "vbios_version", "power.max_limit",
+        "power.min_limit", "power.default_limit", "inforom.img", "pci.device_id",
+        "pci.sub_device_id", "gpu_serial"})
+    if (f == exact) return true;
+  return false;
+}
+
 std::vector<Column> parseHeader(const std::vector<std::string_view>& fields) {
   std::vector<Column> cols(fields.size());
   std::map<std::string, int> bestPriority;  // metric -> lowest priority present
@@ -157,6 +171,7 @@ std::vector<Column> parseHeader(const std::vector<std::string_view>& fields) {
   std::map<std::string, int> used;  // metric ids handed out
   for (Column& c : cols) {
     const std::string& f = c.field;
+    c.constant = isPerGpuConstant(f);
     std::string_view reason;
     if (f == "timestamp") {
       c.role = Role::Timestamp;
@@ -209,9 +224,103 @@ struct GpuState {
   ImportedGpu gpu;
   tel::TableBuilder table;
   std::vector<size_t> tableColumn;  // per CSV column: index in table (Role::Metric only)
+};
+
+// Rows of a file without a GPU column, read as one table, with the interned per-GPU constants of
+// each row; split into GPUs once their number is known.
+struct PositionalRows {
+  std::vector<uint32_t> signature;  // per row
+  std::vector<std::string> names;   // per signature id: the GPU name in it ("" if none)
+  std::unordered_map<std::string, uint32_t> ids;
+  std::string key;  // scratch
+
+  void add(const std::vector<Column>& cols, const std::vector<std::string_view>& fields) {
+    key.clear();
+    std::string_view name;
+    for (size_t i = 0; i < cols.size(); ++i) {
+      if (!cols[i].constant) continue;
+      key.append(fields[i]).push_back('\x1f');
+      if (cols[i].role == Role::Name && !text::isMissing(fields[i])) name = fields[i];
+    }
+    auto [it, inserted] = ids.emplace(key, static_cast<uint32_t>(names.size()));
+    if (inserted) names.emplace_back(name);
+    signature.push_back(it->second);
+  }
+};
+
+// The last finite value of each GpuInfo column, into the GPU's info; memory used as a percentage
+// when the total is known.
+void finishGpuTable(GpuState& s, const std::vector<Column>& cols, TelemetryTable& table) {
   double powerLimit = kNaN, enforcedLimit = kNaN, maxSm = kNaN, maxGraphics = kNaN, maxMem = kNaN,
          memTotal = kNaN;
-};
+  for (const Column& c : cols) {
+    if (c.role != Role::Metric || c.info == Info::None) continue;
+    const TelemetryColumn* col = table.column(c.metric);
+    if (!col) continue;
+    double last = kNaN;
+    for (double v : col->values)
+      if (std::isfinite(v)) last = v;
+    switch (c.info) {
+      case Info::None:
+        break;
+      case Info::PowerLimit:
+        powerLimit = last;
+        break;
+      case Info::EnforcedLimit:
+        enforcedLimit = last;
+        break;
+      case Info::MaxSm:
+        maxSm = last;
+        break;
+      case Info::MaxGraphics:
+        maxGraphics = last;
+        break;
+      case Info::MaxMem:
+        maxMem = last;
+        break;
+      case Info::MemTotal:
+        memTotal = last;
+        break;
+    }
+  }
+  GpuInfo& info = s.gpu.info;
+  info.power_limit_w =
+      static_cast<float>(std::isfinite(enforcedLimit) ? enforcedLimit : powerLimit);
+  info.max_sm_clock_mhz = static_cast<float>(std::isfinite(maxSm) ? maxSm : maxGraphics);
+  info.max_mem_clock_mhz = static_cast<float>(maxMem);
+  for (const Column& c : cols)
+    if (c.role == Role::Metric && c.textSeen && !c.known)
+      std::erase_if(table.columns,
+                    [&](const TelemetryColumn& tc) { return tc.metric == c.metric; });
+  tel::addMemoryUsedPercent(table, memTotal);
+}
+
+// Splits the one table of a file without a GPU column into `n` GPUs: row i is GPU i mod n.
+std::vector<std::unique_ptr<GpuState>> splitByPosition(const TelemetryTable& all,
+                                                       const PositionalRows& rows, int n,
+                                                       const std::string& host) {
+  std::vector<std::unique_ptr<GpuState>> out;
+  for (int k = 0; k < n; ++k) {
+    auto s = std::make_unique<GpuState>();
+    s->gpu.info.local_index = k;
+    s->gpu.info.hostname = host;
+    if (static_cast<size_t>(k) < rows.signature.size())
+      s->gpu.info.device_name = rows.names[rows.signature[static_cast<size_t>(k)]];
+    for (const TelemetryColumn& c : all.columns)
+      s->table.column(c.metric);
+    s->table.reserve(all.t_ns.size() / static_cast<size_t>(n) + 1);
+    out.push_back(std::move(s));
+  }
+  const bool masks = !all.throttle_reasons.empty();
+  for (size_t i = 0; i < all.t_ns.size(); ++i) {
+    tel::TableBuilder& t = out[i % static_cast<size_t>(n)]->table;
+    t.addRow(all.t_ns[i]);
+    for (size_t c = 0; c < all.columns.size(); ++c)
+      t.set(c, all.columns[c].values[i]);
+    if (masks) t.setThrottle(all.throttle_reasons[i]);
+  }
+  return out;
+}
 
 class NvidiaSmiCsvImporter final : public Importer {
  public:
@@ -306,11 +415,10 @@ class NvidiaSmiCsvImporter final : public Importer {
     std::vector<std::unique_ptr<GpuState>> gpus;  // by first appearance
     std::vector<int> byIndex;                     // GPU index -> position in gpus
     std::unordered_map<std::string, int> byKey;   // uuid / bus id -> position in gpus
-    std::string burstTimestamp;
-    int burstPos = 0;
-    size_t firstBurst = 0, burstMismatch = 0;
-    bool firstBurstDone = false;
-    tel::Tally nonFinite, truncated;
+    // Without any GPU column all rows go to one table, split by position at the end.
+    const bool positional = indexCol < 0 && uuidCol < 0 && busCol < 0;
+    PositionalRows positions;
+    tel::Tally nonFinite, truncated, noKey;
     size_t rows = 0;
     std::string lastTsText;
     text::DateTime lastTs;
@@ -362,7 +470,6 @@ class NvidiaSmiCsvImporter final : public Importer {
                                "HH:MM:SS.mmm' or ISO-8601 such as '2025-09-24T03:41:43.487Z')",
                                text::excerpt(ts)));
       }
-      const std::string_view ts = fields[static_cast<size_t>(tsCol)];
       const int64_t t = zone.toUtc(*dt);
 
       // Which GPU.
@@ -382,30 +489,21 @@ class NvidiaSmiCsvImporter final : public Importer {
           newGpu(static_cast<int>(i));
         }
         g = gpus[static_cast<size_t>(byIndex[i])].get();
-      } else if ((uuidCol >= 0 && !text::isMissing(fields[static_cast<size_t>(uuidCol)])) ||
-                 (busCol >= 0 && !text::isMissing(fields[static_cast<size_t>(busCol)]))) {
-        const std::string_view key = uuidCol >= 0 ? fields[static_cast<size_t>(uuidCol)]
-                                                  : fields[static_cast<size_t>(busCol)];
+      } else if (!positional) {
+        // uuid, else pci.bus_id; a row that has neither goes to a GPU of its own (noted).
+        std::string_view key = uuidCol >= 0 ? fields[static_cast<size_t>(uuidCol)] : "";
+        if (text::isMissing(key) && busCol >= 0) key = fields[static_cast<size_t>(busCol)];
+        if (text::isMissing(key)) {
+          noKey.add(lineNo, line);
+          key = {};
+        }
         auto [it, inserted] = byKey.emplace(std::string(key), static_cast<int>(gpus.size()));
         if (inserted) newGpu(static_cast<int>(gpus.size()));
         g = gpus[static_cast<size_t>(it->second)].get();
       } else {
-        // Row k of each burst of rows sharing one timestamp is GPU k.
-        if (ts != burstTimestamp) {
-          if (!burstTimestamp.empty()) {
-            if (!firstBurstDone) {
-              firstBurst = static_cast<size_t>(burstPos);
-              firstBurstDone = true;
-            } else if (static_cast<size_t>(burstPos) != firstBurst) {
-              ++burstMismatch;
-            }
-          }
-          burstTimestamp = std::string(ts);
-          burstPos = 0;
-        }
-        if (static_cast<size_t>(burstPos) >= gpus.size()) newGpu(burstPos);
-        g = gpus[static_cast<size_t>(burstPos)].get();
-        ++burstPos;
+        if (gpus.empty()) newGpu(0);
+        g = gpus.front().get();
+        positions.add(cols, fields);
       }
 
       g->table.addRow(t);
@@ -430,30 +528,6 @@ class NvidiaSmiCsvImporter final : public Importer {
               c.textSeen = true;
             }
             g->table.set(g->tableColumn[i], value);
-            if (std::isfinite(value)) {
-              switch (c.info) {
-                case Info::None:
-                  break;
-                case Info::PowerLimit:
-                  g->powerLimit = value;
-                  break;
-                case Info::EnforcedLimit:
-                  g->enforcedLimit = value;
-                  break;
-                case Info::MaxSm:
-                  g->maxSm = value;
-                  break;
-                case Info::MaxGraphics:
-                  g->maxGraphics = value;
-                  break;
-                case Info::MaxMem:
-                  g->maxMem = value;
-                  break;
-                case Info::MemTotal:
-                  g->memTotal = value;
-                  break;
-              }
-            }
             break;
           }
           case Role::Mask:
@@ -514,27 +588,30 @@ class NvidiaSmiCsvImporter final : public Importer {
                  fmt::format("a header but no data rows (header '{}')", text::excerpt(headerText)));
 
     // Tables and GPU metadata.
-    for (auto& s : gpus) {
-      GpuInfo& info = s->gpu.info;
-      info.power_limit_w =
-          static_cast<float>(std::isfinite(s->enforcedLimit) ? s->enforcedLimit : s->powerLimit);
-      info.max_sm_clock_mhz =
-          static_cast<float>(std::isfinite(s->maxSm) ? s->maxSm : s->maxGraphics);
-      info.max_mem_clock_mhz = static_cast<float>(s->maxMem);
-      TelemetryTable table = s->table.finish();
+    const std::string subject = fmt::format("file {}", input.filename().string());
+    if (positional) {
+      const TelemetryTable& all = gpus.front()->table.table();
+      tel::CycleEvidence e;
+      e.t_ns = all.t_ns;
+      e.signature = positions.signature;
+      for (const TelemetryColumn& c : all.columns)
+        e.metrics.emplace_back(c.values);
+      e.given = options.gpus;
       for (const Column& c : cols)
-        if (c.role == Role::Metric && c.textSeen && !c.known)
-          std::erase_if(table.columns,
-                        [&](const TelemetryColumn& tc) { return tc.metric == c.metric; });
-      // Memory used as a percentage when the total is known.
-      if (std::isfinite(s->memTotal) && s->memTotal > 0) {
-        if (const TelemetryColumn* used = table.column("mem_used_mib")) {
-          TelemetryColumn pct{std::string(metric::kMemUsedPct), used->values};
-          for (double& v : pct.values)
-            v = v / s->memTotal * 100.0;
-          table.columns.push_back(std::move(pct));
-        }
-      }
+        if (c.constant) e.constantFields += (e.constantFields.empty() ? "" : ", ") + c.field;
+      const tel::CycleResult found = tel::inferGpuCount(e);
+      data.notes.push_back({found.severity, "gpu_by_position", subject, found.message});
+      gpus = splitByPosition(all, positions, found.gpus, gpus.front()->gpu.info.hostname);
+    } else if (options.gpus) {
+      data.notes.push_back(
+          {Severity::Info, "gpus_option_ignored", subject,
+           fmt::format("--gpus {} was not used: the file names the GPU of each "
+                       "row ({} column)",
+                       *options.gpus, indexCol >= 0 ? "index" : "uuid or pci.bus_id")});
+    }
+    for (auto& s : gpus) {
+      TelemetryTable table = s->table.finish();
+      finishGpuTable(*s, cols, table);
       s->gpu.table = std::move(table);
       data.gpus.push_back(std::move(s->gpu));
     }
@@ -546,25 +623,14 @@ class NvidiaSmiCsvImporter final : public Importer {
       data.platform = tel::platformFromDeviceName(data.gpus.front().info.device_name);
     }
 
-    const std::string subject = fmt::format("file {}", input.filename().string());
     zone.addNote(data.notes, subject);
     tel::addTallyNote(data.notes, nonFinite, "non_finite_values", input, "NaN or infinite values",
                       "they were read as missing values");
     tel::addTallyNote(data.notes, truncated, "truncated_last_line", input,
                       "last line cut off (no newline, too few fields)", "it was skipped");
-    if (burstMismatch > 0)
-      data.notes.push_back(
-          {Severity::Warning, "burst_size_changed", subject,
-           fmt::format("without an index column GPUs are told apart by their position in each "
-                       "burst of rows with one timestamp; {} bursts had a size other than the "
-                       "first burst's {} rows, so GPU assignment may be off there",
-                       burstMismatch, firstBurst)});
-    if (indexCol < 0 && uuidCol < 0 && busCol < 0 && gpus.size() > 1)
-      data.notes.push_back(
-          {Severity::Info, "gpu_by_position", subject,
-           fmt::format("no index, uuid or pci.bus_id column: row k of each burst of {} rows "
-                       "sharing a timestamp was read as GPU k",
-                       gpus.size())});
+    tel::addTallyNote(data.notes, noKey, "rows_without_gpu_key", input,
+                      "rows with neither uuid nor pci.bus_id",
+                      "they were read as one more GPU of their own");
     progress.report(1.0, "reading nvidia-smi CSV");
     return data;
   }

@@ -106,7 +106,7 @@ class NvidiaSmiDmonImporter final : public Importer {
     std::map<int, int64_t> rowCount;
     std::map<int, int64_t> lastTimeOfDay, dayOffset;
     tel::ZonePolicy zone(options.utc_offset_s);
-    tel::Tally badTime;
+    tel::Tally badTime, nonFinite;
     int dateCol = -1, timeCol = -1, gpuCol = -1;
     size_t rows = 0;
     std::string_view line;
@@ -256,6 +256,7 @@ class NvidiaSmiDmonImporter final : public Importer {
                      fmt::format("column '{}': expected a number or '-', found '{}'", cols[i].name,
                                  text::excerpt(tokens[i])));
         if (v.kind == text::ValueKind::Number) table.set(tc[i], v.number);
+        if (v.kind == text::ValueKind::NonFinite) nonFinite.add(lineNo, tokens[i]);
       }
       ++rows;
     }
@@ -290,6 +291,8 @@ class NvidiaSmiDmonImporter final : public Importer {
     zone.addNote(data.notes, subject);
     tel::addTallyNote(data.notes, badTime, "truncated_last_line", input,
                       "last line cut off (no newline, too few columns)", "it was skipped");
+    tel::addTallyNote(data.notes, nonFinite, "non_finite_values", input, "NaN or infinite values",
+                      "they were read as missing values");
     progress.report(1.0, "reading nvidia-smi dmon");
     return data;
   }

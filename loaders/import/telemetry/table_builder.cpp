@@ -130,7 +130,8 @@ void ZonePolicy::addNote(std::vector<QualityNote>& notes, const std::string& sub
   if (assumedUtc_ == 0) return;
   notes.push_back({Severity::Warning, "local_time_assumed_utc", subject,
                    fmt::format("{} timestamps are local time without a time zone; they were read "
-                               "as UTC (give the UTC offset of the machine to correct them)",
+                               "as UTC: give the machine's UTC offset (--utc-offset +HH:MM, or the "
+                               "import dialog's local time zone) to correct them",
                                assumedUtc_)});
 }
 
@@ -308,6 +309,16 @@ double medianIntervalSeconds(const std::vector<int64_t>& t_ns) {
   std::sort(t.begin(), t.end());
   t.erase(std::unique(t.begin(), t.end()), t.end());
   return static_cast<double>(medianInterval(t)) / 1e9;
+}
+
+void addMemoryUsedPercent(TelemetryTable& table, double totalMib) {
+  if (!(totalMib > 0) || table.column(metric::kMemUsedPct)) return;
+  const TelemetryColumn* used = table.column("mem_used_mib");
+  if (!used) return;
+  TelemetryColumn pct{std::string(metric::kMemUsedPct), used->values};
+  for (double& v : pct.values)
+    v = v / totalMib * 100.0;
+  table.columns.push_back(std::move(pct));
 }
 
 }  // namespace wl::import::tel

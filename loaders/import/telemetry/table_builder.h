@@ -117,6 +117,10 @@ std::string platformFromDeviceName(std::string_view deviceName);
 void applyGcdPairs(std::vector<ImportedGpu>& gpus, bool knownPairs,
                    std::vector<QualityNote>& notes);
 
+// Adds mem_used_pct = mem_used_mib / totalMib x 100 when the table has mem_used_mib, no
+// mem_used_pct yet, and the total is known (> 0).
+void addMemoryUsedPercent(TelemetryTable& table, double totalMib);
+
 // Median interval of a table's timestamps in seconds (0 if fewer than two).
 double medianIntervalSeconds(const std::vector<int64_t>& t_ns);
 

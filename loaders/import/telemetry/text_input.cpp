@@ -14,10 +14,10 @@ namespace wl::import::text {
 namespace {
 
 constexpr size_t kBlock = 1 << 20;
-// Dates whose nanoseconds since 1970 fit in int64 with room to spare.
+// Dates inside the range every import keeps its times in (import::kMaxAbsTimeNs, 1824..2116).
 constexpr int64_t kMinYear = 1900;
-constexpr int64_t kMaxYear = 2200;
-constexpr int64_t kMaxEpochSeconds = 7'000'000'000;  // year 2191
+constexpr int64_t kMaxYear = 2100;
+constexpr int64_t kMaxEpochSeconds = 4'400'000'000;  // year 2109
 
 bool isSpace(char c) {
   return c == ' ' || c == '\t';
@@ -232,6 +232,14 @@ std::string lower(std::string_view s) {
 }
 
 std::string excerpt(std::string_view s, size_t max) {
+  // Binary bytes would break the one-line message (and the terminal): describe them instead.
+  for (char c : s.substr(0, max))
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) {
+      std::string hex = "binary data (";
+      for (size_t i = 0; i < s.size() && i < 8; ++i)
+        hex += fmt::format("{}{:02x}", i ? " " : "", static_cast<unsigned char>(s[i]));
+      return hex + (s.size() > 8 ? " ...)" : ")");
+    }
   if (s.size() <= max) return std::string(s);
   return std::string(s.substr(0, max)) + "...";
 }

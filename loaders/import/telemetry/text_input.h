@@ -70,7 +70,8 @@ void splitCsv(std::string_view line, std::vector<std::string_view>& fields);
 void splitWhitespace(std::string_view line, std::vector<std::string_view>& fields);
 // Lower-case ASCII copy.
 std::string lower(std::string_view s);
-// A text shortened to `max` characters for an error message, with "..." when cut.
+// A text shortened to `max` characters for an error message, with "..." when cut; text with
+// control bytes (a binary file) becomes "binary data (00 01 ...)", so messages stay one line.
 std::string excerpt(std::string_view s, size_t max = 60);
 
 // One cell of a telemetry table.

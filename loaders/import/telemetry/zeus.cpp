@@ -182,7 +182,7 @@ class ZeusWindowsImporter final : public Importer {
       int64_t line;
     };
     std::vector<Window> windows;
-    tel::Tally nonFinite;
+    tel::Tally nonFinite, truncated;
     while (reader.next(line)) {
       const int64_t lineNo = reader.lineNumber();
       const std::string_view trimmed = text::trim(line);
@@ -193,10 +193,15 @@ class ZeusWindowsImporter final : public Importer {
                    fmt::format("the CSV header changed halfway: expected '{}' (as on line 1), "
                                "found '{}'",
                                text::excerpt(headerText), text::excerpt(trimmed)));
-      if (fields.size() != gpuOf.size() + 3)
+      if (fields.size() != gpuOf.size() + 3) {
+        if (!reader.lastLineTerminated() && fields.size() < gpuOf.size() + 3) {
+          truncated.add(lineNo, trimmed);  // the last line was cut off while being written
+          break;
+        }
         text::fail(input, lineNo,
                    fmt::format("expected {} fields as in the header, found {}", gpuOf.size() + 3,
                                fields.size()));
+      }
       const auto start = text::parseEpochSeconds(fields[0]);
       if (!start)
         text::fail(input, lineNo,
@@ -288,6 +293,8 @@ class ZeusWindowsImporter final : public Importer {
                              "given")});
     tel::addTallyNote(data.notes, nonFinite, "non_finite_values", input, "NaN or infinite values",
                       "they were read as missing values");
+    tel::addTallyNote(data.notes, truncated, "truncated_last_line", input,
+                      "last line cut off (no newline, too few fields)", "it was skipped");
     progress.report(1.0, "reading ZeusMonitor windows");
     return data;
   }

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// How reports write numbers: unknown values (NaN, infinities) are JSON null and empty CSV fields,
+// never 0; known values have the fewest digits that read back exactly.
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <string>
+
+namespace wl {
+
+inline nlohmann::json jsonNumber(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+inline std::string csvNumber(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : std::string();
+}
+
+}  // namespace wl

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// SIGTERM / SIGINT during `wattline simulate` and `wattline import` leave nothing behind (the
+// unfinished run is removed) and say so; a temporary file left by a killed writer (SIGKILL) is
+// removed by the next run in that folder, and one of a writer that still runs is not. The commands
+// run as child processes of the built binary, as a user's shell or a batch scheduler runs them.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/run_process.h"
+#include "support/temp_dir.h"
+
+namespace wl {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+struct Child {
+  pid_t pid = -1;
+  fs::path err;
+};
+
+Child start(const std::vector<std::string>& args, const fs::path& errFile) {
+  Child c{-1, errFile};
+  c.pid = fork();
+  if (c.pid == 0) {
+    const int err = open(errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(err, 2);
+    unsetenv("DISPLAY");
+    unsetenv("QT_QPA_PLATFORM");
+    std::vector<char*> argv{const_cast<char*>(WATTLINE_BIN)};
+    for (const std::string& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(WATTLINE_BIN, argv.data());
+    _exit(127);
+  }
+  return c;
+}
+
+std::vector<std::string> names(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    out.push_back(e.path().filename().string());
+  return out;
+}
+
+bool hasTemp(const fs::path& dir) {
+  for (const std::string& n : names(dir))
+    if (n.find(".tmp-") != std::string::npos) return true;
+  return false;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Waits until the child has its temporary run file in `dir` (true), or has exited (false).
+bool waitForTemp(const Child& c, const fs::path& dir, int& status, bool& exited) {
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (hasTemp(dir)) return true;
+    if (waitpid(c.pid, &status, WNOHANG) == c.pid) {
+      exited = true;
+      return false;
+    }
+    std::this_thread::sleep_for(2ms);
+  }
+  return false;
+}
+
+// The simulator runs its engine before it opens the run file (it needs the end time); its scratch
+// file is unlinked when created. A SIGTERM then leaves nothing and says so.
+TEST(Interrupt, SigtermDuringSimulateLeavesNothing) {
+  test::TempDir dir;
+  const fs::path out = dir / "runs";
+  fs::create_directory(out);
+  const Child c = start({"simulate", "-o", (out / "long.h5").string(), "--model", "TinyLlama-1.1B",
+                         "--gpus-per-node", "4", "--tp", "2", "--duration", "3600", "--quiet"},
+                        dir / "err.txt");
+  std::this_thread::sleep_for(500ms);
+  kill(c.pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(c.pid, &status, 0), c.pid);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << status << ": " << slurp(c.err);
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);  // a shell reports exit status 143
+  EXPECT_EQ(slurp(c.err), "wattline simulate: interrupted (SIGTERM)\n");
+  EXPECT_TRUE(names(out).empty()) << names(out).front();
+}
+
+// A telemetry CSV big enough that writing its run takes a while: GPUs x rows samples.
+void writeBigCsv(const fs::path& p, int gpus, int rows) {
+  std::ofstream f(p);
+  f << "timestamp, index, power.draw [W], temperature.gpu, clocks.sm [MHz], "
+       "utilization.gpu [%]\n";
+  for (int r = 0; r < rows; ++r) {
+    const int ms = r * 50;
+    char ts[64];
+    std::snprintf(ts, sizeof ts, "2025/09/24 %02d:%02d:%02d.%03d", 3 + ms / 3600000,
+                  ms / 60000 % 60, ms / 1000 % 60, ms % 1000);
+    for (int g = 0; g < gpus; ++g)
+      f << ts << ", " << g << ", " << 300 + (r * 7 + g) % 200 << ".5 W, " << 40 + r % 30
+        << ", 1980 MHz, " << (r % 10) * 10 << " %\n";
+  }
+}
+
+TEST(Interrupt, SigintDuringImportRemovesTheUnfinishedRun) {
+  test::TempDir dir;
+  const fs::path out = dir / "runs";
+  fs::create_directory(out);
+  // The temporary run exists only while the run is written (after reading): grow the input until
+  // the writing is slow enough to be caught.
+  for (int rows = 20000;; rows *= 2) {
+    ASSERT_LE(rows, 640000) << "the import always finished before it could be interrupted";
+    writeBigCsv(dir / "smi.csv", 8, rows);
+    const Child c = start({"import", (dir / "smi.csv").string(), "-o", (out / "big.h5").string()},
+                          dir / "err.txt");
+    int status = 0;
+    bool exited = false;
+    if (!waitForTemp(c, out, status, exited)) {
+      ASSERT_TRUE(exited);
+      fs::remove_all(out);
+      fs::create_directory(out);
+      continue;
+    }
+    kill(c.pid, SIGINT);
+    ASSERT_EQ(waitpid(c.pid, &status, 0), c.pid);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {  // finished just before the signal
+      fs::remove_all(out);
+      fs::create_directory(out);
+      continue;
+    }
+    ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << status << ": " << slurp(c.err);
+    EXPECT_EQ(WTERMSIG(status), SIGINT);
+    const std::string err = slurp(c.err);
+    EXPECT_NE(err.find("wattline import: interrupted (SIGINT); removed 1 unfinished file\n"),
+              std::string::npos)
+        << err;
+    EXPECT_TRUE(names(out).empty()) << names(out).front();
+    break;
+  }
+}
+
+// The pid of a process that has exited and been reaped.
+pid_t deadPid() {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+TEST(Interrupt, AKilledWritersTemporaryFileIsRemovedByTheNextRunInThatFolder) {
+  test::TempDir dir;
+  // A writer killed with SIGKILL leaves its temporary file: make one as the writer names it.
+  const fs::path stale = dir / (".old.h5.tmp-" + std::to_string(deadPid()) + "-0");
+  std::ofstream(stale) << "half a run";
+  // One of a writer that still runs (this test process) stays.
+  const fs::path live = dir / (".busy.h5.tmp-" + std::to_string(getpid()) + "-0");
+  std::ofstream(live) << "being written";
+  const fs::path csv = dir / "smi.csv";
+  writeBigCsv(csv, 1, 10);
+  const auto r = test::runWattline({"import", csv.string(), "-o", (dir / "new.h5").string()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(dir / "new.h5"));
+}
+
+}  // namespace
+}  // namespace wl
