@@ -12,6 +12,7 @@
 #include <QPainter>
 
 #include "scale_run.h"
+#include "timeline/frame.h"
 #include "timeline/row_plan.h"
 #include "timeline/timeline_renderer.h"
 
@@ -57,8 +58,8 @@ void paintFrame(Scene& s, const wl::TimeMapping& map, QImage& img, const wl::Til
   QPainter p(&img);
   double y = 0;
   for (const wl::TrackRow& r : s.rows) {
-    s.renderer->paintRow(p, r, QRectF(0, y, img.width(), r.height), 200, map, fetch, nullptr, false,
-                         {});
+    wl::paintScreenRow(p, *s.renderer, r, QRectF(0, y, img.width(), r.height), 200, map, fetch,
+                       nullptr, false, {});
     y += r.height;
   }
 }
@@ -153,9 +154,9 @@ void heatmap(benchmark::State& state, double fraction, bool cold) {
     for (int w = 0; w < 8; ++w) {  // warm the tiles of the frames below
       QPainter p(&img);
       const int64_t off = w * span / 64;
-      renderer.paintRow(p, r, QRectF(0, 0, img.width(), img.height()), 200,
-                        wl::TimeMapping{t0 + off, t0 + off + span, kWidth}, load, nullptr, false,
-                        {});
+      wl::paintScreenRow(p, renderer, r, QRectF(0, 0, img.width(), img.height()), 200,
+                         wl::TimeMapping{t0 + off, t0 + off + span, kWidth}, load, nullptr, false,
+                         {});
     }
   for (auto _ : state) {
     if (cold) {
@@ -167,8 +168,9 @@ void heatmap(benchmark::State& state, double fraction, bool cold) {
     const int64_t off = (i++ % 8) * span / 64;
     renderer.bumpEpoch();
     QPainter p(&img);
-    renderer.paintRow(p, r, QRectF(0, 0, img.width(), img.height()), 200,
-                      wl::TimeMapping{t0 + off, t0 + off + span, kWidth}, load, nullptr, false, {});
+    wl::paintScreenRow(p, renderer, r, QRectF(0, 0, img.width(), img.height()), 200,
+                       wl::TimeMapping{t0 + off, t0 + off + span, kWidth}, load, nullptr, false,
+                       {});
   }
 }
 void BM_Heatmap1024_FullRun(benchmark::State& st) {

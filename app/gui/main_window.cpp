@@ -233,9 +233,16 @@ void MainWindow::applyComparison() {
 }
 
 void MainWindow::createActions() {
+  createFileMenu();
+  createNavigateMenu();
+  createViewMenu();
+  createHelpMenuAndToolbar();
+  applyTheme(QSettings().value("theme", "system").toString());
+}
+
+void MainWindow::createFileMenu() {
   Viewport* vp = page_->viewport();
   TimelineView* view = page_->view();
-
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open Run…"), this, &MainWindow::showOpenDialog);
   open->setShortcut(QKeySequence::Open);
@@ -296,7 +303,12 @@ void MainWindow::createActions() {
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
+  actions_.open = open;
+  actions_.import = importAction;
+}
 
+void MainWindow::createNavigateMenu() {
+  Viewport* vp = page_->viewport();
   QMenu* nav = menuBar()->addMenu(tr("&Navigate"));
   QAction* fit = nav->addAction(tr("Fit &All"), vp, &Viewport::fitAll);
   fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
@@ -359,7 +371,16 @@ void MainWindow::createActions() {
            "<tr><td><b>Right click</b></td><td>export or copy a timeline, chart or table</td></tr>"
            "</table>"));
   });
+  actions_.back = back;
+  actions_.forward = fwd;
+  actions_.fit = fit;
+  actions_.fitSelection = fitSel;
+  actions_.find = find;
+  actions_.keys = keys;
+}
 
+void MainWindow::createViewMenu() {
+  TimelineView* view = page_->view();
   QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
   heatmapAction_ = viewMenu->addAction(tr("&Heatmap of GPUs"));
   heatmapAction_->setCheckable(true);
@@ -396,21 +417,23 @@ void MainWindow::createActions() {
   viewMenu->addSeparator();
   for (QDockWidget* d : findChildren<QDockWidget*>())
     viewMenu->addAction(d->toggleViewAction());
+}
 
+void MainWindow::createHelpMenuAndToolbar() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
-  help->addAction(keys);
+  help->addAction(actions_.keys);
   help->addAction(tr("&About Wattline"), this, &MainWindow::showAbout);
   help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 
   QToolBar* tb = addToolBar(tr("Main"));
   tb->setObjectName(QStringLiteral("mainToolbar"));
-  tb->addAction(open);
-  tb->addAction(importAction);
+  tb->addAction(actions_.open);
+  tb->addAction(actions_.import);
   tb->addSeparator();
-  tb->addAction(back);
-  tb->addAction(fwd);
-  tb->addAction(fit);
-  tb->addAction(fitSel);
+  tb->addAction(actions_.back);
+  tb->addAction(actions_.forward);
+  tb->addAction(actions_.fit);
+  tb->addAction(actions_.fitSelection);
   tb->addSeparator();
   tb->addAction(heatmapAction_);
   heatmapMetric_ = new QComboBox(this);
@@ -421,8 +444,7 @@ void MainWindow::createActions() {
     if (heatmapAction_->isChecked()) rebuildRows();
   });
   tb->addSeparator();
-  tb->addAction(find);
-  applyTheme(savedTheme);
+  tb->addAction(actions_.find);
 }
 
 void MainWindow::applyTheme(const QString& name) {

@@ -40,6 +40,10 @@ class MainWindow : public QMainWindow {
 
  private:
   void createActions();
+  void createFileMenu();
+  void createNavigateMenu();
+  void createViewMenu();
+  void createHelpMenuAndToolbar();
   void showOpenDialog();
   void showAbout();
   void copyTimelineImage();
@@ -58,6 +62,11 @@ class MainWindow : public QMainWindow {
   AnalysisPanel* analysis_;
   ComparePanel* compare_;
   std::map<int, std::pair<int64_t, int64_t>> lastKernel_;  // run -> (start, duration) clicked
+  // Actions the toolbar and the help menu share with the menus.
+  struct Actions {
+    QAction *open = nullptr, *import = nullptr, *back = nullptr, *forward = nullptr;
+    QAction *fit = nullptr, *fitSelection = nullptr, *find = nullptr, *keys = nullptr;
+  } actions_;
   QComboBox* heatmapMetric_ = nullptr;
   QAction* heatmapAction_ = nullptr;
 };

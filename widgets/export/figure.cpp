@@ -368,21 +368,4 @@ QString runCaptionDetail(const RunInfo& info, size_t gpus) {
   return parts.join(QStringLiteral(" · "));
 }
 
-QString unitText(const QString& unit) {
-  if (unit == QLatin1String("C")) return QStringLiteral("°C");
-  return unit;
-}
-
-QString tickValueText(double v, double step) {
-  int digits = 0;
-  if (step > 0 && std::isfinite(step))
-    while (digits < 6 && std::fabs(step * std::pow(10.0, digits) -
-                                   std::round(step * std::pow(10.0, digits))) > 1e-6)
-      ++digits;
-  QString s = QString::number(v, 'f', digits);
-  if (s.startsWith(QLatin1Char('-')) && std::fabs(v) < 0.5 * std::pow(10.0, -digits))
-    s.remove(0, 1);
-  return s;
-}
-
 }  // namespace wl

@@ -27,6 +27,7 @@
 #include <optional>
 
 #include "core/run_model.h"
+#include "timeline/axis_ticks.h"
 #include "timeline/theme.h"
 
 namespace wl {
@@ -142,10 +143,5 @@ void writeFigure(Figure& figure, const FigureOptions& options, const QString& pa
 // GBS 32 · seq 8192 · 1 node × 8 GPUs · simulated".
 QString runCaptionTitle(const RunInfo& info);
 QString runCaptionDetail(const RunInfo& info, size_t gpus);
-
-// A unit as printed on an axis: "°C" for "C", else the unit itself.
-QString unitText(const QString& unit);
-// A value as tick labels print it: as many decimals as the tick step needs.
-QString tickValueText(double v, double step);
 
 }  // namespace wl

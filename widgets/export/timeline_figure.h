@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The timeline as a figure: the rows of the timeline (counters, kernel streams, steps, heatmaps,
-// with their GPU and rank headers) over one time range, drawn by the same TimelineRenderer and
-// geometry as the screen, with what a paper figure needs on top: a y axis with values and units
-// per counter row, a GPU axis and colour bar per heatmap, a time axis with ticks in run-relative
-// time and its title, and a legend of kernel classes and throttle reasons.
+// differences, with their GPU and rank headers) over one time range, drawn by the same
+// TimelineRenderer and geometry as the screen, in the frame a paper figure needs (frame.h, Figure
+// style): a y axis with values and units per counter row, a GPU axis and colour bar per heatmap,
+// a time axis with ticks in run-relative time and its title, and a legend of the kernel classes
+// and throttle reasons shown.
 //
 // Data comes complete: tiles are loaded synchronously (TileStore::load), so an export never shows
 // a half-loaded view. PNG rows are drawn per device pixel by the renderer's raster path; SVG and
-// PDF rows by the compact vector painters of vector_tracks.h (one path per envelope).
+// PDF rows by its vector path (vector_track.h: one path per envelope).
 
 #include <memory>
 #include <utility>

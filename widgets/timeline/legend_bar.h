@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A one-line legend under the timeline: the kernel class colours, the throttle band colours by
-// reason, and what a faint band means.
+// reason, and what a faint band means (the frame's screen legend, frame.h).
 
 #include <QWidget>
 
-#include "timeline/theme.h"
+#include "timeline/frame.h"
 
 namespace wl {
 
@@ -19,19 +19,15 @@ class LegendBar : public QWidget {
   }
   QSize sizeHint() const override { return {800, 22}; }
 
-  struct Entry {
-    QString label;
-    QColor colour;
-    QString tooltip;
-  };
-  // The entries in order (exposed for tests and exports).
-  std::vector<Entry> entries() const;
+  // The entries in order (exposed for tests).
+  std::vector<LegendEntry> entries() const;
 
  protected:
   void paintEvent(QPaintEvent*) override;
   bool event(QEvent* e) override;
 
  private:
+  QFont legendFont() const;
   Theme theme_ = Theme::light();
 };
 

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
+
+#include <QFontMetricsF>
 
 namespace wl {
 namespace {
@@ -33,6 +36,30 @@ std::vector<const ThrottleBand*> bandPerColumn(const std::vector<ThrottleBand>& 
 void fillColumn(QRgb* base, qsizetype stride, int x, int y0, int y1, QRgb c) {
   for (int y = y0; y < y1; ++y)
     base[y * stride + x] = c;
+}
+
+// Eliding shapes the whole text; kernel names are long and repeat, so remember the results per
+// name, font size and width (rounded down to 4 px, which only ever shortens the text).
+QString elided(const QFontMetricsF& fm, const QFont& font, const QString& text, double width) {
+  struct Key {
+    QString text;
+    int size, width;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return qHash(k.text) ^ (static_cast<size_t>(k.width) << 20) ^ static_cast<size_t>(k.size);
+    }
+  };
+  static thread_local std::unordered_map<Key, QString, KeyHash> cache;
+  const int w = static_cast<int>(width) / 4 * 4;
+  Key key{text, static_cast<int>(font.pointSizeF() * 10), w};
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() > 20000) cache.clear();
+  QString e = fm.elidedText(text, Qt::ElideRight, w);
+  cache.emplace(std::move(key), e);
+  return e;
 }
 
 }  // namespace
@@ -164,6 +191,90 @@ void rasterKernelBusy(QImage& img, const KernelGeometry& g, const Theme& theme) 
       base = top;
     }
   }
+}
+
+void paintCounterSamples(QPainter& p, const QRectF& area, const CounterGeometry& g,
+                         ValueRange range, const QColor& colour) {
+  // Points outside the area are culled here (one neighbour kept on each side) rather than
+  // clipped by the painter: clipping a path costs far more than drawing it.
+  p.save();
+  QColor fill = colour;
+  fill.setAlpha(45);
+  const double left = area.left();
+  size_t dots = 0;
+  QPolygonF line, under;
+  forEachVisibleSegment(g, area.width(), [&](size_t first, size_t last) {
+    line.clear();
+    for (size_t i = first; i <= last; ++i) {
+      const double x = std::clamp(left + g.points[i].x, left - 1, area.right() + 1);
+      if (i > first) line << QPointF(x, range.y(g.points[i - 1].v, area));
+      line << QPointF(x, range.y(g.points[i].v, area));
+    }
+    under = line;
+    under << QPointF(line.back().x(), area.bottom()) << QPointF(line.front().x(), area.bottom());
+    p.setPen(Qt::NoPen);
+    p.setBrush(fill);
+    p.drawPolygon(under);
+    QPen pen(colour, 0);  // cosmetic: one device pixel, the raster engine's fast line path
+    pen.setCosmetic(true);
+    p.setPen(pen);
+    p.setBrush(Qt::NoBrush);
+    p.drawPolyline(line);
+    dots += last - first + 1;
+  });
+  // Dots on the samples when they are far enough apart to tell one from another.
+  if (dots >= 2 && area.width() / static_cast<double>(dots) > 8.0) {
+    p.setPen(Qt::NoPen);
+    p.setBrush(colour);
+    for (const auto& pt : g.points)
+      if (pt.x >= -2 && pt.x <= area.width() + 2)
+        p.fillRect(QRectF(left + pt.x - 1.5, range.y(pt.v, area) - 1.5, 3, 3), colour);
+  }
+  p.restore();
+}
+
+void paintKernelBoxes(QPainter& p, const QRectF& area, const KernelGeometry& g, const Theme& theme,
+                      const std::function<QString(uint32_t)>& name) {
+  if (g.boxes.empty()) return;
+  p.save();
+  p.setClipRect(area);
+  QFont f = p.font();
+  f.setPointSizeF(std::max(6.0, std::min(9.0, area.height() * 0.45)));
+  p.setFont(f);
+  const QFontMetricsF fm(f);
+  for (const KernelBox& b : g.boxes) {
+    const QRectF r = kernelBoxRect(b, area);
+    const QColor c = theme.classColor(b.cls);
+    p.fillRect(r, c);
+    if (r.width() > 4) {
+      p.setPen(QPen(c.darker(130), 1.0));
+      p.setBrush(Qt::NoBrush);
+      p.drawRect(r.adjusted(0.5, 0.5, -0.5, -0.5));
+    }
+    if (r.width() > 28 && name) {
+      const QString text = elided(fm, f, name(b.name), r.width() - 6);
+      if (!text.isEmpty() && text != QStringLiteral("…")) {
+        p.setPen(c.lightness() > 140 ? QColor(0x10, 0x10, 0x10) : QColor(0xff, 0xff, 0xff));
+        p.drawText(r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
+      }
+    }
+  }
+  p.restore();
+}
+
+void paintKernelHighlight(QPainter& p, const QRectF& area, const KernelGeometry& g,
+                          const Theme& theme, long highlight) {
+  if (highlight < 0) return;
+  p.save();
+  p.setClipRect(area.adjusted(-2, -2, 2, 2));
+  for (const KernelBox& b : g.boxes) {
+    if (static_cast<long>(b.event) != highlight) continue;
+    const QRectF r = kernelBoxRect(b, area);
+    p.setPen(QPen(theme.highlight, 2.5));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(r.adjusted(-1, -1, 1, 1));
+  }
+  p.restore();
 }
 
 }  // namespace wl

@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "core/time_format.h"
+#include "timeline/frame.h"
 #include "timeline/time_mapping.h"
-#include "timeline/track_painter.h"
 
 namespace wl {
 
@@ -23,23 +23,7 @@ TimeRuler::TimeRuler(Viewport* viewport, int labelWidth, QWidget* parent)
 }
 
 QString TimeRuler::tickLabel(int64_t offset, int64_t step) {
-  const char* sign = offset < 0 ? "-" : "+";
-  const double a = std::fabs(static_cast<double>(offset));
-  // Unit after the step; as many decimals as multiples of the step need (0.25 -> 2, 0.5 -> 1).
-  double unit = 1;
-  const char* name = "ns";
-  if (step >= 100'000'000)
-    unit = 1e9, name = "s";
-  else if (step >= 100'000)
-    unit = 1e6, name = "ms";
-  else if (step >= 100)
-    unit = 1e3, name = "us";
-  const double s = static_cast<double>(step) / unit;
-  int digits = 0;
-  while (digits < 6 &&
-         std::fabs(s * std::pow(10.0, digits) - std::round(s * std::pow(10.0, digits))) > 1e-6)
-    ++digits;
-  return QStringLiteral("%1%2 %3").arg(sign).arg(a / unit, 0, 'f', digits).arg(QLatin1String(name));
+  return rulerTickLabel(offset, step);
 }
 
 int64_t TimeRuler::timeAt(double x) const {
@@ -74,27 +58,7 @@ void TimeRuler::paintEvent(QPaintEvent*) {
     const double x0 = labelWidth_ + map.x(sel->t0), x1 = labelWidth_ + map.x(sel->t1);
     p.fillRect(QRectF(QPointF(x0, 0), QPointF(x1, height())), theme_.selectionFill);
   }
-  const int64_t step = niceTimeStep(map.nsPerPx(), 90);
-  const int64_t minor = step / 5 > 0 ? step / 5 : step;
-  const int64_t rel0 = r.t0 - runStart_;
-  // Ticks at multiples of the step counted from the run start.
-  auto firstTick = [&](int64_t s) {
-    const int64_t k = rel0 >= 0 ? (rel0 + s - 1) / s : rel0 / s;
-    return runStart_ + k * s;
-  };
-  p.setPen(QPen(theme_.separator, 1.0));
-  for (int64_t t = firstTick(minor); t <= r.t1; t += minor) {
-    const double x = labelWidth_ + map.x(t);
-    p.drawLine(QPointF(x, height() - 5), QPointF(x, height()));
-  }
-  for (int64_t t = firstTick(step); t <= r.t1; t += step) {
-    const double x = labelWidth_ + map.x(t);
-    p.setPen(QPen(theme_.separator, 1.0));
-    p.drawLine(QPointF(x, height() - 12), QPointF(x, height()));
-    p.setPen(theme_.text);
-    p.drawText(QRectF(x + 3, 4, 120, 18), Qt::AlignLeft | Qt::AlignVCenter,
-               tickLabel(t - runStart_, step));
-  }
+  paintRulerTicks(p, rulerAxis(map, runStart_), labelWidth_, height(), theme_);
   if (hover_) {
     const double x = labelWidth_ + map.x(*hover_);
     p.setPen(QPen(theme_.cursor, 1.0));

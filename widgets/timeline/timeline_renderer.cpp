@@ -11,6 +11,7 @@
 #include "core/metrics.h"
 #include "core/time_format.h"
 #include "timeline/raster_track.h"
+#include "timeline/vector_track.h"
 
 namespace wl {
 namespace {
@@ -22,14 +23,6 @@ struct Overload : Ts... {
 template <class... Ts>
 Overload(Ts...) -> Overload<Ts...>;
 
-QString numberText(double v) {
-  const double a = std::fabs(v);
-  if (a >= 1e6) return QString::number(v, 'g', 3);
-  if (a >= 100 || v == std::floor(v)) return QString::number(v, 'f', 0);
-  if (a >= 10) return QString::number(v, 'f', 1);
-  return QString::number(v, 'f', 2);
-}
-
 }  // namespace
 
 TimelineRenderer::TimelineRenderer(TileStore& store) : store_(store) {}
@@ -39,27 +32,26 @@ void TimelineRenderer::clearCaches() {
   images_.clear();
   extents_.clear();
   nodeSeparators_.clear();
-  lastRange_.clear();
 }
 
 template <typename G, typename Build>
-const G* TimelineRenderer::cached(const RowContent& key, const TimeMapping& map, Build build) {
+TimelineRenderer::Cached& TimelineRenderer::cached(const RowContent& key, const TimeMapping& map,
+                                                   Build build) {
   auto it = cache_.find(key);
   if (it != cache_.end() && it->second.map == map && it->second.epoch == epoch_ &&
       std::holds_alternative<G>(it->second.geom))
-    return &std::get<G>(it->second.geom);
-  Cached c{map, epoch_, build()};
-  auto& slot = cache_[key];
-  slot = std::move(c);
-  return &std::get<G>(slot.geom);
+    return it->second;
+  Cached& slot = cache_[key];
+  slot = Cached{map, epoch_, ~uint64_t{0}, {}, build()};
+  return slot;
 }
 
-const CounterGeometry* TimelineRenderer::counterGeometry(const CounterRow& row,
-                                                         const TimeMapping& map,
-                                                         const TileFetch& fetch,
-                                                         std::vector<TileKey>* missing) {
+TimelineRenderer::CounterView TimelineRenderer::counter(const CounterRow& row,
+                                                        const TimeMapping& map,
+                                                        const TileFetch& fetch,
+                                                        std::vector<TileKey>* missing) {
   const RunFile& run = store_.run(row.run);
-  return cached<CounterGeometry>(row, map, [&] {
+  Cached& c = cached<CounterGeometry>(row, map, [&] {
     CounterSource src;
     src.run = row.run;
     src.gpu = row.gpu;
@@ -84,6 +76,12 @@ const CounterGeometry* TimelineRenderer::counterGeometry(const CounterRow& row,
     }
     return g;
   });
+  const auto& g = std::get<CounterGeometry>(c.geom);
+  if (c.rangeStyle != style_) {
+    c.range = valueRange(row, g);
+    c.rangeStyle = style_;
+  }
+  return {&g, c.range};
 }
 
 const KernelGeometry* TimelineRenderer::kernelGeometry(const KernelsRow& row,
@@ -91,9 +89,10 @@ const KernelGeometry* TimelineRenderer::kernelGeometry(const KernelsRow& row,
                                                        const TileFetch& fetch,
                                                        std::vector<TileKey>* missing) {
   const RunFile& run = store_.run(row.run);
-  return cached<KernelGeometry>(row, map, [&] {
-    return buildKernelGeometry(run, KernelSource{row.run, row.track}, map, fetch, missing);
-  });
+  return &std::get<KernelGeometry>(
+      cached<KernelGeometry>(row, map, [&] {
+        return buildKernelGeometry(run, KernelSource{row.run, row.track}, map, fetch, missing);
+      }).geom);
 }
 
 const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const HeatmapRow& row,
@@ -101,16 +100,17 @@ const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const HeatmapRow& row,
                                                          const TileFetch& fetch,
                                                          std::vector<TileKey>* missing) {
   const RunFile& run = store_.run(row.run);
-  return cached<HeatmapGeometry>(row, map, [&] {
-    return buildHeatmapGeometry(run, row.run, row.metric, heatmapMax_, map, fetch, missing);
-  });
+  return &std::get<HeatmapGeometry>(cached<HeatmapGeometry>(row, map, [&] {
+                                      return buildHeatmapGeometry(run, row.run, row.metric,
+                                                                  heatmapMax_, map, fetch, missing);
+                                    }).geom);
 }
 
-const DifferenceGeometry* TimelineRenderer::differenceGeometry(const DifferenceRow& row,
-                                                               const TimeMapping& display,
-                                                               const TileFetch& fetch,
-                                                               std::vector<TileKey>* missing) {
-  return cached<DifferenceGeometry>(row, display, [&] {
+TimelineRenderer::DifferenceView TimelineRenderer::difference(const DifferenceRow& row,
+                                                              const TimeMapping& display,
+                                                              const TileFetch& fetch,
+                                                              std::vector<TileKey>* missing) {
+  Cached& c = cached<DifferenceGeometry>(row, display, [&] {
     DifferenceSource src{row.a.run,
                          row.b.run,
                          row.a.gpu,
@@ -122,12 +122,21 @@ const DifferenceGeometry* TimelineRenderer::differenceGeometry(const DifferenceR
     return buildDifferenceGeometry(store_.run(row.a.run), store_.run(row.b.run), src, display,
                                    fetch, missing);
   });
+  const auto& g = std::get<DifferenceGeometry>(c.geom);
+  if (c.rangeStyle != style_) {
+    c.range = differenceRange(g);
+    c.rangeStyle = style_;
+  }
+  return {&g, c.range};
 }
 
-namespace {
-
-// Symmetric about zero, with 10% headroom.
-}  // namespace
+std::optional<ValueRange> TimelineRenderer::rowRange(const TrackRow& row, const TimeMapping& map,
+                                                     const TileFetch& fetch) {
+  if (const auto* c = row.as<CounterRow>()) return counter(*c, map, fetch, nullptr).range;
+  if (const auto* d = row.as<DifferenceRow>()) return difference(*d, map, fetch, nullptr).range;
+  if (const auto* h = row.as<HeatmapRow>()) return heatmapRange(h->run, h->metric);
+  return std::nullopt;
+}
 
 ValueRange differenceRange(const DifferenceGeometry& g) {
   double m =
@@ -187,7 +196,7 @@ ValueRange niceRange(std::string_view metric, std::string_view unit, float lo, f
 
 }  // namespace
 
-ValueRange TimelineRenderer::valueRange(const CounterRow& row, const CounterGeometry* g) {
+ValueRange TimelineRenderer::valueRange(const CounterRow& row, const CounterGeometry& g) {
   const RunFile& run = store_.run(row.run);
   const MetricInfo& m = run.series().metrics[static_cast<size_t>(row.metric)];
   float lo = kNaNf, hi = kNaNf;
@@ -206,10 +215,8 @@ ValueRange TimelineRenderer::valueRange(const CounterRow& row, const CounterGeom
       break;
     }
     case YMode::FitVisible:
-      if (g) {
-        lo = g->visibleMin;
-        hi = g->visibleMax;
-      }
+      lo = g.visibleMin;
+      hi = g.visibleMax;
       break;
   }
   return niceRange(m.id, m.unit, lo, hi);
@@ -225,108 +232,6 @@ ValueRange TimelineRenderer::heatmapRange(int run, int metric) {
   if (std::isnan(lo)) return {0, 1};
   if (hi <= lo) hi = lo + 1;
   return {lo, hi};
-}
-
-void TimelineRenderer::paintRow(QPainter& p, const TrackRow& row, const QRectF& rect,
-                                double labelWidth, const TimeMapping& display,
-                                const TileFetch& fetch, std::vector<TileKey>* missing,
-                                bool collapsed, const Highlight& highlight) {
-  // Difference rows mix two runs: they take the display clock and shift each run themselves.
-  const TimeMapping map = row.kind() == RowKind::Difference ? display : rowMapping(row, display);
-  const QRectF label(rect.left(), rect.top(), labelWidth, rect.height());
-  const QRectF content(rect.left() + labelWidth, rect.top(), rect.width() - labelWidth,
-                       rect.height());
-  paintContent(p, row, content, map, fetch, missing, highlight);
-  paintLabel(p, row, label, collapsed);
-  // Integer rectangles: the raster engine fills them as plain spans.
-  p.fillRect(QRectF(rect.left(), std::floor(rect.bottom()) - 1, rect.width(), 1), theme_.separator);
-}
-
-void TimelineRenderer::paintLabel(QPainter& p, const TrackRow& row, const QRectF& r,
-                                  bool collapsed) {
-  p.fillRect(r, row.isHeader() ? theme_.headerBackground : theme_.labelBackground);
-  p.fillRect(QRectF(std::floor(r.right()) - 1, r.top(), 1, r.height()), theme_.separator);
-  QFont f = p.font();
-  const double base = f.pointSizeF() > 0 ? f.pointSizeF() : 9.0;
-  const QRectF text = r.adjusted(6, 0, -6, 0);
-  switch (row.kind()) {
-    case RowKind::RunHeader: {
-      f.setBold(true);
-      p.setFont(f);
-      p.setPen(theme_.text);
-      p.drawText(text, Qt::AlignVCenter | Qt::AlignLeft,
-                 QFontMetricsF(f).elidedText(row.label, Qt::ElideRight, text.width()));
-      break;
-    }
-    case RowKind::GroupHeader: {
-      const QString arrow = collapsed ? QStringLiteral("▸ ") : QStringLiteral("▾ ");
-      f.setBold(true);
-      p.setFont(f);
-      p.setPen(theme_.text);
-      const QString s = arrow + row.label;
-      p.drawText(text, Qt::AlignVCenter | Qt::AlignLeft, s);
-      const double w = QFontMetricsF(f).horizontalAdvance(s) + 8;
-      f.setBold(false);
-      f.setPointSizeF(base * 0.85);
-      p.setFont(f);
-      p.setPen(theme_.mutedText);
-      p.drawText(text.adjusted(w, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                 QFontMetricsF(f).elidedText(row.detail, Qt::ElideRight, text.width() - w));
-      break;
-    }
-    case RowKind::Counter:
-    case RowKind::Difference: {
-      p.setFont(f);
-      p.setPen(theme_.text);
-      const QString unit =
-          row.detail.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(row.detail);
-      p.drawText(text.adjusted(8, 0, -34, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                 QFontMetricsF(f).elidedText(row.label + unit, Qt::ElideRight, text.width() - 42));
-      const auto it = lastRange_.find(row.content);
-      if (it != lastRange_.end()) {
-        f.setPointSizeF(base * 0.8);
-        p.setFont(f);
-        p.setPen(theme_.mutedText);
-        p.drawText(text, Qt::AlignTop | Qt::AlignRight, numberText(it->second.max));
-        p.drawText(text, Qt::AlignBottom | Qt::AlignRight, numberText(it->second.min));
-      }
-      break;
-    }
-    case RowKind::Heatmap: {
-      p.setFont(f);
-      p.setPen(theme_.text);
-      p.drawText(text.adjusted(0, 2, 0, 0), Qt::AlignTop | Qt::AlignLeft, row.label);
-      const HeatmapRow& h = std::get<HeatmapRow>(row.content);
-      const ValueRange vr = heatmapRange(h.run, h.metric);
-      const QRectF bar(text.left(), text.top() + 22, std::min(120.0, text.width()), 8);
-      for (int i = 0; i < static_cast<int>(bar.width()); ++i)
-        p.fillRect(QRectF(bar.left() + i, bar.top(), 1, bar.height()),
-                   theme_.heat(i / bar.width()));
-      f.setPointSizeF(base * 0.8);
-      p.setFont(f);
-      p.setPen(theme_.mutedText);
-      p.drawText(QRectF(bar.left(), bar.bottom() + 1, bar.width(), 14),
-                 Qt::AlignLeft | Qt::AlignTop, numberText(vr.min));
-      p.drawText(QRectF(bar.left(), bar.bottom() + 1, bar.width(), 14),
-                 Qt::AlignRight | Qt::AlignTop, numberText(vr.max));
-      p.drawText(text.adjusted(0, 48, 0, 0), Qt::AlignTop | Qt::AlignLeft, row.detail);
-      break;
-    }
-    case RowKind::Kernels:
-    case RowKind::Steps: {
-      p.setFont(f);
-      p.setPen(theme_.text);
-      p.drawText(text.adjusted(8, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, row.label);
-      if (!row.detail.isEmpty() && r.height() >= 20) {
-        f.setPointSizeF(base * 0.8);
-        p.setFont(f);
-        p.setPen(theme_.mutedText);
-        p.drawText(text, Qt::AlignVCenter | Qt::AlignRight, row.detail);
-      }
-      break;
-    }
-  }
-  p.setFont(QFont(f.family(), static_cast<int>(base)));
 }
 
 void TimelineRenderer::paintContent(QPainter& p, const TrackRow& row, const QRectF& c,
@@ -348,7 +253,38 @@ void TimelineRenderer::paintContent(QPainter& p, const TrackRow& row, const QRec
   if (raster)
     paintContentRaster(p, row, c, map, fetch, missing, highlight);
   else
-    paintContentVector(p, row, c, map, fetch, missing, highlight);
+    paintContentVector(p, row, c, map, fetch, missing);
+}
+
+void TimelineRenderer::rasterCounterImage(QImage& img, const CounterRow& row,
+                                          const CounterView& v) {
+  const CounterGeometry& g = *v.geometry;
+  const ValueRange vr = v.range;
+  const std::string& id = store_.run(row.run).series().metrics[static_cast<size_t>(row.metric)].id;
+  const QColor colour = theme_.metricColor(id);
+  const QRectF data =
+      QRectF(0, 0, img.width(), img.height()).adjusted(0, kDataTop, 0, -kDataBottom);
+  // Samples closer than the dots' spacing are drawn as their staircase's per-column envelope,
+  // the fast raster path (the painter's antialiased polygons cost ~4x more); sparser samples get
+  // lines and dots from the painter.
+  const bool dense = g.raw() && g.points.size() >= 2 &&
+                     static_cast<double>(img.width()) / static_cast<double>(g.points.size()) <= 8.0;
+  if (!g.raw() || dense) {
+    std::optional<CounterGeometry> steps;
+    if (dense) steps = samplesAsEnvelope(g, static_cast<size_t>(img.width()));
+    rasterCounter(img, steps ? *steps : g, vr, static_cast<int>(data.top()),
+                  static_cast<int>(data.bottom()), colour, theme_);
+    return;
+  }
+  rasterBackground(img, g.bands, theme_.trackBackground, theme_);
+  QPainter ip(&img);
+  ip.setPen(QPen(theme_.gridLine, 1.0, Qt::DotLine));
+  for (double v : niceTicks(vr.min, vr.max, 2)) {
+    const double y = vr.y(v, data);
+    if (y > data.top() + 2 && y < data.bottom() - 2)
+      ip.drawLine(QPointF(0, y), QPointF(data.right(), y));
+  }
+  paintCounterSamples(ip, data, g, vr, colour);
 }
 
 void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, const QRectF& c,
@@ -357,13 +293,14 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
                                           const Highlight& highlight) {
   const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
                    std::max(1, static_cast<int>(std::ceil(c.height()))));
-  const RunFile& run = store_.run(row.run());
   CachedImage& ci = images_[row.content];
-  auto stale = [&](double vmin, double vmax) {
-    return ci.image.size() != size || !(ci.map == map) || ci.epoch != epoch_ ||
-           ci.style != style_ || ci.vmin != vmin || ci.vmax != vmax;
-  };
-  auto stamp = [&](double vmin, double vmax) {
+  // Re-renders the image when its mapping, tiles, style, size or value range changed.
+  auto render = [&](double vmin, double vmax, auto draw) {
+    if (ci.image.size() == size && ci.map == map && ci.epoch == epoch_ && ci.style == style_ &&
+        ci.vmin == vmin && ci.vmax == vmax)
+      return;
+    if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
+    draw(ci.image);
     ci.map = map;
     ci.epoch = epoch_;
     ci.style = style_;
@@ -371,147 +308,79 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
     ci.vmax = vmax;
   };
   const QRectF local(0, 0, size.width(), size.height());
-  switch (row.kind()) {
-    case RowKind::Counter: {
-      const CounterRow& cr = std::get<CounterRow>(row.content);
-      const CounterGeometry* g = counterGeometry(cr, map, fetch, missing);
-      const ValueRange vr = valueRange(cr, g);
-      lastRange_[row.content] = vr;
-      if (stale(vr.min, vr.max)) {
-        if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
-        const std::string& id = run.series().metrics[static_cast<size_t>(cr.metric)].id;
-        const QColor colour = theme_.metricColor(id);
-        const QRectF data = local.adjusted(0, 3, 0, -2);
-        // Samples closer than the dots' spacing are drawn as their staircase's per-column
-        // envelope, the fast raster path (the painter's antialiased polygons cost ~4x more);
-        // sparser samples get lines and dots from the painter.
-        const bool dense =
-            g->raw() && g->points.size() >= 2 &&
-            static_cast<double>(size.width()) / static_cast<double>(g->points.size()) <= 8.0;
-        if (!g->raw() || dense) {
-          std::optional<CounterGeometry> steps;
-          if (dense) steps = samplesAsEnvelope(*g, static_cast<size_t>(size.width()));
-          rasterCounter(ci.image, steps ? *steps : *g, vr, static_cast<int>(data.top()),
-                        static_cast<int>(data.bottom()), colour, theme_);
-        } else {
-          rasterBackground(ci.image, g->bands, theme_.trackBackground, theme_);
-          QPainter ip(&ci.image);
-          ip.setPen(QPen(theme_.gridLine, 1.0, Qt::DotLine));
-          for (double v : niceTicks(vr.min, vr.max, 2)) {
-            const double y = vr.y(v, data);
-            if (y > data.top() + 2 && y < data.bottom() - 2)
-              ip.drawLine(QPointF(0, y), QPointF(data.right(), y));
-          }
-          paintCounterSamples(ip, data, *g, vr, colour);
-        }
-        stamp(vr.min, vr.max);
-      }
-      p.drawImage(c.topLeft(), ci.image);
-      return;
-    }
-    case RowKind::Kernels: {
-      const KernelsRow& kr = std::get<KernelsRow>(row.content);
-      const KernelGeometry* g = kernelGeometry(kr, map, fetch, missing);
-      if (stale(0, 0)) {
-        if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
-        rasterKernelBusy(ci.image, *g, theme_);
-        QPainter ip(&ci.image);
-        ip.setFont(p.font());
-        paintKernelBoxes(ip, local, *g, theme_,
-                         [&run](uint32_t id) { return QString::fromStdString(run.str(id)); });
-        stamp(0, 0);
-      }
-      p.drawImage(c.topLeft(), ci.image);
-      const long hl = highlight.run == kr.run && highlight.track == kr.track ? highlight.event : -1;
-      paintKernelHighlight(p, c, *g, theme_, hl);
-      return;
-    }
-    case RowKind::Difference: {
-      const DifferenceGeometry* g =
-          differenceGeometry(std::get<DifferenceRow>(row.content), map, fetch, missing);
-      const ValueRange vr = differenceRange(*g);
-      lastRange_[row.content] = vr;
-      if (stale(vr.min, vr.max)) {
-        if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
-        ci.image.fill(theme_.trackBackground);
-        QPainter ip(&ci.image);
-        paintDifference(ip, local.adjusted(0, 3, 0, -2), *g, vr, theme_);
-        stamp(vr.min, vr.max);
-      }
-      p.drawImage(c.topLeft(), ci.image);
-      return;
-    }
-    case RowKind::Heatmap: {
-      const HeatmapRow& hr = std::get<HeatmapRow>(row.content);
-      const HeatmapGeometry* g = heatmapGeometry(hr, map, fetch, missing);
-      const ValueRange vr = heatmapRange(hr.run, hr.metric);
-      if (stale(vr.min, vr.max)) {
-        if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
-        ci.image.fill(theme_.trackAltBackground);
-        QPainter ip(&ci.image);
-        paintHeatmap(ip, local, *g, vr, theme_, nodeSeparators(hr.run));
-        stamp(vr.min, vr.max);
-      }
-      p.drawImage(c.topLeft(), ci.image);
-      return;
-    }
-    default:
-      return;
+  if (const auto* cr = row.as<CounterRow>()) {
+    const CounterView v = counter(*cr, map, fetch, missing);
+    render(v.range.min, v.range.max, [&](QImage& img) { rasterCounterImage(img, *cr, v); });
+  } else if (const auto* kr = row.as<KernelsRow>()) {
+    const KernelGeometry* g = kernelGeometry(*kr, map, fetch, missing);
+    const RunFile& run = store_.run(kr->run);
+    render(0, 0, [&](QImage& img) {
+      rasterKernelBusy(img, *g, theme_);
+      QPainter ip(&img);
+      ip.setFont(p.font());
+      paintKernelBoxes(ip, local, *g, theme_,
+                       [&run](uint32_t id) { return QString::fromStdString(run.str(id)); });
+    });
+    p.drawImage(c.topLeft(), ci.image);
+    const long hl = highlight.run == kr->run && highlight.track == kr->track ? highlight.event : -1;
+    paintKernelHighlight(p, c, *g, theme_, hl);
+    return;
+  } else if (const auto* dr = row.as<DifferenceRow>()) {
+    const DifferenceView v = difference(*dr, map, fetch, missing);
+    render(v.range.min, v.range.max, [&](QImage& img) {
+      img.fill(theme_.trackBackground);
+      QPainter ip(&img);
+      paintDifference(ip, local.adjusted(0, kDataTop, 0, -kDataBottom), *v.geometry, v.range,
+                      theme_);
+    });
+  } else if (const auto* hr = row.as<HeatmapRow>()) {
+    const HeatmapGeometry* g = heatmapGeometry(*hr, map, fetch, missing);
+    const ValueRange vr = heatmapRange(hr->run, hr->metric);
+    render(vr.min, vr.max, [&](QImage& img) {
+      img.fill(theme_.trackAltBackground);
+      QPainter ip(&img);
+      paintHeatmap(ip, local, *g, vr, theme_, nodeSeparators(hr->run));
+    });
+  } else {
+    return;
   }
+  p.drawImage(c.topLeft(), ci.image);
 }
 
 void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, const QRectF& c,
                                           const TimeMapping& map, const TileFetch& fetch,
-                                          std::vector<TileKey>* missing,
-                                          const Highlight& highlight) {
-  const RunFile& run = store_.run(row.run());
-  switch (row.kind()) {
-    case RowKind::Counter: {
-      const CounterRow& cr = std::get<CounterRow>(row.content);
-      p.fillRect(c, theme_.trackBackground);
-      const CounterGeometry* g = counterGeometry(cr, map, fetch, missing);
-      const ValueRange vr = valueRange(cr, g);
-      lastRange_[row.content] = vr;
-      paintThrottleBands(p, c, g->bands, theme_);
-      const QRectF data = c.adjusted(0, 3, 0, -2);
-      p.setPen(QPen(theme_.gridLine, 1.0, Qt::DotLine));
-      for (double v : niceTicks(vr.min, vr.max, 2)) {
-        const double y = vr.y(v, data);
-        if (y > data.top() + 2 && y < data.bottom() - 2)
-          p.drawLine(QPointF(c.left(), y), QPointF(c.right(), y));
-      }
-      const std::string& id = run.series().metrics[static_cast<size_t>(cr.metric)].id;
-      paintCounter(p, data, *g, vr, theme_.metricColor(id), theme_);
-      return;
+                                          std::vector<TileKey>* missing) {
+  if (const auto* cr = row.as<CounterRow>()) {
+    const CounterView v = counter(*cr, map, fetch, missing);
+    p.fillRect(c, theme_.trackBackground);
+    paintThrottleBandsVector(p, c, v.geometry->bands, theme_);
+    const QRectF data = c.adjusted(0, kDataTop, 0, -kDataBottom);
+    p.setPen(QPen(theme_.gridLine, vector_.hairline, Qt::DotLine));
+    for (double t : niceTicks(v.range.min, v.range.max, 2)) {
+      const double y = v.range.y(t, data);
+      if (y > data.top() + 2 && y < data.bottom() - 2)
+        p.drawLine(QPointF(c.left(), y), QPointF(c.right(), y));
     }
-    case RowKind::Kernels: {
-      const KernelsRow& kr = std::get<KernelsRow>(row.content);
-      p.fillRect(c, theme_.trackAltBackground);
-      const KernelGeometry* g = kernelGeometry(kr, map, fetch, missing);
-      const long hl = highlight.run == kr.run && highlight.track == kr.track ? highlight.event : -1;
-      paintKernels(
-          p, c, *g, theme_, [&run](uint32_t id) { return QString::fromStdString(run.str(id)); },
-          hl);
-      return;
-    }
-    case RowKind::Difference: {
-      p.fillRect(c, theme_.trackBackground);
-      const DifferenceGeometry* g =
-          differenceGeometry(std::get<DifferenceRow>(row.content), map, fetch, missing);
-      const ValueRange vr = differenceRange(*g);
-      lastRange_[row.content] = vr;
-      paintDifference(p, c.adjusted(0, 3, 0, -2), *g, vr, theme_);
-      return;
-    }
-    case RowKind::Heatmap: {
-      const HeatmapRow& hr = std::get<HeatmapRow>(row.content);
-      p.fillRect(c, theme_.trackAltBackground);
-      const HeatmapGeometry* g = heatmapGeometry(hr, map, fetch, missing);
-      paintHeatmap(p, c, *g, heatmapRange(hr.run, hr.metric), theme_, nodeSeparators(hr.run));
-      return;
-    }
-    default:
-      return;
+    const RunFile& run = store_.run(cr->run);
+    const std::string& id = run.series().metrics[static_cast<size_t>(cr->metric)].id;
+    paintCounterVector(p, data, *v.geometry, v.range, theme_.metricColor(id), vector_.hairline);
+  } else if (const auto* kr = row.as<KernelsRow>()) {
+    const KernelGeometry* g = kernelGeometry(*kr, map, fetch, missing);
+    const RunFile& run = store_.run(kr->run);
+    p.fillRect(c, theme_.trackAltBackground);
+    p.save();
+    p.setFont(vector_.labels);
+    paintKernelsVector(p, c, *g, theme_,
+                       [&run](uint32_t id) { return QString::fromStdString(run.str(id)); });
+    p.restore();
+  } else if (const auto* dr = row.as<DifferenceRow>()) {
+    p.fillRect(c, theme_.trackBackground);
+    const DifferenceView v = difference(*dr, map, fetch, missing);
+    paintDifference(p, c.adjusted(0, kDataTop, 0, -kDataBottom), *v.geometry, v.range, theme_);
+  } else if (const auto* hr = row.as<HeatmapRow>()) {
+    p.fillRect(c, theme_.trackAltBackground);
+    const HeatmapGeometry* g = heatmapGeometry(*hr, map, fetch, missing);
+    paintHeatmap(p, c, *g, heatmapRange(hr->run, hr->metric), theme_, nodeSeparators(hr->run));
   }
 }
 

@@ -1,18 +1,25 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// Paints timeline rows (label column + content) into any QPainter. The TimelineView uses it for
-// the screen; exporters use it with a loading TileFetch to draw the same thing into PNG, SVG or
-// PDF. It caches each row's geometry per (mapping, tile epoch), so hover and selection repaints
-// replay geometry without touching data.
+// The content of timeline rows: geometry (cached per row and mapping) and its painting, through
+// one raster path (screens and PNGs: per device pixel, into an image cached per row, re-rendered
+// only when its mapping, tiles, style or size changed, so a hover repaint is a blit) and one
+// vector path (SVG and PDF: a few compact paths per row). The frame around the content (label
+// column, y axes, legend, time axes) is frame.h's.
+//
+// Geometry is cached by what a row draws (its RowContent) together with the value range it is
+// drawn in, so a label or an axis asks the renderer for the range of the same cached geometry the
+// content was drawn from. The TimelineView uses a renderer for the screen; exporters use one with
+// a loading TileFetch to draw the same thing into PNG, SVG or PDF.
 
+#include <QFont>
 #include <QImage>
 #include <QPainter>
 
 #include <map>
 #include <optional>
-#include <unordered_map>
 #include <variant>
 
+#include "timeline/difference_geometry.h"
 #include "timeline/geometry.h"
 #include "timeline/row_plan.h"
 #include "timeline/theme.h"
@@ -26,6 +33,10 @@ enum class YMode { SharedPerMetric, PerTrack, FitVisible };
 // The value range a difference row is drawn with: symmetric around zero, 10 % above the largest
 // |A - B| shown.
 ValueRange differenceRange(const DifferenceGeometry& g);
+
+// Where a counter's values map inside its content rectangle: 3 px below the top, 2 px above the
+// bottom (device pixels on the raster path), so the line stays visible at the extremes.
+inline constexpr double kDataTop = 3.0, kDataBottom = 2.0;
 
 class TimelineRenderer {
  public:
@@ -45,6 +56,13 @@ class TimelineRenderer {
     heatmapMax_ = v;
     ++style_;
   }
+  // The vector path's line width (grid lines, counter lines) and the font of kernel names.
+  struct VectorStyle {
+    double hairline = 0.6;
+    QFont labels;
+  };
+  void setVectorStyle(const VectorStyle& s) { vector_ = s; }
+
   // Throttle intervals the analysis found (busy, clock below its threshold), per GPU of a run:
   // drawn as strong bands over the weak bands of the recorded reason bits.
   struct ThrottleSpan {
@@ -72,6 +90,11 @@ class TimelineRenderer {
     const int64_t off = runOffset(row.run());
     return TimeMapping{display.t0 - off, display.t1 - off, display.width};
   }
+  // The mapping a row's content is drawn with: its own clock, except differences, which mix two
+  // runs and shift each themselves (they take the display clock).
+  TimeMapping contentMapping(const TrackRow& row, const TimeMapping& display) const {
+    return row.kind() == RowKind::Difference ? display : rowMapping(row, display);
+  }
   // Called when new tiles arrived: cached geometry may now be more complete.
   void bumpEpoch() { ++epoch_; }
   void clearCaches();
@@ -81,59 +104,77 @@ class TimelineRenderer {
     long event = -1;
   };
 
-  // Paints one row: label in [rect.left, rect.left + labelWidth), content to the right.
-  void paintRow(QPainter& p, const TrackRow& row, const QRectF& rect, double labelWidth,
-                const TimeMapping& map, const TileFetch& fetch, std::vector<TileKey>* missing,
-                bool collapsed, const Highlight& highlight);
-  // Paints the content part only (no label) of a row.
+  // Paints a row's content into `content` with `map` (contentMapping): the raster path on a
+  // raster paint engine, else the vector path. Headers are a plain background.
   void paintContent(QPainter& p, const TrackRow& row, const QRectF& content, const TimeMapping& map,
                     const TileFetch& fetch, std::vector<TileKey>* missing,
                     const Highlight& highlight);
 
-  // Geometry of a row (cached by what the row draws), for hit tests and tooltips. Counters,
-  // kernels and heatmaps take the mapping of the run's own clock (rowMapping), differences the
-  // display mapping.
+  // Geometry of a row (cached by what the row draws) with the range it is drawn in. Counters,
+  // kernels and heatmaps take the mapping of the run's own clock, differences the display's.
+  struct CounterView {
+    const CounterGeometry* geometry = nullptr;
+    ValueRange range;
+  };
+  CounterView counter(const CounterRow& row, const TimeMapping& map, const TileFetch& fetch,
+                      std::vector<TileKey>* missing);
   const CounterGeometry* counterGeometry(const CounterRow& row, const TimeMapping& map,
-                                         const TileFetch& fetch, std::vector<TileKey>* missing);
+                                         const TileFetch& fetch, std::vector<TileKey>* missing) {
+    return counter(row, map, fetch, missing).geometry;
+  }
+  struct DifferenceView {
+    const DifferenceGeometry* geometry = nullptr;
+    ValueRange range;
+  };
+  DifferenceView difference(const DifferenceRow& row, const TimeMapping& display,
+                            const TileFetch& fetch, std::vector<TileKey>* missing);
+  const DifferenceGeometry* differenceGeometry(const DifferenceRow& row, const TimeMapping& display,
+                                               const TileFetch& fetch,
+                                               std::vector<TileKey>* missing) {
+    return difference(row, display, fetch, missing).geometry;
+  }
   const KernelGeometry* kernelGeometry(const KernelsRow& row, const TimeMapping& map,
                                        const TileFetch& fetch, std::vector<TileKey>* missing);
   const HeatmapGeometry* heatmapGeometry(const HeatmapRow& row, const TimeMapping& map,
                                          const TileFetch& fetch, std::vector<TileKey>* missing);
-  const DifferenceGeometry* differenceGeometry(const DifferenceRow& row, const TimeMapping& display,
-                                               const TileFetch& fetch,
-                                               std::vector<TileKey>* missing);
-  // The value range a counter row is drawn with.
-  ValueRange valueRange(const CounterRow& row, const CounterGeometry* g);
-  // The value range of a heatmap.
+  // The colour range of a heatmap (the run's whole extent of the metric).
   ValueRange heatmapRange(int run, int metric);
+  // The range of a row's values as its content is drawn with `map` (counters, differences) or
+  // coloured (heatmaps); nullopt for the other kinds.
+  std::optional<ValueRange> rowRange(const TrackRow& row, const TimeMapping& map,
+                                     const TileFetch& fetch);
+  // GPU rows of a run before which a new node starts (heatmap separators).
+  const std::vector<size_t>& nodeSeparators(int run);
 
  private:
   struct Cached {
     TimeMapping map;
     uint64_t epoch = 0;
+    uint64_t rangeStyle = ~uint64_t{0};  // style_ the range was computed under
+    ValueRange range;
     std::variant<CounterGeometry, KernelGeometry, HeatmapGeometry, DifferenceGeometry> geom;
   };
+  // The cache entry of a row for a mapping, (re)built when stale.
   template <typename G, typename Build>
-  const G* cached(const RowContent& key, const TimeMapping& map, Build build);
+  Cached& cached(const RowContent& key, const TimeMapping& map, Build build);
+  // The value range of a counter: shared per metric, per track or fitted to the visible data.
+  ValueRange valueRange(const CounterRow& row, const CounterGeometry& g);
   // Whole-run min/max per GPU of a metric (from the top pyramid level).
   const std::vector<std::pair<float, float>>& extents(int run, int metric);
-  // Screens and PNGs: the row's content as a cached image, re-rendered only when its mapping,
-  // tiles, style or size changed; blitting it is all a hover repaint costs.
   void paintContentRaster(QPainter& p, const TrackRow& row, const QRectF& content,
                           const TimeMapping& map, const TileFetch& fetch,
                           std::vector<TileKey>* missing, const Highlight& highlight);
-  // SVG and PDF: vector primitives from the same geometry.
+  void rasterCounterImage(QImage& img, const CounterRow& row, const CounterView& v);
   void paintContentVector(QPainter& p, const TrackRow& row, const QRectF& content,
                           const TimeMapping& map, const TileFetch& fetch,
-                          std::vector<TileKey>* missing, const Highlight& highlight);
-  void paintLabel(QPainter& p, const TrackRow& row, const QRectF& r, bool collapsed);
-  const std::vector<size_t>& nodeSeparators(int run);
+                          std::vector<TileKey>* missing);
   void paintSteps(QPainter& p, const StepsRow& row, const QRectF& r, const TimeMapping& map);
 
   TileStore& store_;
   Theme theme_ = Theme::light();
   YMode yMode_ = YMode::SharedPerMetric;
   bool heatmapMax_ = false;
+  VectorStyle vector_;
   uint64_t epoch_ = 0;
   uint64_t style_ = 0;
   // Keyed by what a row draws (two rows drawing the same share their geometry).
@@ -147,7 +188,6 @@ class TimelineRenderer {
   std::map<RowContent, CachedImage> images_;
   std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> extents_;
   std::map<int, std::vector<size_t>> nodeSeparators_;
-  std::map<RowContent, ValueRange> lastRange_;
   std::map<int, std::vector<std::vector<ThrottleSpan>>> throttleSpans_;
   std::map<int, int64_t> offsets_;
 };

@@ -13,6 +13,7 @@
 #include "core/metrics.h"
 #include "core/throttle_reasons.h"
 #include "core/time_format.h"
+#include "timeline/frame.h"
 
 namespace wl {
 namespace {
@@ -177,8 +178,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
       p.save();
       if (!row.pinned)
         p.setClipRect(QRectF(0, pinnedHeight_, w, viewport()->height() - pinnedHeight_));
-      renderer_.paintRow(p, row, QRectF(0, pl.y, w, pl.h), kLabelWidth, map, fetch, &missing,
-                         collapsed_.count(row.key) > 0, hl);
+      paintScreenRow(p, renderer_, row, QRectF(0, pl.y, w, pl.h), kLabelWidth, map, fetch, &missing,
+                     collapsed_.count(row.key) > 0, hl);
       p.restore();
     }
   }

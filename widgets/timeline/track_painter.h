@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// Render step three: geometry -> paint. These functions draw one track's geometry into a
-// rectangle with any QPainter (widget, QImage, QSvgGenerator, QPdfWriter), so the screen and the
-// exported figures are the same drawing. They iterate geometry, never events.
+// Render step three: geometry -> paint. A track's content has one raster path (raster_track.h:
+// screens and PNGs, per device pixel into cached images) and one vector path (vector_track.h: SVG
+// and PDF, a few compact paths per track), both from the same geometry; this header holds what
+// they share: the value range, tick positions, culling, and the two painters both paths use as
+// they are (differences, heatmaps). They iterate geometry, never events.
 
 #include <QPainter>
 #include <QRectF>
 
+#include <algorithm>
 #include <functional>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "timeline/difference_geometry.h"
@@ -24,29 +29,30 @@ struct ValueRange {
   }
 };
 
-// Background bands behind a GPU's tracks, coloured by throttle reason.
-void paintThrottleBands(QPainter& p, const QRectF& area, const std::vector<ThrottleBand>& bands,
-                        const Theme& theme);
+// The points [first, last] of segment [a, b) of a counter's samples that a track of `width`
+// pixels shows: one neighbour kept on each side so lines reach the edges (culled here rather than
+// clipped by the painter: clipping a path costs far more than drawing it); nullopt when none is.
+std::optional<std::pair<size_t, size_t>> visibleSegment(const CounterGeometry& g, size_t a,
+                                                        size_t b, double width);
 
-// A counter: the per-pixel min-max envelope (with the area under it lightly filled), or the raw
-// samples as a sample-and-hold line with dots when they are far apart. Gaps stay gaps.
-void paintCounter(QPainter& p, const QRectF& area, const CounterGeometry& g, ValueRange range,
-                  const QColor& colour, const Theme& theme);
+// Calls f(first, last) for every segment of a counter's samples with a visible part.
+template <class F>
+void forEachVisibleSegment(const CounterGeometry& g, double width, F f) {
+  for (size_t s = 0; s < g.segmentStarts.size(); ++s) {
+    const size_t a = g.segmentStarts[s];
+    const size_t b = s + 1 < g.segmentStarts.size() ? g.segmentStarts[s + 1] : g.points.size();
+    if (const auto span = visibleSegment(g, a, b, width)) f(span->first, span->second);
+  }
+}
 
-// A kernel stream: per-pixel busy fraction bars (stacked by class) for events narrower than a
-// pixel, and boxes with their names for wider ones. `highlight` outlines one event.
-void paintKernels(QPainter& p, const QRectF& area, const KernelGeometry& g, const Theme& theme,
-                  const std::function<QString(uint32_t)>& name, long highlight = -1);
-
-// The parts of paintKernels: boxes with names, and the outline of one highlighted event.
-void paintKernelBoxes(QPainter& p, const QRectF& area, const KernelGeometry& g, const Theme& theme,
-                      const std::function<QString(uint32_t)>& name);
-void paintKernelHighlight(QPainter& p, const QRectF& area, const KernelGeometry& g,
-                          const Theme& theme, long highlight);
-
-// Sample-and-hold line of a counter in raw mode (with dots when samples are far apart).
-void paintCounterSamples(QPainter& p, const QRectF& area, const CounterGeometry& g,
-                         ValueRange range, const QColor& colour);
+// A kernel box in a track's rectangle: clamped to one pixel beyond each edge, at least a pixel
+// wide, a pixel inside the track's top and bottom.
+// Inline: it runs per box of every kernel row.
+inline QRectF kernelBoxRect(const KernelBox& b, const QRectF& area) {
+  const QRectF inner = area.adjusted(0, 1, 0, -1);
+  const double x0 = std::max(-1.0, b.x0), x1 = std::min(area.width() + 1, b.x1);
+  return QRectF(area.left() + x0, inner.top(), std::max(1.0, x1 - x0), inner.height());
+}
 
 // A difference track (A - B): bars or a line around a zero axis, above it where A is higher, in
 // `range` (symmetric about zero).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "export/figure_axes.h"
+#include "timeline/axis_ticks.h"
 
 #include <QObject>
 
@@ -122,6 +122,23 @@ std::vector<AxisTick> valueTicks(double min, double max, int approxCount) {
     out.push_back(t);
   }
   return out;
+}
+
+QString unitText(const QString& unit) {
+  if (unit == QLatin1String("C")) return QStringLiteral("°C");
+  return unit;
+}
+
+QString tickValueText(double v, double step) {
+  int digits = 0;
+  if (step > 0 && std::isfinite(step))
+    while (digits < 6 && std::fabs(step * std::pow(10.0, digits) -
+                                   std::round(step * std::pow(10.0, digits))) > 1e-6)
+      ++digits;
+  QString s = QString::number(v, 'f', digits);
+  if (s.startsWith(QLatin1Char('-')) && std::fabs(v) < 0.5 * std::pow(10.0, -digits))
+    s.remove(0, 1);
+  return s;
 }
 
 }  // namespace wl

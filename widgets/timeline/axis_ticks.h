@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// Axes of exported figures, as plain values so tests can check them without pixels: the time
-// axis (ticks in run-relative time with one unit for the whole axis, as a paper figure needs:
-// "Time since run start (min)" with labels 0, 5, 10...) and value axes (nice ticks with as many
-// decimals as the step needs).
+// Axes of the timeline's frame, as plain values so tests can check them without pixels: the time
+// axis of a figure (ticks in run-relative time with one unit for the whole axis, as a paper figure
+// needs: "Time since run start (min)" with labels 0, 5, 10...), the screen ruler's ticks ("+12.5
+// s" from the run start) and value axes (nice ticks with as many decimals as the step needs).
 
 #include <QString>
 
@@ -39,5 +39,10 @@ QString timeAxisTitle(const TimeAxis& axis);
 // Value ticks of [min, max] with about `approxCount` ticks (niceTicks), labelled with the
 // decimals their step needs ("0.5", "1.0", "1.5"; "200", "400").
 std::vector<AxisTick> valueTicks(double min, double max, int approxCount);
+
+// A unit as printed on an axis: "°C" for "C", else the unit itself.
+QString unitText(const QString& unit);
+// A value as tick labels print it: as many decimals as the tick step needs.
+QString tickValueText(double v, double step);
 
 }  // namespace wl

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "export/vector_tracks.h"
+#include "timeline/vector_track.h"
 
 #include <QFontMetricsF>
 #include <QPainterPath>
@@ -35,16 +35,7 @@ void paintSamplesVector(QPainter& p, const QRectF& data, const CounterGeometry& 
   };
   size_t shown = 0;
   QPainterPath under, lines;
-  for (size_t s = 0; s < g.segmentStarts.size(); ++s) {
-    const size_t a = g.segmentStarts[s];
-    const size_t b = s + 1 < g.segmentStarts.size() ? g.segmentStarts[s + 1] : g.points.size();
-    if (b <= a) continue;
-    size_t first = a, last = b - 1;
-    while (first + 1 < b && g.points[first + 1].x < 0)
-      ++first;
-    while (last > first && g.points[last - 1].x > data.width())
-      --last;
-    if (g.points[first].x > data.width() || g.points[last].x < 0) continue;
+  forEachVisibleSegment(g, data.width(), [&](size_t first, size_t last) {
     QPolygonF line;
     for (size_t i = first; i <= last; ++i) {
       const double x = std::clamp(left + g.points[i].x, left - 1, data.right() + 1);
@@ -59,7 +50,7 @@ void paintSamplesVector(QPainter& p, const QRectF& data, const CounterGeometry& 
     under.addPolygon(area);
     under.closeSubpath();
     lines.addPolygon(line);
-  }
+  });
   // One element for the areas and one for the lines of all segments.
   p.setPen(Qt::NoPen);
   p.setBrush(fill);
@@ -226,13 +217,11 @@ void paintKernelBoxesVector(QPainter& p, const QRectF& area, const KernelGeometr
   if (g.boxes.empty()) return;
   p.save();
   p.setClipRect(area);
-  const QRectF inner = area.adjusted(0, 1, 0, -1);
   std::array<QPainterPath, kKernelClassCount> fills;
   std::vector<std::pair<QRectF, const KernelBox*>> labelled;
   for (const KernelBox& b : g.boxes) {
-    const double x0 = std::max(-1.0, b.x0), x1 = std::min(area.width() + 1, b.x1);
-    const QRectF r(r1(area.left() + x0), r1(inner.top()), r1(std::max(1.0, x1 - x0)),
-                   r1(inner.height()));
+    const QRectF box = kernelBoxRect(b, area);
+    const QRectF r(r1(box.left()), r1(box.top()), r1(box.width()), r1(box.height()));
     fills[static_cast<size_t>(b.cls)].addRect(r);
     if (r.width() > 28 && name) labelled.emplace_back(r, &b);
   }

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// Compact vector drawing of dense tracks for SVG and PDF exports.
-//
-// The screen's vector painters (track_painter.h) draw an envelope as one line per pixel column,
-// which is right for a widget but makes a whole-run SVG tens of megabytes: every column becomes an
-// element. These painters draw the same geometry (the per-column min/max envelope of the level of
-// detail, so no spike is lost) as a few polygons: per gap-free stretch, one light area under the
+// The vector path of track content (SVG and PDF): compact drawing of the same geometry the raster
+// path draws. One element per pixel column would make a whole-run SVG tens of megabytes; these
+// painters draw the per-column min/max envelope of the level of detail (so no spike is lost) as a
+// few polygons: per gap-free stretch, one light area under the
 // max and one band from the max (left to right) back along the min (right to left); kernel busy
 // fractions as one stacked area per class. Coordinates are rounded to 0.1 px and vertices on
 // straight horizontal runs are dropped, which keeps flat stretches (idle clocks, integer

@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "export/figure.h"
-#include "export/figure_axes.h"
+#include "timeline/axis_ticks.h"
 
 namespace wl {
 namespace {
