@@ -127,7 +127,7 @@ TEST_F(AnalyzeDomains, InfoListsTheDomains) {
   ASSERT_EQ(j["domains"].size(), 4u);
   EXPECT_EQ(j["domains"][3]["gpus"], nlohmann::json({6, 7}));
   EXPECT_EQ(j["domains"][3]["power_gpu"], 6);
-  EXPECT_EQ(j["domains"][3]["power_limit_w"], 560.0);
+  EXPECT_EQ(j["domains"][3]["power_limit_w"], 500.0);  // the MI250 OAM package TDP
   EXPECT_EQ(j["gpus"][7]["domain"], 3);
   EXPECT_EQ(j["gpus"][7]["power_role"], "none");
   const auto text = test::runWattline({"info", path_});
