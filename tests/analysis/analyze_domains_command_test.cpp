@@ -87,7 +87,9 @@ TEST_F(AnalyzeDomains, Mi250RunIsValidWithPackagesAsPowerDomains) {
     EXPECT_TRUE(gj["energy_share_estimated"].is_number());
     EXPECT_TRUE(gj["thermal"]["package_skew_c"].is_number());
     // A GCD without a power series of its own has no burstiness (null, not zero excursions).
-    if (g % 2) EXPECT_TRUE(gj["burstiness"]["excursions"].is_null()) << g;
+    if (g % 2) {
+      EXPECT_TRUE(gj["burstiness"]["excursions"].is_null()) << g;
+    }
     // Keys that were there before stay.
     for (const char* k : {"energy_j", "power_w", "temp_c", "throttle", "burstiness", "thermal"})
       EXPECT_TRUE(gj.contains(k)) << k;
