@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <set>
 
 #include "gui/main_window.h"
 #include "kernel_details_view.h"
@@ -256,6 +257,13 @@ class TimelineInteractionTest : public QObject {
         const QString tip = view->tooltipAt(
             QPoint(TimelineView::kLabelWidth + 50, static_cast<int>(rr.top() + 14 * 2 + 5)));
         QVERIFY2(tip.contains("GPU 2"), qPrintable(tip));
+        // The cells are coloured: the row holds many colours, not only the empty background.
+        const QImage img = view->viewport()->grab().toImage();
+        std::set<QRgb> colours;
+        for (int y = static_cast<int>(rr.top()) + 2; y < static_cast<int>(rr.bottom()) - 2; ++y)
+          for (int x = TimelineView::kLabelWidth + 10; x < img.width() - 10; x += 7)
+            colours.insert(img.pixel(x, y));
+        QVERIFY2(colours.size() > 10, qPrintable(QString::number(colours.size())));
         return;
       }
     }

@@ -68,17 +68,23 @@ TilePtr TileStore::find(const TileKey& key) {
 }
 
 void TileStore::request(const std::vector<TileKey>& keys) {
+  bool alreadyHere = false;
   {
     std::lock_guard lock(mutex_);
     queue_.clear();
     queued_.clear();
     for (const TileKey& k : keys) {
+      // A tile the view missed may have been loaded since, synchronously (load(), e.g. a value
+      // range read on the UI thread during the same paint): the view's geometry is then stale
+      // and no worker will announce the tile, so announce it here.
+      if (cache_.count(k)) alreadyHere = true;
       if (cache_.count(k) || queued_.count(k) || failed_.count(k)) continue;
       queue_.push_back(k);
       queued_.insert(k);
     }
   }
   wake_.notify_one();
+  if (alreadyHere) QMetaObject::invokeMethod(this, &TileStore::tilesArrived, Qt::QueuedConnection);
 }
 
 size_t TileStore::pending() const {
