@@ -52,7 +52,8 @@ void writeHistory(const std::filesystem::path& file, int gpus, int secondsLong) 
     for (int g = 0; g < gpus; ++g) {
       const int node = g / kGpusPerNode, index = g % kGpusPerNode;
       const std::string labels = fmt::format(
-          "gpu=\"{}\",UUID=\"GPU-{:08x}-0000-0000-0000-{:012x}\",pci_bus_id=\"00000000:{:02X}:00.0\","
+          "gpu=\"{}\",UUID=\"GPU-{:08x}-0000-0000-0000-{:012x}\",pci_bus_id=\"00000000:{:02X}:00."
+          "0\","
           "device=\"nvidia{}\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node{:04}\"",
           index, g, g, 0x18 + 0x10 * index, index, node, node);
       int64_t energy = 1000000;
@@ -60,12 +61,25 @@ void writeHistory(const std::filesystem::path& file, int gpus, int secondsLong) 
         const int power = 300 + (g * 7 + s * 13) % 400;
         double v = 0;
         switch (m) {
-          case 0: v = power; break;
-          case 1: v = 40 + (s + g) % 40; break;
-          case 2: v = 1980 - 15 * ((s + g) % 10); break;
-          case 3: v = 2619; break;
-          case 4: v = (s * 3 + g) % 101; break;
-          default: energy += power * 1000; v = static_cast<double>(energy); break;
+          case 0:
+            v = power;
+            break;
+          case 1:
+            v = 40 + (s + g) % 40;
+            break;
+          case 2:
+            v = 1980 - 15 * ((s + g) % 10);
+            break;
+          case 3:
+            v = 2619;
+            break;
+          case 4:
+            v = (s * 3 + g) % 101;
+            break;
+          default:
+            energy += power * 1000;
+            v = static_cast<double>(energy);
+            break;
         }
         line.clear();
         fmt::format_to(std::back_inserter(line), "{}{{{}}} {} {}\n", names[m], labels, v, kT0 + s);

@@ -136,10 +136,7 @@ void addPrometheusInputs(const ArgParser& p, import::ImportRequest& req) {
   for (const std::string& url : urls) {
     import::prom::Source src = base;
     src.url = url;
-    const std::string label = "prometheus:" + import::http::displayUrl(url);
-    req.remote.push_back({label, "prometheus", [src](const Progress& progress) {
-                            return import::prom::fetch(src, progress);
-                          }});
+    req.remote.push_back(import::prom::remoteInput(std::move(src)));
   }
 }
 
@@ -218,8 +215,8 @@ int cmdImport(const Args& rawArgs) {
       .option("cacert", "FILE", "prometheus: CA certificates (PEM) to verify an https server")
       .option("concurrency", "N", "prometheus: queries in flight (default 4)")
       .flag("json", "print a JSON summary of the run written")
-      .positionals("INPUT",
-                   "telemetry or trace files, folders, or prometheus:http://HOST:PORT", 0, -1);
+      .positionals("INPUT", "telemetry or trace files, folders, or prometheus:http://HOST:PORT", 0,
+                   -1);
   if (!p.parse(expandShortOutput(rawArgs))) return 0;
   if (p.has("list-formats") || p.value("format") == "list") {
     std::fputs(import::formatList().c_str(), stdout);

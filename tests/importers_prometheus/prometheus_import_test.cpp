@@ -376,9 +376,9 @@ TEST_F(PrometheusImport, CredentialsAreSentButNeverShown) {
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_EQ(r.err.find("s3cr3t"), std::string::npos) << r.err;
   const std::string withUser = "http://alice:pa55word@" + server_->url().substr(7);
-  const test::ProcessResult u = test::runWattline(
-      {"import", "prometheus:" + withUser, "--start", "1767225600", "--end", "1767226200",
-       "--match", R"({gpu=~"(")", "-o", (dir / "x.h5").string()});
+  const test::ProcessResult u =
+      test::runWattline({"import", "prometheus:" + withUser, "--start", "1767225600", "--end",
+                         "1767226200", "--match", R"({gpu=~"(")", "-o", (dir / "x.h5").string()});
   EXPECT_EQ(u.exitCode, 1);
   EXPECT_EQ(u.err.find("pa55word"), std::string::npos) << u.err;
 }

@@ -99,7 +99,8 @@ std::string findExecutable(const std::string& name) {
   size_t start = 0;
   while (start <= dirs.size()) {
     const size_t end = std::min(dirs.find(':', start), dirs.size());
-    const std::filesystem::path candidate = std::filesystem::path(dirs.substr(start, end - start)) / name;
+    const std::filesystem::path candidate =
+        std::filesystem::path(dirs.substr(start, end - start)) / name;
     if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
     start = end + 1;
   }
@@ -129,15 +130,15 @@ PrometheusServer::PrometheusServer(const std::filesystem::path& openMetrics,
   if (promtool.empty()) throw std::runtime_error("promtool is not installed");
   std::filesystem::create_directories(workDir / "data");
   log_ = workDir / "prometheus.log";
-  const pid_t tool =
-      spawn({promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", openMetrics.string(),
-             (workDir / "data").string()},
-            log_);
+  const pid_t tool = spawn({promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet",
+                            openMetrics.string(), (workDir / "data").string()},
+                           log_);
   int status = 0;
   ::waitpid(tool, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error("promtool tsdb create-blocks-from failed: " + slurp(log_));
-  std::ofstream(workDir / "prometheus.yml") << "global:\n  scrape_interval: 1h\nscrape_configs: []\n";
+  std::ofstream(workDir / "prometheus.yml")
+      << "global:\n  scrape_interval: 1h\nscrape_configs: []\n";
   // A port found free can be taken before the server binds it: try a few.
   for (int attempt = 0; attempt < 3 && pid_ < 0; ++attempt) {
     try {
@@ -152,12 +153,11 @@ void PrometheusServer::start(const std::filesystem::path& workDir) {
   const std::string prometheus = findExecutable("prometheus");
   if (prometheus.empty()) throw std::runtime_error("prometheus is not installed");
   port_ = freeLoopbackPort();
-  const pid_t pid = spawn({prometheus, "--config.file=" + (workDir / "prometheus.yml").string(),
-                           "--storage.tsdb.path=" + (workDir / "data").string(),
-                           "--storage.tsdb.retention.time=100y",
-                           "--web.listen-address=127.0.0.1:" + std::to_string(port_),
-                           "--log.level=warn"},
-                          log_);
+  const pid_t pid = spawn(
+      {prometheus, "--config.file=" + (workDir / "prometheus.yml").string(),
+       "--storage.tsdb.path=" + (workDir / "data").string(), "--storage.tsdb.retention.time=100y",
+       "--web.listen-address=127.0.0.1:" + std::to_string(port_), "--log.level=warn"},
+      log_);
   registerServer(pid);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {

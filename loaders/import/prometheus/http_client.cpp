@@ -58,8 +58,8 @@ HttpError transportError(CURLcode code, const char* detail, const std::string& u
                           "address right?",
                           shown, why)};
     case CURLE_OPERATION_TIMEDOUT:
-      return {HttpError::Kind::Timeout, fmt::format("{}: the server did not answer in time ({})",
-                                                    shown, why)};
+      return {HttpError::Kind::Timeout,
+              fmt::format("{}: the server did not answer in time ({})", shown, why)};
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
@@ -69,9 +69,9 @@ HttpError transportError(CURLcode code, const char* detail, const std::string& u
     case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
     case CURLE_SSL_INVALIDCERTSTATUS:
     case CURLE_USE_SSL_FAILED:
-      return {HttpError::Kind::Tls,
-              fmt::format("{}: TLS failure ({}); give the server's CA with --cacert FILE", shown,
-                          why)};
+      return {
+          HttpError::Kind::Tls,
+          fmt::format("{}: TLS failure ({}); give the server's CA with --cacert FILE", shown, why)};
     default:
       return {HttpError::Kind::Other, fmt::format("{}: the request failed ({})", shown, why)};
   }
@@ -114,7 +114,7 @@ Response Client::post(const std::string& url, const Form& form, const std::atomi
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, onHeader);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &r.retryAfterS);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);  // worker threads: no SIGALRM for timeouts
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);         // worker threads: no SIGALRM for timeouts
   curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");  // gzip if the server offers it
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(a.timeoutS * 1000));
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(a.connectTimeoutS * 1000));

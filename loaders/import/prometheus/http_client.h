@@ -22,10 +22,10 @@ namespace wl::import::http {
 
 // How to reach a server. Everything here is secret or local; nothing of it is printed.
 struct Access {
-  std::string bearerToken;              // "Authorization: Bearer ..." when not empty
+  std::string bearerToken;               // "Authorization: Bearer ..." when not empty
   std::string basicUser, basicPassword;  // basic auth when basicUser is not empty
-  std::string caCertFile;               // a PEM bundle to verify the server with (--cacert)
-  double timeoutS = 120.0;              // whole request
+  std::string caCertFile;                // a PEM bundle to verify the server with (--cacert)
+  double timeoutS = 120.0;               // whole request
   double connectTimeoutS = 10.0;
 };
 
@@ -57,7 +57,8 @@ class Client {
 
   // POSTs `form` (application/x-www-form-urlencoded) to `url`. Throws HttpError on a transport
   // failure and wl::Cancelled when `cancel` becomes true during the transfer.
-  Response post(const std::string& url, const Form& form, const std::atomic<bool>* cancel = nullptr);
+  Response post(const std::string& url, const Form& form,
+                const std::atomic<bool>* cancel = nullptr);
 
  private:
   struct Impl;

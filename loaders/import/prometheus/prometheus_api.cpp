@@ -119,14 +119,16 @@ std::string Api::call(const std::string& endpoint, const http::Form& form,
   const std::string server = apiErrorText(r.body);
   const std::string said = server.empty() ? excerpt(r.body) : server;
   if (r.status == 401 || r.status == 403)
-    throw Error(fmt::format("{}: {} {}: the server refused the credentials; give them with "
-                            "--bearer-token-file or --basic-auth-file (or the environment)",
-                            where, r.status, r.status == 401 ? "Unauthorized" : "Forbidden"));
+    throw Error(
+        fmt::format("{}: {} {}: the server refused the credentials; give them with "
+                    "--bearer-token-file or --basic-auth-file (or the environment)",
+                    where, r.status, r.status == 401 ? "Unauthorized" : "Forbidden"));
   if (r.status == 404)
-    throw Error(fmt::format("{}: 404 Not Found: not a Prometheus API; give the URL the API is "
-                            "under (e.g. http://host:9090, or with the /prometheus prefix of "
-                            "Mimir)",
-                            where));
+    throw Error(
+        fmt::format("{}: 404 Not Found: not a Prometheus API; give the URL the API is "
+                    "under (e.g. http://host:9090, or with the /prometheus prefix of "
+                    "Mimir)",
+                    where));
   if (r.status == 429 || r.status >= 500) {
     if (said.find("too many samples") != std::string::npos)
       throw TooManySamples(fmt::format("{}: {}", where, said));
@@ -140,9 +142,9 @@ std::string Api::call(const std::string& endpoint, const http::Form& form,
 std::vector<Labels> Api::series(const std::string& selector, int64_t startNs, int64_t endNs,
                                 std::vector<std::string>& warnings,
                                 const std::atomic<bool>* cancel) {
-  std::string body = call("/api/v1/series",
-                          {{"match[]", selector}, {"start", apiTime(startNs)}, {"end", apiTime(endNs)}},
-                          cancel);
+  std::string body =
+      call("/api/v1/series",
+           {{"match[]", selector}, {"start", apiTime(startNs)}, {"end", apiTime(endNs)}}, cancel);
   const size_t size = body.size();
   body.resize(size + simdjson::SIMDJSON_PADDING);
   dom::element doc;
@@ -155,8 +157,8 @@ std::vector<Labels> Api::series(const std::string& selector, int64_t startNs, in
   for (dom::element e : data) {
     dom::object obj;
     if (e.get(obj))
-      throw Error(fmt::format("{}/api/v1/series: at data[{}]: expected an object of labels",
-                              shown_, out.size()));
+      throw Error(fmt::format("{}/api/v1/series: at data[{}]: expected an object of labels", shown_,
+                              out.size()));
     out.push_back(readLabels(obj));
   }
   return out;
@@ -201,10 +203,8 @@ std::vector<SeriesSamples> Api::rangeQuery(const std::string& rangeSelector, int
       std::string_view text;
       double v = 0;
       if (pair.get(tv) || tv.size() != 2 || !numberOf(tv.at(0).value_unsafe(), t) ||
-          tv.at(1).value_unsafe().get(text) ||
-          !parseSampleValue(text, v))
-        throw bad(fmt::format("data.result[{}].values[{}]", k, s.t_ns.size()),
-                  "[time, \"value\"]");
+          tv.at(1).value_unsafe().get(text) || !parseSampleValue(text, v))
+        throw bad(fmt::format("data.result[{}].values[{}]", k, s.t_ns.size()), "[time, \"value\"]");
       // The API gives milliseconds as a decimal fraction of seconds.
       s.t_ns.push_back(std::llround(t * 1000.0) * 1'000'000);
       s.values.push_back(v);

@@ -63,9 +63,10 @@ Selector splitSelector(std::string_view text) {
   std::string_view rest = trim(s.substr(i));
   if (rest.empty() && !out.name.empty()) return out;
   if (rest.size() < 2 || rest.front() != '{' || rest.back() != '}')
-    throw Error(fmt::format("--match '{}': expected a series selector such as "
-                            "{{job=\"dcgm\",Hostname=~\"node0[0-7]\"}} or NAME{{...}}",
-                            text));
+    throw Error(
+        fmt::format("--match '{}': expected a series selector such as "
+                    "{{job=\"dcgm\",Hostname=~\"node0[0-7]\"}} or NAME{{...}}",
+                    text));
   std::string_view inner = trim(rest.substr(1, rest.size() - 2));
   while (!inner.empty() && (inner.back() == ',' || inner.back() == ' '))
     inner.remove_suffix(1);
@@ -166,7 +167,8 @@ Ranked rankedMapping(const Labels& labels) {
   if (name == "gpu_clock") {
     const std::string* type = label(labels, {"clock_type"});
     r.m.known = true;
-    if (type && (type->find("SYSTEM") != std::string::npos || type->find("GFX") != std::string::npos))
+    if (type &&
+        (type->find("SYSTEM") != std::string::npos || type->find("GFX") != std::string::npos))
       r.m.metric = std::string(metric::kSmClock);
     else if (type && type->find("MEM") != std::string::npos)
       r.m.metric = std::string(metric::kMemClock);
@@ -281,7 +283,7 @@ void fetchWindow(Api& api, Shared& sh, size_t group, int64_t t0, int64_t t1, boo
         ++sh.stats.retries;
       }
       const double wait = e.retryAfterS() >= 0 ? std::min(e.retryAfterS(), 30.0)
-                                                : src.backoffS * std::pow(2.0, attempt);
+                                               : src.backoffS * std::pow(2.0, attempt);
       sleepUnlessCancelled(wait, sh.cancel);
       if (sh.cancel) throw Cancelled();
     }
@@ -366,7 +368,8 @@ size_t sortUnique(SeriesAcc& s) {
   std::vector<size_t> order(s.t.size());
   std::iota(order.begin(), order.end(), size_t{0});
   if (!std::is_sorted(s.t.begin(), s.t.end()))
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.t[a] < s.t[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return s.t[a] < s.t[b]; });
   std::vector<int64_t> t;
   std::vector<double> v;
   t.reserve(order.size());
@@ -498,15 +501,17 @@ void gapNotes(const ImportedData& d, std::vector<QualityNote>& notes) {
   size_t shown = 0;
   for (const auto& [span, count] : gaps) {
     if (++shown > 20) {
-      notes.push_back({Severity::Warning, "prometheus_gap", "prometheus",
-                       fmt::format("{} more spans without samples are not listed", gaps.size() - 20)});
+      notes.push_back(
+          {Severity::Warning, "prometheus_gap", "prometheus",
+           fmt::format("{} more spans without samples are not listed", gaps.size() - 20)});
       break;
     }
-    notes.push_back({Severity::Warning, "prometheus_gap", "prometheus",
-                     fmt::format("{} GPU{} have no samples from {} to {} ({}): the exporter was not "
-                                 "scraped then",
-                                 count, count == 1 ? "" : "s", formatUtc(span.first),
-                                 formatUtc(span.second), formatDuration(span.second - span.first))});
+    notes.push_back(
+        {Severity::Warning, "prometheus_gap", "prometheus",
+         fmt::format("{} GPU{} have no samples from {} to {} ({}): the exporter was not "
+                     "scraped then",
+                     count, count == 1 ? "" : "s", formatUtc(span.first), formatUtc(span.second),
+                     formatDuration(span.second - span.first))});
   }
 }
 
@@ -529,16 +534,16 @@ void tallyNotes(const Tallies& t, std::vector<QualityNote>& notes) {
                                  "were skipped",
                                  t.noGpu)});
   if (t.nonFinite > 0)
-    notes.push_back({Severity::Warning, "non_finite_values", subject,
-                     fmt::format("{} NaN or infinite sample values were read as missing values",
-                                 t.nonFinite)});
+    notes.push_back(
+        {Severity::Warning, "non_finite_values", subject,
+         fmt::format("{} NaN or infinite sample values were read as missing values", t.nonFinite)});
   if (!t.extras.empty()) {
     std::string names;
     for (const std::string& n : t.extras)
       names += (names.empty() ? "" : ", ") + n;
-    notes.push_back({Severity::Info, "prometheus_extra_metrics", subject,
-                     fmt::format("metrics without a Wattline meaning were kept as extra metrics: {}",
-                                 names)});
+    notes.push_back(
+        {Severity::Info, "prometheus_extra_metrics", subject,
+         fmt::format("metrics without a Wattline meaning were kept as extra metrics: {}", names)});
   }
 }
 
@@ -561,13 +566,15 @@ int64_t parseTime(std::string_view text, std::string_view what) {
   }
   const auto dt = text::parseDateTime(s);
   if (!dt || s.find('T') == std::string_view::npos)
-    throw Error(fmt::format("{} '{}': expected an RFC 3339 time such as 2026-11-26T08:00:00Z or "
-                            "Unix seconds",
-                            what, text));
+    throw Error(
+        fmt::format("{} '{}': expected an RFC 3339 time such as 2026-11-26T08:00:00Z or "
+                    "Unix seconds",
+                    what, text));
   if (!dt->zone_offset_s)
-    throw Error(fmt::format("{} '{}': the time has no zone; add Z (UTC) or an offset such as "
-                            "+02:00",
-                            what, text));
+    throw Error(
+        fmt::format("{} '{}': the time has no zone; add Z (UTC) or an offset such as "
+                    "+02:00",
+                    what, text));
   return dt->wall_ns - *dt->zone_offset_s * text::kNsPerSecond;
 }
 
@@ -729,9 +736,9 @@ ImportedData fetch(const Source& source, const Progress& progress, FetchStats* s
   });
   for (GpuAcc* g : order) {
     data.gpus.push_back(buildGpu(*g));
-    progress.report(0.9 + 0.1 * static_cast<double>(data.gpus.size()) /
-                              static_cast<double>(order.size()),
-                    "building GPU tables");
+    progress.report(
+        0.9 + 0.1 * static_cast<double>(data.gpus.size()) / static_cast<double>(order.size()),
+        "building GPU tables");
   }
   if (data.gpus.empty())
     throw Error(fmt::format("{}: the GPU series found have no samples between {} and {}",
@@ -766,6 +773,13 @@ ImportedData fetch(const Source& source, const Progress& progress, FetchStats* s
   if (statsOut) *statsOut = stats;
   progress.report(1.0, "building GPU tables");
   return data;
+}
+
+RemoteInput remoteInput(Source source) {
+  source.url = urlOfInput(source.url).value_or(source.url);
+  std::string label = "prometheus:" + http::displayUrl(source.url);
+  return {std::move(label), "prometheus",
+          [source](const Progress& progress) { return fetch(source, progress); }};
 }
 
 }  // namespace wl::import::prom

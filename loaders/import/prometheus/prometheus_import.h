@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/progress.h"
+#include "import/import_job.h"
 #include "import/importer.h"
 #include "import/prometheus/http_client.h"
 #include "import/prometheus/prometheus_api.h"
@@ -72,8 +73,8 @@ struct GpuIdentity {
 std::optional<GpuIdentity> identityOf(const Labels& labels);
 
 struct Discovery {
-  std::vector<Labels> series;         // the GPU series, each once
-  size_t gpus = 0;                    // distinct GPUs among them
+  std::vector<Labels> series;          // the GPU series, each once
+  size_t gpus = 0;                     // distinct GPUs among them
   std::vector<std::string> unmatched;  // selectors that matched nothing
   std::vector<std::string> warnings;   // the server's warnings
   std::vector<std::string> skipped;    // metric names found but not GPU telemetry
@@ -88,6 +89,10 @@ struct FetchStats {
 
 // Discovers and fetches; the result is one ImportedData as an importer gives it (format
 // "prometheus", path = the URL without credentials). Throws wl::Error or wl::Cancelled.
-ImportedData fetch(const Source& source, const Progress& progress = {}, FetchStats* stats = nullptr);
+ImportedData fetch(const Source& source, const Progress& progress = {},
+                   FetchStats* stats = nullptr);
+
+// The ImportJob input that fetches `source`, labelled "prometheus:URL" (without credentials).
+RemoteInput remoteInput(Source source);
 
 }  // namespace wl::import::prom
