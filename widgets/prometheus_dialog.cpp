@@ -36,7 +36,7 @@ int64_t toNs(const QDateTime& t) {
 
 QDateTimeEdit* utcEdit(QWidget* parent) {
   auto* e = new QDateTimeEdit(parent);
-  e->setTimeZone(QTimeZone::utc());
+  e->setTimeSpec(Qt::UTC);  // Qt 6.4 has no setTimeZone()
   e->setDisplayFormat("yyyy-MM-dd HH:mm:ss 'UTC'");
   e->setCalendarPopup(true);
   return e;

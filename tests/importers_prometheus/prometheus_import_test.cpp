@@ -312,7 +312,9 @@ TEST_F(PrometheusImport, ClosedPortAndStoppedServerAreUnreachable) {
     FAIL() << "no error";
   } catch (const Error& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find(stopped.url() + ": the server cannot be reached"), std::string::npos) << m;
+    EXPECT_NE(m.find(stopped.url() + "/api/v1/series: the server cannot be reached"),
+              std::string::npos)
+        << m;
   }
 }
 
@@ -354,10 +356,14 @@ TEST_F(PrometheusImport, CliWritesTheRunAndNothingOnError) {
   const std::string bad = (dir / "bad.h5").string();
   const test::ProcessResult e =
       test::runWattline({"import", url, "--start", "1767225600", "--end", "1767226200", "--match",
-                         R"({gpu=~"(")", "-o", bad});
+                         R"({gpu=~"("})", "-o", bad});
   EXPECT_EQ(e.exitCode, 1);
   EXPECT_NE(e.err.find("the server says"), std::string::npos) << e.err;
-  EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << e.err;
+  // Progress lines come first (stderr is not a terminal); the error is the last line, alone.
+  const std::string last = e.err.substr(e.err.rfind('\n', e.err.size() - 2) + 1);
+  EXPECT_EQ(last.rfind("wattline import: http://127.0.0.1:", 0), 0u) << e.err;
+  EXPECT_NE(last.find("/api/v1/series: HTTP 400: the server says: bad_data"), std::string::npos)
+      << e.err;
   EXPECT_FALSE(std::filesystem::exists(bad));
 
   const test::ProcessResult noTime = test::runWattline({"import", url, "-o", bad});
@@ -371,14 +377,14 @@ TEST_F(PrometheusImport, CredentialsAreSentButNeverShown) {
   std::ofstream(dir / "token") << "s3cr3t-token\n";
   const std::string url = "prometheus:" + server_->url();
   const test::ProcessResult r = test::runWattline(
-      {"import", url, "--start", "1767225600", "--end", "1767226200", "--match", R"({gpu=~"(")",
+      {"import", url, "--start", "1767225600", "--end", "1767226200", "--match", R"({gpu=~"("})",
        "--bearer-token-file", (dir / "token").string(), "-o", (dir / "x.h5").string()});
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_EQ(r.err.find("s3cr3t"), std::string::npos) << r.err;
   const std::string withUser = "http://alice:pa55word@" + server_->url().substr(7);
   const test::ProcessResult u =
       test::runWattline({"import", "prometheus:" + withUser, "--start", "1767225600", "--end",
-                         "1767226200", "--match", R"({gpu=~"(")", "-o", (dir / "x.h5").string()});
+                         "1767226200", "--match", R"({gpu=~"("})", "-o", (dir / "x.h5").string()});
   EXPECT_EQ(u.exitCode, 1);
   EXPECT_EQ(u.err.find("pa55word"), std::string::npos) << u.err;
 }

@@ -488,30 +488,51 @@ ImportedGpu buildGpu(GpuAcc& g) {
   return gpu;
 }
 
-// Spans without samples longer than 3 scrape intervals (and 2 s), grouped across GPUs.
+// Spans without samples longer than 3 scrape intervals (and 2 s). GPUs are scraped at slightly
+// different times, so gaps whose ends lie within a scrape interval of each other are one span.
 void gapNotes(const ImportedData& d, std::vector<QualityNote>& notes) {
-  std::map<std::pair<int64_t, int64_t>, size_t> gaps;
+  struct Gap {
+    int64_t from, to, tol;
+  };
+  std::vector<Gap> gaps;
   for (const ImportedGpu& g : d.gpus) {
     const std::vector<int64_t>& t = g.table.t_ns;
     const double median = tel::medianIntervalSeconds(t);
     const int64_t limit = std::max<int64_t>(static_cast<int64_t>(3 * median * 1e9), 2'000'000'000);
+    const int64_t tol = std::max<int64_t>(static_cast<int64_t>(median * 1e9), 1'000'000'000);
     for (size_t i = 1; i < t.size(); ++i)
-      if (t[i] - t[i - 1] > limit) ++gaps[{t[i - 1], t[i]}];
+      if (t[i] - t[i - 1] > limit) gaps.push_back({t[i - 1], t[i], tol});
   }
-  size_t shown = 0;
-  for (const auto& [span, count] : gaps) {
-    if (++shown > 20) {
+  std::sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) { return a.from < b.from; });
+  struct Span {
+    int64_t from, to, lastFrom;
+    size_t gpus;
+  };
+  std::vector<Span> spans;
+  for (const Gap& g : gaps) {
+    if (!spans.empty() && g.from - spans.back().lastFrom <= g.tol &&
+        std::llabs(g.to - spans.back().to) <= g.tol) {
+      Span& s = spans.back();
+      s.to = std::max(s.to, g.to);
+      s.lastFrom = g.from;
+      ++s.gpus;
+      continue;
+    }
+    spans.push_back({g.from, g.to, g.from, 1});
+  }
+  for (size_t k = 0; k < spans.size(); ++k) {
+    if (k == 20) {
       notes.push_back(
           {Severity::Warning, "prometheus_gap", "prometheus",
-           fmt::format("{} more spans without samples are not listed", gaps.size() - 20)});
+           fmt::format("{} more spans without samples are not listed", spans.size() - 20)});
       break;
     }
-    notes.push_back(
-        {Severity::Warning, "prometheus_gap", "prometheus",
-         fmt::format("{} GPU{} have no samples from {} to {} ({}): the exporter was not "
-                     "scraped then",
-                     count, count == 1 ? "" : "s", formatUtc(span.first), formatUtc(span.second),
-                     formatDuration(span.second - span.first))});
+    const Span& s = spans[k];
+    notes.push_back({Severity::Warning, "prometheus_gap", "prometheus",
+                     fmt::format("{} GPU{} have no samples from {} to {} ({}): the exporter was "
+                                 "not scraped then",
+                                 s.gpus, s.gpus == 1 ? "" : "s", formatUtc(s.from), formatUtc(s.to),
+                                 formatDuration(s.to - s.from))});
   }
 }
 
