@@ -71,7 +71,7 @@ class PrometheusDialogTest : public QObject {
     QVERIFY2(d.matchText().contains("3 (6 series)"), qPrintable(d.matchText()));
     QVERIFY2(d.previewText().contains("__name__ = DCGM_FI_DEV_"), qPrintable(d.previewText()));
 
-    d.setSelector(R"({Hostname="node-b"})");
+    d.setSelector("{Hostname=\"node-b\"}");
     d.refreshMatches();
     QVERIFY(updated.wait(10000));
     QCOMPARE(d.matchedGpus(), 1);
@@ -91,7 +91,7 @@ class PrometheusDialogTest : public QObject {
     QSignalSpy updated(&d, &wl::PrometheusDialog::matchesUpdated);
     d.setUrl(QString::fromStdString(server_->url()));
     d.setRange(kT0 * 1'000'000'000, (kT0 + 120) * 1'000'000'000);
-    d.setSelector(R"({gpu=~"("})");
+    d.setSelector("{gpu=~\"(\"}");
     d.refreshMatches();
     QVERIFY(updated.wait(10000));
     QCOMPARE(d.matchedGpus(), -1);
