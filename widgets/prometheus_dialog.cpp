@@ -57,7 +57,7 @@ std::string readToken(const QString& file) {
 
 PrometheusDialog::PrometheusDialog(QWidget* parent) : QDialog(parent) {
   setWindowTitle(tr("Import from Prometheus"));
-  resize(760, 560);
+  resize(760, 480);
   auto* layout = new QVBoxLayout(this);
   auto* intro = new QLabel(
       tr("GPU telemetry scraped from dcgm-exporter or AMD's device-metrics-exporter, read as raw "
@@ -78,6 +78,7 @@ PrometheusDialog::PrometheusDialog(QWidget* parent) : QDialog(parent) {
   range->addWidget(start_);
   range->addWidget(new QLabel(tr("to"), this));
   range->addWidget(end_);
+  range->addStretch(1);
   form->addRow(tr("Time range:"), range);
   selector_ = new QLineEdit(this);
   selector_->setPlaceholderText(
@@ -85,6 +86,7 @@ PrometheusDialog::PrometheusDialog(QWidget* parent) : QDialog(parent) {
   form->addRow(tr("Selector:"), selector_);
   matched_ = new QLabel(tr("GPUs matched: not asked yet"), this);
   matched_->setWordWrap(true);
+  matched_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
   matched_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   form->addRow(QString(), matched_);
   preview_ = new QPlainTextEdit(this);
@@ -108,7 +110,8 @@ PrometheusDialog::PrometheusDialog(QWidget* parent) : QDialog(parent) {
   auto* browseOutput = new QPushButton(tr("Browse..."), this);
   outputRow->addWidget(browseOutput);
   form->addRow(tr("Output run:"), outputRow);
-  layout->addLayout(form, 1);
+  layout->addLayout(form);
+  layout->addStretch(1);
 
   auto* box = new QDialogButtonBox(QDialogButtonBox::Cancel, this);
   importButton_ = box->addButton(tr("Import"), QDialogButtonBox::AcceptRole);
