@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/throttle_reasons.h"
+#include "import/import_job.h"
 #include "import/prometheus/prometheus_import.h"
 #include "prometheus_server.h"
 #include "support/run_process.h"
@@ -369,6 +370,37 @@ TEST_F(PrometheusImport, CliWritesTheRunAndNothingOnError) {
   const test::ProcessResult noTime = test::runWattline({"import", url, "-o", bad});
   EXPECT_EQ(noTime.exitCode, 2);
   EXPECT_NE(noTime.err.find("needs --start T and --end T"), std::string::npos) << noTime.err;
+}
+
+TEST_F(PrometheusImport, GpusJoinTheTracesHost) {
+  // The rocprofv3 trace's rank ran on host smci350-zts-gtu-c6-25, device 0. Another host sorts
+  // first, so only joining by host name puts the rank on the right GPU.
+  std::vector<GenGpu> gen = {gpus_[0], gpus_[1], gpus_[0], gpus_[1]};
+  gen[0].host = gen[1].host = "aaa-host";
+  gen[2].host = gen[3].host = "smci350-zts-gtu-c6-25";
+  for (size_t g = 0; g < gen.size(); ++g)
+    gen[g].uuid = fmt::format("GPU-join-{}", g);
+  test::TempDir dir;
+  writeOpenMetrics(gen, dir / "join.om");
+  test::PrometheusServer server(dir / "join.om", dir / "server");
+  Source s = source();
+  s.url = server.url();
+  ImportRequest req;
+  req.remote.push_back(remoteInput(s));
+  req.inputs.push_back(
+      {std::filesystem::path(WATTLINE_TEST_DATA) / "rocprof/tracelens-rocprofv3-mi350x.json.gz",
+       {}});
+  req.output = dir / "run.h5";
+  ImportJob job(std::move(req));
+  const ImportSummary sum = job.run();
+  ASSERT_EQ(sum.gpus.size(), 4u);
+  ASSERT_EQ(sum.ranks.size(), 1u);
+  ASSERT_GE(sum.ranks[0].gpu, 0);
+  const GpuInfo& gpu = sum.gpus[static_cast<size_t>(sum.ranks[0].gpu)];
+  EXPECT_EQ(gpu.hostname, "smci350-zts-gtu-c6-25");
+  EXPECT_EQ(gpu.local_index, 0);
+  EXPECT_EQ(gpu.uuid, "GPU-join-2");
+  EXPECT_EQ(sum.info.sources.front().path, "prometheus:" + server.url());
 }
 
 TEST_F(PrometheusImport, CredentialsAreSentButNeverShown) {
