@@ -403,6 +403,76 @@ TEST_F(PrometheusImport, GpusJoinTheTracesHost) {
   EXPECT_EQ(sum.info.sources.front().path, "prometheus:" + server.url());
 }
 
+// A bcrypt hash of "wattline-test" (Prometheus' web config stores hashes, not passwords).
+constexpr const char* kAliceHash = "$2b$10$abcdefghijklmnopqrstuumKHhTYO14jAvqfPDNj8zAstxU5CHlY2";
+
+TEST_F(PrometheusImport, BasicAuthIsRequiredAndSent) {
+  test::TempDir dir;
+  std::vector<GenGpu> one = {gpus_.front()};
+  writeOpenMetrics(one, dir / "one.om");
+  test::WebOptions web;
+  web.webConfigYaml = fmt::format("basic_auth_users:\n  alice: {}\n", kAliceHash);
+  web.user = "alice";
+  web.password = "wattline-test";
+  test::PrometheusServer server(dir / "one.om", dir / "server", web);
+  Source s = source();
+  s.url = server.url();
+  try {
+    fetch(s);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/api/v1/series: 401 Unauthorized: the server refused "
+                                         "the credentials"),
+              std::string::npos)
+        << e.what();
+  }
+  s.access.basicUser = "alice";
+  s.access.basicPassword = "wrong";
+  EXPECT_THROW(fetch(s), Error);
+  // Through the CLI, from a file, never echoed.
+  std::ofstream(dir / "auth") << "alice:wattline-test\n";
+  const test::ProcessResult r = test::runWattline(
+      {"import", "prometheus:" + server.url(), "--start", "1767225600", "--end", "1767226200",
+       "--basic-auth-file", (dir / "auth").string(), "-o", (dir / "run.h5").string(), "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["gpus"], 1);
+  EXPECT_EQ(r.err.find("wattline-test"), std::string::npos);
+}
+
+TEST_F(PrometheusImport, HttpsWithTheServersCa) {
+  const std::string openssl = test::findExecutable("openssl");
+  if (openssl.empty())
+    GTEST_SKIP() << "openssl is not installed: no certificate for the https test";
+  test::TempDir dir;
+  const std::string crt = (dir / "server.crt").string(), key = (dir / "server.key").string();
+  ASSERT_EQ(test::runTool({openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                           "-out", crt, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext",
+                           "subjectAltName=IP:127.0.0.1"},
+                          dir / "openssl.log"),
+            0);
+  std::vector<GenGpu> one = {gpus_.front()};
+  writeOpenMetrics(one, dir / "one.om");
+  test::WebOptions web;
+  web.webConfigYaml =
+      fmt::format("tls_server_config:\n  cert_file: {}\n  key_file: {}\n", crt, key);
+  web.https = true;
+  web.caFile = crt;
+  test::PrometheusServer server(dir / "one.om", dir / "server", web);
+  Source s = source();
+  s.url = server.url();
+  try {
+    fetch(s);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(": TLS failure ("), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--cacert"), std::string::npos) << e.what();
+  }
+  s.access.caCertFile = crt;
+  const ImportedData d = fetch(s);
+  ASSERT_EQ(d.gpus.size(), 1u);
+  EXPECT_EQ(d.gpus[0].table.t_ns.size(), one[0].tMs.size());
+}
+
 TEST_F(PrometheusImport, CredentialsAreSentButNeverShown) {
   // Prometheus without auth accepts any credentials; what matters is that no message shows them.
   test::TempDir dir;

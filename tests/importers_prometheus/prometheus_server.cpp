@@ -76,10 +76,15 @@ pid_t spawn(const std::vector<std::string>& argv, const std::filesystem::path& l
   return pid;
 }
 
-bool ready(const std::string& url) {
+bool ready(const std::string& url, const WebOptions& web) {
   CURL* c = curl_easy_init();
   if (!c) return false;
   curl_easy_setopt(c, CURLOPT_URL, (url + "/-/ready").c_str());
+  if (!web.user.empty()) {
+    curl_easy_setopt(c, CURLOPT_USERNAME, web.user.c_str());
+    curl_easy_setopt(c, CURLOPT_PASSWORD, web.password.c_str());
+  }
+  if (!web.caFile.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, web.caFile.c_str());
   curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 1000L);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -107,6 +112,13 @@ std::string findExecutable(const std::string& name) {
   return {};
 }
 
+int runTool(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  const pid_t pid = spawn(argv, log);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 int freeLoopbackPort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) throw std::runtime_error("socket failed");
@@ -125,7 +137,8 @@ int freeLoopbackPort() {
 }
 
 PrometheusServer::PrometheusServer(const std::filesystem::path& openMetrics,
-                                   const std::filesystem::path& workDir) {
+                                   const std::filesystem::path& workDir, WebOptions web)
+    : web_(std::move(web)) {
   const std::string promtool = findExecutable("promtool");
   if (promtool.empty()) throw std::runtime_error("promtool is not installed");
   std::filesystem::create_directories(workDir / "data");
@@ -153,11 +166,17 @@ void PrometheusServer::start(const std::filesystem::path& workDir) {
   const std::string prometheus = findExecutable("prometheus");
   if (prometheus.empty()) throw std::runtime_error("prometheus is not installed");
   port_ = freeLoopbackPort();
-  const pid_t pid = spawn(
-      {prometheus, "--config.file=" + (workDir / "prometheus.yml").string(),
-       "--storage.tsdb.path=" + (workDir / "data").string(), "--storage.tsdb.retention.time=100y",
-       "--web.listen-address=127.0.0.1:" + std::to_string(port_), "--log.level=warn"},
-      log_);
+  std::vector<std::string> argv = {prometheus,
+                                   "--config.file=" + (workDir / "prometheus.yml").string(),
+                                   "--storage.tsdb.path=" + (workDir / "data").string(),
+                                   "--storage.tsdb.retention.time=100y",
+                                   "--web.listen-address=127.0.0.1:" + std::to_string(port_),
+                                   "--log.level=warn"};
+  if (!web_.webConfigYaml.empty()) {
+    std::ofstream(workDir / "web.yml") << web_.webConfigYaml;
+    argv.push_back("--web.config.file=" + (workDir / "web.yml").string());
+  }
+  const pid_t pid = spawn(argv, log_);
   registerServer(pid);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -165,7 +184,7 @@ void PrometheusServer::start(const std::filesystem::path& workDir) {
       unregisterServer(pid);
       throw std::runtime_error("prometheus exited at start: " + slurp(log_));
     }
-    if (ready(url())) {
+    if (ready(url(), web_)) {
       pid_ = pid;
       return;
     }
