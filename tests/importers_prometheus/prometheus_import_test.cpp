@@ -259,6 +259,17 @@ TEST_F(PrometheusImport, SelectorLimitsTheGpusAndDiscoveryCountsThem) {
   EXPECT_EQ(p.gpus[0].table.columns[0].values, gpus_[1].power);
 }
 
+TEST_F(PrometheusImport, SeveralSelectorsEachFetchTheirOwnSeries) {
+  Source s = source();
+  // node-a's series through the first, node-b's through the second, power twice (kept once).
+  s.selectors = {R"({Hostname="node-a"})", R"({Hostname="node-b",job="dcgm"})",
+                 "DCGM_FI_DEV_POWER_USAGE"};
+  FetchStats stats;
+  const ImportedData d = fetch(s, {}, &stats);
+  expectHistory(d, gpus_);
+  EXPECT_EQ(stats.samples, rows() * 6);
+}
+
 TEST_F(PrometheusImport, BadSelectorGivesTheServersMessage) {
   Source s = source();
   s.selectors = {R"({Hostname=~"node-(a"})"};

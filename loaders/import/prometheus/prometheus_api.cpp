@@ -111,7 +111,7 @@ std::string Api::call(const std::string& endpoint, const http::Form& form,
     // A timeout or a dropped connection mid-import is worth another try; a refused connection
     // at the first call is reported at once by the caller (it does not retry discovery).
     if (e.kind() == http::HttpError::Kind::Timeout || e.kind() == http::HttpError::Kind::Connect)
-      throw Retryable(e.what(), -1.0);
+      throw Retryable(e.what(), -1.0, e.kind() == http::HttpError::Kind::Connect);
     throw;
   }
   const std::string where = shown_ + endpoint;

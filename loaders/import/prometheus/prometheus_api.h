@@ -32,11 +32,14 @@ struct SeriesSamples {
 // A failure worth retrying: 429, 5xx, a timeout, a dropped connection.
 class Retryable : public Error {
  public:
-  Retryable(const std::string& what, double retryAfterS) : Error(what), retryAfterS_(retryAfterS) {}
+  Retryable(const std::string& what, double retryAfterS, bool connect = false)
+      : Error(what), retryAfterS_(retryAfterS), connect_(connect) {}
   double retryAfterS() const { return retryAfterS_; }
+  bool connect() const { return connect_; }  // no connection to the server at all
 
  private:
   double retryAfterS_;
+  bool connect_;
 };
 
 // The query would load more samples than the server allows.

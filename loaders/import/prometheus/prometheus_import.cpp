@@ -277,6 +277,8 @@ void fetchWindow(Api& api, Shared& sh, size_t group, int64_t t0, int64_t t1, boo
         std::lock_guard lock(sh.mutex);
         ++sh.stats.queries;
         if (attempt >= src.retries) {
+          // The server went away: stop, rather than note every remaining window as missing.
+          if (e.connect()) throw Error(e.what());
           sh.missing.push_back({group, t0, t1, e.what()});
           return;
         }
@@ -637,7 +639,8 @@ Discovery discover(const Source& source, const std::atomic<bool>* cancel) {
   Api api(url, source.access);
   Discovery d;
   std::set<std::string> seen, gpus, skipped;
-  for (const std::string& sel : selectors) {
+  for (size_t k = 0; k < selectors.size(); ++k) {
+    const std::string& sel = selectors[k];
     std::vector<Labels> found;
     try {
       found = api.series(seriesSelector(sel), source.start_ns, source.end_ns, d.warnings, cancel);
@@ -657,6 +660,7 @@ Discovery discover(const Source& source, const std::atomic<bool>* cancel) {
       if (!seen.insert(labelsKey(l)).second) continue;
       gpus.insert(id->key());
       d.series.push_back(std::move(l));
+      d.selectorOf.push_back(k);
     }
     if (kept == 0) d.unmatched.push_back(sel);
   }
@@ -688,13 +692,9 @@ ImportedData fetch(const Source& source, const Progress& progress, FetchStats* s
   // and kept once.
   std::vector<Group> groups;
   std::map<std::pair<size_t, std::string>, size_t> groupOf;
-  for (const Labels& l : d.series) {
-    const std::string& name = l.at("__name__");
-    size_t sel = 0;
-    for (; sel + 1 < selectors.size(); ++sel) {
-      const Selector s = splitSelector(selectors[sel]);
-      if (s.name.empty() || s.name == name) break;
-    }
+  for (size_t i = 0; i < d.series.size(); ++i) {
+    const std::string& name = d.series[i].at("__name__");
+    const size_t sel = d.selectorOf[i];
     auto [it, added] = groupOf.emplace(std::make_pair(sel, name), groups.size());
     if (added) groups.push_back({groupSelector(selectors[sel], name), name, 0});
     ++groups[it->second].series;

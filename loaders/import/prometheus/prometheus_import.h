@@ -74,6 +74,7 @@ std::optional<GpuIdentity> identityOf(const Labels& labels);
 
 struct Discovery {
   std::vector<Labels> series;          // the GPU series, each once
+  std::vector<size_t> selectorOf;      // per series: the first selector that matched it
   size_t gpus = 0;                     // distinct GPUs among them
   std::vector<std::string> unmatched;  // selectors that matched nothing
   std::vector<std::string> warnings;   // the server's warnings
