@@ -319,11 +319,9 @@ std::vector<Task> planTasks(const Source& src, const std::vector<Group>& groups)
     const double seconds = static_cast<double>(src.maxSamplesPerQuery) / perSecond;
     int64_t w = static_cast<int64_t>(std::clamp(seconds, 1.0, 1e9) * 1e9);
     w = std::min(w, std::max<int64_t>(span, 1));
-    for (int64_t t0 = src.start_ns; t0 < src.end_ns || tasks.empty() || t0 == src.start_ns;) {
-      const int64_t t1 = std::min(t0 + w, src.end_ns);
+    for (int64_t t0 = src.start_ns, t1 = 0; t0 < src.end_ns; t0 = t1) {
+      t1 = std::min(t0 + w, src.end_ns);
       tasks.push_back({g, t0, t1});
-      if (t1 >= src.end_ns) break;
-      t0 = t1;
     }
   }
   return tasks;
@@ -341,11 +339,11 @@ void runTasks(Shared& sh, int concurrency, const Progress& progress) {
     for (std::thread& t : pool)
       if (t.joinable()) t.join();
   };
+  const std::string stage = fmt::format("fetching raw samples ({} windows)", sh.tasks.size());
   try {
     while (sh.done < sh.tasks.size() && !sh.cancel) {
-      progress.report(
-          static_cast<double>(sh.done) / static_cast<double>(sh.tasks.size()),
-          fmt::format("fetching raw samples ({}/{} queries)", sh.done.load(), sh.tasks.size()));
+      // One stage text for the whole fetch: the fraction says how far it is.
+      progress.report(static_cast<double>(sh.done) / static_cast<double>(sh.tasks.size()), stage);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   } catch (...) {
