@@ -85,6 +85,22 @@ class PrometheusDialogTest : public QObject {
     QVERIFY(std::filesystem::exists(out / "run.h5"));
   }
 
+  void cancelLeavesNothing() {
+    if (!server_) QSKIP("prometheus is not installed (scripts/setup-debian.sh)");
+    wl::PrometheusDialog d;
+    d.setUrl(QString::fromStdString(server_->url()));
+    d.setRange(kT0 * 1'000'000'000, (kT0 + 120) * 1'000'000'000);
+    wl::test::TempDir out;
+    d.setOutputPath(QString::fromStdString((out / "run.h5").string()));
+    QSignalSpy cancelled(&d, &wl::PrometheusDialog::cancelled);
+    d.startImport();
+    QVERIFY(d.isRunning());
+    d.cancelImport();  // before the worker starts: it stops at once
+    QVERIFY(cancelled.wait(20000));
+    QVERIFY(!d.isRunning());
+    QVERIFY(std::filesystem::is_empty(out.path()));
+  }
+
   void showsTheServersMessageForABadSelector() {
     if (!server_) QSKIP("prometheus is not installed (scripts/setup-debian.sh)");
     wl::PrometheusDialog d;
