@@ -10,9 +10,11 @@ PACKAGES=(
   # libraries
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
   libhdf5-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libsimdjson-dev libsqlite3-dev
+  libcurl4-openssl-dev
   # tests and benchmarks
   libgtest-dev libbenchmark-dev xvfb xauth fonts-dejavu-core
   hdf5-tools python3-h5py python3-numpy poppler-utils
+  prometheus  # the Prometheus importer tests start a real server (and promtool fills it)
 )
 
 missing=()

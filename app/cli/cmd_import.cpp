@@ -2,6 +2,9 @@
 // wattline import INPUT... -o RUN.h5 [--format NAME] [--name TEXT] [--platform NAME]
 //                 [--config tp=4,pp=8,...] [--offset SOURCE=NS] [--dcgm-interval-ms N]
 //                 [--utc-offset [SOURCE=]+HH:MM] [--gpus N] [--json]
+// An INPUT "prometheus:http://HOST:PORT" reads GPU telemetry from a Prometheus server between
+// --start and --end ([--match SELECTOR]... [--bearer-token-file F] [--basic-auth-file F]
+// [--cacert F] [--concurrency N]).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -9,12 +12,16 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/time_format.h"
 #include "import/import_job.h"
+#include "import/prometheus/prometheus_import.h"
 
 namespace wl::cli {
 namespace {
@@ -64,6 +71,74 @@ class StderrProgress {
   int lastPct_ = -1;
   std::string lastStage_;
 };
+
+// A secret from a file (its first line, without trailing whitespace); the content is never echoed.
+std::string readSecret(const std::string& file, const std::string& option) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("--{} {}: the file cannot be read", option, file));
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+    line.pop_back();
+  if (line.empty()) throw UsageError(fmt::format("--{} {}: the file is empty", option, file));
+  return line;
+}
+
+void setBasicAuth(import::http::Access& a, const std::string& userColonPassword,
+                  const std::string& from) {
+  const size_t colon = userColonPassword.find(':');
+  if (colon == std::string::npos || colon == 0)
+    throw UsageError(fmt::format("{}: expected USER:PASSWORD", from));
+  a.basicUser = userColonPassword.substr(0, colon);
+  a.basicPassword = userColonPassword.substr(colon + 1);
+}
+
+// Turns "prometheus:URL" positionals into remote inputs; the other positionals stay files.
+void addPrometheusInputs(const ArgParser& p, import::ImportRequest& req) {
+  std::vector<std::string> urls;
+  for (const std::string& in : p.positional()) {
+    if (auto url = import::prom::urlOfInput(in))
+      urls.push_back(*url);
+    else
+      req.inputs.push_back({in, {}});
+  }
+  const bool window = p.value("start") || p.value("end") || !p.values("match").empty();
+  if (urls.empty()) {
+    if (window)
+      throw UsageError("--start, --end and --match need a prometheus:http://HOST:PORT input");
+    return;
+  }
+  if (!p.value("start") || !p.value("end"))
+    throw UsageError("a prometheus: input needs --start T and --end T (RFC 3339 or Unix seconds)");
+  import::prom::Source base;
+  try {
+    base.start_ns = import::prom::parseTime(*p.value("start"), "--start");
+    base.end_ns = import::prom::parseTime(*p.value("end"), "--end");
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  if (base.end_ns <= base.start_ns) throw UsageError("--end must be after --start");
+  base.selectors = p.values("match");
+  if (auto n = p.intValue("concurrency")) {
+    if (*n < 1 || *n > 64) throw UsageError("option --concurrency: expected 1 to 64");
+    base.concurrency = *n;
+  }
+  import::http::Access& a = base.access;
+  if (auto f = p.value("bearer-token-file"))
+    a.bearerToken = readSecret(*f, "bearer-token-file");
+  else if (const char* env = std::getenv("WATTLINE_PROMETHEUS_TOKEN"); env && *env)
+    a.bearerToken = env;
+  if (auto f = p.value("basic-auth-file"))
+    setBasicAuth(a, readSecret(*f, "basic-auth-file"), "--basic-auth-file " + *f);
+  else if (const char* env = std::getenv("WATTLINE_PROMETHEUS_BASIC_AUTH"); env && *env)
+    setBasicAuth(a, env, "WATTLINE_PROMETHEUS_BASIC_AUTH");
+  if (auto f = p.value("cacert")) a.caCertFile = *f;
+  for (const std::string& url : urls) {
+    import::prom::Source src = base;
+    src.url = url;
+    req.remote.push_back(import::prom::remoteInput(std::move(src)));
+  }
+}
 
 nlohmann::json summaryJson(const import::ImportSummary& s) {
   const RunInfo& i = s.info;
@@ -127,8 +202,21 @@ int cmdImport(const Args& rawArgs) {
       .option("gpus", "N",
               "number of GPUs taking turns in an nvidia-smi CSV without an index column "
               "(default: found from the rows)")
+      .option("start", "T", "prometheus: start of the time range (RFC 3339 or Unix seconds)")
+      .option("end", "T", "prometheus: end of the time range (RFC 3339 or Unix seconds)")
+      .option("match", "SELECTOR",
+              "prometheus: a series selector such as {job=\"dcgm\",Hostname=~\"node0[0-7]\"} "
+              "(default: every dcgm-exporter and AMD exporter GPU series); repeatable",
+              true)
+      .option("bearer-token-file", "FILE",
+              "prometheus: bearer token (else $WATTLINE_PROMETHEUS_TOKEN)")
+      .option("basic-auth-file", "FILE",
+              "prometheus: USER:PASSWORD for basic auth (else $WATTLINE_PROMETHEUS_BASIC_AUTH)")
+      .option("cacert", "FILE", "prometheus: CA certificates (PEM) to verify an https server")
+      .option("concurrency", "N", "prometheus: queries in flight (default 4)")
       .flag("json", "print a JSON summary of the run written")
-      .positionals("INPUT", "telemetry or trace files, or folders", 0, -1);
+      .positionals("INPUT", "telemetry or trace files, folders, or prometheus:http://HOST:PORT", 0,
+                   -1);
   if (!p.parse(expandShortOutput(rawArgs))) return 0;
   if (p.has("list-formats") || p.value("format") == "list") {
     std::fputs(import::formatList().c_str(), stdout);
@@ -138,8 +226,7 @@ int cmdImport(const Args& rawArgs) {
   if (!p.value("output")) throw UsageError("missing -o RUN.h5");
 
   import::ImportRequest req;
-  for (const std::string& in : p.positional())
-    req.inputs.push_back({in, {}});
+  addPrometheusInputs(p, req);
   req.output = *p.value("output");
   if (auto f = p.value("format")) {
     if (!import::findImporter(*f))

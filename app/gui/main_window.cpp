@@ -27,6 +27,7 @@
 #include "gui/study_window.h"
 #include "import_dialog.h"
 #include "kernel_details_view.h"
+#include "prometheus_dialog.h"
 #include "run_summary_view.h"
 #include "selection_summary_view.h"
 #include "timeline/timeline_page.h"
@@ -256,6 +257,12 @@ void MainWindow::createFileMenu() {
   importAction->setToolTip(
       tr("Turn PyTorch profiler, rocprof, Nsight Systems, nvidia-smi, DCGM, "
          "amd-smi, Zeus or CharLLM-PPT files into one run"));
+  file->addAction(tr("Import from &Prometheus…"), this, [this] {
+    auto* d = new PrometheusDialog(this);
+    d->setAttribute(Qt::WA_DeleteOnClose);
+    connect(d, &PrometheusDialog::imported, this, &MainWindow::openRun);
+    d->open();
+  });
   QAction* studyAction = file->addAction(tr("Open &Study of Many Runs…"), this, [this] {
     const QString dir = QFileDialog::getExistingDirectory(
         this, tr("Open a Folder of Runs as a Study"), QSettings().value("lastOpenDir").toString());

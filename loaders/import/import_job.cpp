@@ -119,7 +119,8 @@ std::vector<PlannedInput> ImportJob::plan() const {
 }
 
 ImportSummary ImportJob::run(const Progress& progress) {
-  if (request_.inputs.empty()) throw Error("nothing to import: no input given");
+  if (request_.inputs.empty() && request_.remote.empty())
+    throw Error("nothing to import: no input given");
   if (request_.output.empty()) throw Error("no output file given");
   if (cancel_) throw Cancelled();
   const std::vector<PlannedInput> planned = plan();
@@ -187,10 +188,27 @@ ImportSummary ImportJob::run(const Progress& progress) {
   }
   std::vector<ImportedData> data;
   double done = 0;
+  // Remote sources weigh as much as all files together (or everything without files).
+  const double remoteShare = request_.remote.empty() ? 0.0 : readable.empty() ? 1.0 : 0.5;
+  for (size_t k = 0; k < request_.remote.size(); ++k) {
+    const RemoteInput& r = request_.remote[k];
+    const double n = static_cast<double>(request_.remote.size());
+    const double from = 0.8 * remoteShare * static_cast<double>(k) / n;
+    const double to = 0.8 * remoteShare * static_cast<double>(k + 1) / n;
+    const std::string label = fmt::format("reading {}", r.label);
+    total.report(from, label);
+    data.push_back(r.read(Progress([&](double f, std::string_view stage) {
+      total.report(from + (to - from) * f, stage.empty() ? std::string_view(label) : stage);
+      return true;
+    })));
+    if (data.back().format.empty()) data.back().format = r.format;
+    data.back().path = r.label;
+  }
+  const double fileFrom = 0.8 * remoteShare;
   for (size_t k = 0; k < readable.size(); ++k) {
     const PlannedInput& p = *readable[k];
-    const double from = 0.8 * done / sum;
-    const double to = 0.8 * (done + weight[k]) / sum;
+    const double from = fileFrom + (0.8 - fileFrom) * done / sum;
+    const double to = fileFrom + (0.8 - fileFrom) * (done + weight[k]) / sum;
     const std::string label = fmt::format("reading {} ({}/{}, {})", p.path.filename().string(),
                                           k + 1, readable.size(), p.importer->name());
     const Progress sub([&](double f, std::string_view) {
@@ -235,6 +253,8 @@ ImportSummary ImportJob::run(const Progress& progress) {
       inputs.push_back({{"path", p->path.string()},
                         {"format", p->importer->name()},
                         {"detected", !p->overridden}});
+    for (const RemoteInput& r : request_.remote)
+      inputs.push_back({{"path", r.label}, {"format", r.format}, {"detected", false}});
     j["import"]["inputs"] = inputs;
     for (const SourceOffset& o : assemble.offsets)
       j["import"]["offsets"][o.source] = o.offset_ns;

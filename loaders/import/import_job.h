@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,8 +34,16 @@ struct UtcOffset {
   bool operator==(const UtcOffset&) const = default;
 };
 
+// A source that is not a file (a Prometheus server), read by a function before the files.
+struct RemoteInput {
+  std::string label;   // the source as shown and recorded: "prometheus:http://host:9090"
+  std::string format;  // "prometheus"
+  std::function<ImportedData(const Progress&)> read;
+};
+
 struct ImportRequest {
   std::vector<ImportInput> inputs;
+  std::vector<RemoteInput> remote;
   std::filesystem::path output;
   std::string format;  // used for inputs without a format of their own; empty: detect
   ImportOptions options;
