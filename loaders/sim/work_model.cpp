@@ -87,6 +87,16 @@ StageWork WorkModel::buildStage(int s) {
     k.fixedS = kLaunchGapS;
     k.activity = gemmActivity;
     k.expert = expert;
+    // Roofline: a thin GEMM (a LoRA adapter of rank r, the MoE router's few columns) does too
+    // few FLOPs per byte to keep the tensor cores busy; it runs at the speed of HBM reading its
+    // operands and writing its result (bf16), independent of the SM clock, and draws the power
+    // of a memory-bound kernel.
+    const double memS = 2.0 * (M * K + K * N + M * N) / hbm;
+    if (memS > k.smS) {
+      k.smS = 0;
+      k.fixedS += memS;
+      k.activity = memActivity;
+    }
     op.add(k);
   };
   // One adapter beside a GEMM of input width `in` and output width `out`: x A (in x r) then B
