@@ -13,8 +13,10 @@
 
 #include "core/throttle_reasons.h"
 #include "sim/comm_model.h"
+#include "sim/memory_model.h"
 #include "sim/model_shape.h"
 #include "sim/platform_profile.h"
+#include "sim/simulator.h"
 #include "sim/topology.h"
 #include "sim_test_support.h"
 #include "support/temp_dir.h"
@@ -229,6 +231,166 @@ TEST(PaperFindings, HotterGpusClockLowerAndStraggle) {
   EXPECT_LT(rearClk, frontClk - 10);
   ASSERT_GE(last.size(), 15u);
   EXPECT_GE(rearLast, 4 * frontLast);
+}
+
+// Finding: tensor + pipeline parallelism reaches lower link bandwidth than tensor or pipeline
+// parallelism alone. What one microbatch moves per layer boundary on 8 GPUs of a node, Llama3-8B
+// at 2048 tokens (D = T h 2 bytes of activations): TP 4 all-reduces D twice per layer; PP 4 sends
+// D to the next stage; TP 2 x PP 2 all-reduces D over 2 ranks and sends D / 2 per rank
+// (scatter-gather of the pipeline exchange over the tensor-parallel ranks). Achieved bandwidth =
+// the bytes each rank sends / the time the collective plan takes, summed over the layer.
+TEST(PaperFindings, TensorPlusPipelineUsesTheLinksWorse) {
+  sim::SimConfig c = test::tinyConfig();
+  c.model = *sim::findModel("Llama3-8B");
+  c.seqLen = 2048, c.mbs = 1;
+  const double D = 1.0 * c.seqLen * c.model.hidden * 2;
+  struct Moved {
+    double bytes = 0, seconds = 0;
+    void add(const sim::CollectivePlan& p) { bytes += p.bytesPerRank, seconds += p.seconds; }
+    double gbs() const { return bytes / seconds * 1e-9; }
+  };
+  struct Layer {
+    Moved tp, pp, all;
+  };
+  auto layout = [&](int tp, int pp) {
+    c.tp = tp, c.pp = pp, c.dp = 8 / (tp * pp);
+    c.gbs = c.dp * 8;
+    const sim::Topology topo(c);
+    Layer m;
+    using K = sim::CollectiveKind;
+    for (int i = 0; tp > 1 && i < 2; ++i) {
+      const auto p =
+          sim::planCollective(K::AllReduce, D, *topo.worstGroup(sim::GroupKind::Tp, 0), c.platform);
+      m.tp.add(p), m.all.add(p);
+    }
+    if (pp > 1) {
+      const auto p = sim::planCollective(K::SendRecv, D / tp,
+                                         *topo.worstGroup(sim::GroupKind::P2pPair, 0), c.platform);
+      m.pp.add(p), m.all.add(p);
+    }
+    return m;
+  };
+  const Layer tp = layout(4, 1), pp = layout(1, 4), both = layout(2, 2);
+  std::printf(
+      "achieved GB/s per rank: TP 4 %.0f, PP 4 %.0f (exchange %.0f), TP 2 x PP 2 %.0f "
+      "(all-reduce %.0f, exchange %.0f)\n",
+      tp.all.gbs(), pp.all.gbs(), pp.pp.gbs(), both.all.gbs(), both.tp.gbs(), both.pp.gbs());
+  // Reproduced: the pipeline exchange split over the tensor-parallel ranks moves smaller chunks
+  // and reaches less of the link than the whole exchange of pipeline parallelism alone.
+  EXPECT_LT(both.pp.gbs(), 0.9 * pp.pp.gbs());
+  // Not reproduced (docs/simulator.md): over the whole layer the mix lies between the two, as
+  // the tensor-parallel all-reduce of the mix still moves most bytes at NVLink speed.
+  EXPECT_GT(both.all.gbs(), pp.all.gbs());
+  EXPECT_LT(both.all.gbs(), tp.all.gbs());
+}
+
+double lastIterationS(const RunFile& run) {
+  const Iteration& it = run.iterations().back();
+  return static_cast<double>(it.end_ns - it.start_ns) * 1e-9;
+}
+
+// Finding: scale-up (32 H200) against scale-out (64 H100) at the same global batch: which wins
+// depends on whether the configuration is communication-bound. Communication-bound: Llama3-8B
+// with TP 8 inside each node and the data-parallel gradient all-reduce across nodes over the
+// node's one 100 Gb/s NIC, global batch 8 (twice the GPUs halve the compute, not the all-reduce,
+// whose ring over 8 nodes moves 2 x 7/8 of the gradients against 2 x 3/4 over 4). Compute-bound:
+// Llama3-70B with TP 8 inside each node and the pipeline across nodes (small exchanges).
+TEST(PaperFindings, ScaleUpWinsWhenCommunicationBoundScaleOutOtherwise) {
+  test::TempDir dir;
+  auto iteration = [&](const char* platform, int nodes, const char* model, int pp, int gbs,
+                       const char* name) {
+    sim::SimConfig c = test::tinyConfig();
+    c.platform = *sim::findProfile(platform);
+    c.model = *sim::findModel(model);
+    c.nodes = nodes;
+    c.tp = 8, c.pp = pp, c.dp = nodes / pp;
+    c.mbs = 1, c.gbs = gbs, c.seqLen = 4096;
+    c.recompute = true;
+    c.durationS = 0, c.iterations = 2;
+    return lastIterationS(*test::simulateAndOpen(c, dir / name));
+  };
+  const double upComm = iteration("h200", 4, "Llama3-8B", 1, 8, "up-comm.h5");
+  const double outComm = iteration("h100", 8, "Llama3-8B", 1, 8, "out-comm.h5");
+  const double upComp = iteration("h200", 4, "Llama3-70B", 4, 64, "up-comp.h5");
+  const double outComp = iteration("h100", 8, "Llama3-70B", 8, 64, "out-comp.h5");
+  std::printf(
+      "iteration s, 32 H200 vs 64 H100: communication-bound %.3f vs %.3f, compute-bound "
+      "%.3f vs %.3f\n",
+      upComm, outComm, upComp, outComp);
+  EXPECT_LT(upComm, outComm);
+  EXPECT_LT(outComp, 0.8 * upComp);
+}
+
+// Finding: activation recomputation trades memory for compute: less activation memory, longer
+// iterations. Llama3-8B, TP 2 x PP 2 x DP 2 at 4096 tokens (with the distributed optimizer, so
+// that the run without recomputation fits in 80 GB).
+TEST(PaperFindings, RecomputationTradesMemoryForCompute) {
+  test::TempDir dir;
+  sim::SimConfig c = llama8b();
+  c.seqLen = 4096, c.mbs = 2, c.gbs = 64;
+  c.distributedOptimizer = true;
+  c.durationS = 0, c.iterations = 3;
+  c.recompute = false;
+  const sim::MemoryReport keep = sim::memoryPlan(c);
+  const double keepS = lastIterationS(*test::simulateAndOpen(c, dir / "keep.h5"));
+  c.recompute = true;
+  const sim::MemoryReport redo = sim::memoryPlan(c);
+  const double redoS = lastIterationS(*test::simulateAndOpen(c, dir / "redo.h5"));
+  const double gib = 1024.0 * 1024 * 1024;
+  std::printf("recompute: activations %.1f -> %.1f GiB (stage 0), iteration %.3f -> %.3f s\n",
+              keep.stages[0].activations / gib, redo.stages[0].activations / gib, keepS, redoS);
+  ASSERT_TRUE(keep.fits());
+  EXPECT_LT(redo.stages[0].activations, 0.5 * keep.stages[0].activations);
+  // The forward pass again in every backward pass: about a third more compute.
+  EXPECT_GT(redoS, 1.2 * keepS);
+  EXPECT_LT(redoS, 1.45 * keepS);
+}
+
+// Finding: the two GCDs of an MI250 differ by 5-10 C (the second breathes the first one's air
+// inside the package). Per package, the mean temperature difference of its GCDs over the last
+// 30 s of training, averaged over the node's four packages.
+TEST(PaperFindings, Mi250GcdsOfOnePackageDifferBy5To10C) {
+  test::TempDir dir;
+  sim::SimConfig c = llama8b();
+  c.platform = *sim::findProfile("mi250");
+  c.seqLen = 4096, c.mbs = 1, c.gbs = 32;
+  c.durationS = 90;
+  const auto run = test::simulateAndOpen(c, dir / "mi250.h5");
+  const double t1 = trainEnd(c), t0 = t1 - 30;
+  std::map<int, std::vector<double>> packages;
+  for (const GpuInfo& g : run->gpus())
+    packages[g.package].push_back(
+        test::timeWeightedMean(test::series(*run, g.id, "temp_c"), t0, t1));
+  double sum = 0;
+  for (const auto& [p, temps] : packages) {
+    ASSERT_EQ(temps.size(), 2u);
+    sum += std::fabs(temps[1] - temps[0]);
+  }
+  const double skew = sum / static_cast<double>(packages.size());
+  std::printf("MI250 GCD skew: %.1f C (mean of %zu packages)\n", skew, packages.size());
+  EXPECT_GE(skew, 5.0);
+  EXPECT_LE(skew, 10.0);
+}
+
+// Finding: LoRA fine-tuning draws less power and runs cooler than pre-training the same model
+// (no weight-gradient GEMMs; the adapters' thin GEMMs are memory-bound). Same layout, same batch.
+TEST(PaperFindings, LoraLowersPowerAndTemperature) {
+  test::TempDir dir;
+  sim::SimConfig c = llama8b();
+  c.seqLen = 4096, c.mbs = 2, c.gbs = 64;
+  c.durationS = 90;
+  const auto pre = test::simulateAndOpen(c, dir / "pretrain.h5");
+  c.workload = sim::Workload::Lora;
+  const auto lora = test::simulateAndOpen(c, dir / "lora.h5");
+  const double t0 = trainStart(c) + 5, t1 = trainEnd(c);
+  const double pP = meanPower(*pre, t0, t1), pL = meanPower(*lora, t0, t1);
+  const double tP = slotMean(*pre, 1, "temp_c", t1 - 30, t1);
+  const double tL = slotMean(*lora, 1, "temp_c", t1 - 30, t1);
+  std::printf(
+      "LoRA vs pre-training: mean power %.0f vs %.0f W, rear T (last 30 s) %.2f vs %.2f C\n", pL,
+      pP, tL, tP);
+  EXPECT_LT(pL, pP - 10);
+  EXPECT_LT(tL, tP - 0.5);
 }
 
 }  // namespace
