@@ -111,20 +111,24 @@ TEST(PaperFindings, LargerMicrobatchIsBurstierHotterAndThrottlesMore) {
   const double hotSmall = slotMean(*small, 1, "temp_c", t1 - 60, t1);
   const double hotLarge = slotMean(*large, 1, "temp_c", t1 - 60, t1);
   const double thermSmall = thermalThrottleS(*small), thermLarge = thermalThrottleS(*large);
+  const double peakTSmall = maxSample(*small, "temp_c"), peakTLarge = maxSample(*large, "temp_c");
   std::printf(
-      "mbs 1 -> 4: P2A %.3f -> %.3f, peak %.0f -> %.0f W, rear T (last 60 s) %.2f -> %.2f C,"
-      " thermal throttle %.1f -> %.1f GPU-s\n",
-      p2aSmall, p2aLarge, peakSmall, peakLarge, hotSmall, hotLarge, thermSmall, thermLarge);
+      "mbs 1 -> 4: P2A %.3f -> %.3f, peak %.0f -> %.0f W, peak T %.0f -> %.0f C, rear T (last 60"
+      " s) %.2f -> %.2f C, thermal throttle %.2f -> %.2f GPU-s\n",
+      p2aSmall, p2aLarge, peakSmall, peakLarge, peakTSmall, peakTLarge, hotSmall, hotLarge,
+      thermSmall, thermLarge);
   EXPECT_GT(p2aLarge, p2aSmall + 0.03);
   EXPECT_GT(peakLarge, peakSmall + 20);
-  EXPECT_GT(thermSmall, 0.0);
-  EXPECT_GT(thermLarge, thermSmall * 1.1);
+  EXPECT_GE(peakTLarge, peakTSmall);
+  EXPECT_GT(hotLarge, hotSmall);
+  EXPECT_GT(thermLarge, thermSmall + 1.0);
 }
 
-// The other side of the threshold, as the model has it: at a fixed global batch a microbatch so
-// large that few microbatches remain per iteration leaves a pipeline bubble that cools the GPUs
-// (the paper reports more throttling there; docs/simulator.md says why the model does not).
-TEST(PaperFindings, VeryLargeMicrobatchesStayBurstyButTheBubbleCoolsThem) {
+// Past the threshold, at the paper's fixed global batch: a microbatch so large that few
+// microbatches remain per iteration leaves a larger pipeline bubble, so the mean power falls, yet
+// the bursts after each bubble overshoot the power limit further and heat the dies past their
+// thermal limit more often.
+TEST(PaperFindings, VeryLargeMicrobatchesDrawLessOnAverageYetThrottleMore) {
   test::TempDir dir;
   sim::SimConfig c = llama8b();
   c.gbs = 256;
