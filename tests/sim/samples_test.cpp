@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "core/throttle_reasons.h"
@@ -54,6 +55,19 @@ TEST(Samples, ReadmeSampleThrottlesThermallyOnItsRearGpus) {
   const Measured m = measure(*run);
   EXPECT_EQ(m.thermalFront, 0);
   EXPECT_GT(m.thermalRear, m.busy / 100);  // over 1 % of the busy samples of the node
+  // The ground truth agrees that a thermal limit, not only the power cap, bound rear clocks.
+  double frontS = 0, rearS = 0;
+  for (const ThrottleTruth& t : run->truthThrottle()) {
+    if (!(t.reasons & (throttle::kSwThermal | throttle::kHwSlowdown))) continue;
+    const double d = static_cast<double>(t.end_ns - t.start_ns) * 1e-9;
+    (run->gpus()[static_cast<size_t>(t.gpu)].slot == 0 ? frontS : rearS) += d;
+  }
+  std::printf(
+      "thermal-bound: front %.1f s, rear %.1f s; busy samples with a thermal bit: %d of "
+      "%d\n",
+      frontS, rearS, m.thermalRear, m.busy);
+  EXPECT_EQ(frontS, 0.0);
+  EXPECT_GT(rearS, 1.0);
 }
 
 TEST(Samples, LargerMicrobatchIsBurstierAndThrottlesMoreThermally) {
