@@ -3,7 +3,8 @@
 // simulated runs (bench/study_sweep.sh) with the same library calls as the GUI's study view:
 // loadStudy (summary cache beside the runs), makeStudyChart, writeFigure.
 //
-// Usage: QT_QPA_PLATFORM=offscreen ./build/bench/study_figures STUDY_DIR OUT_DIR
+// Usage: QT_QPA_PLATFORM=offscreen ./build/bench/study_figures STUDY_DIR OUT_DIR [CACHE_DIR]
+// (CACHE_DIR: where the summary cache goes; default beside the runs)
 #include <QApplication>
 #include <cstdio>
 #include <exception>
@@ -46,13 +47,14 @@ void draw(const wl::Study& study, const std::vector<size_t>& runs, wl::StudyChar
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: study_figures STUDY_DIR OUT_DIR\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: study_figures STUDY_DIR OUT_DIR [CACHE_DIR]\n");
     return 2;
   }
   try {
     wl::StudyLoadOptions o;
     o.threads = 2;
+    if (argc == 4) o.cache.dir = argv[3];
     const wl::Study study = wl::loadStudy(wl::expandRunPaths({argv[1]}), o);
     const QString out = QString::fromLocal8Bit(argv[2]) + QStringLiteral("/");
     std::vector<size_t> all(study.runs.size());
