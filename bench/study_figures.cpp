@@ -57,14 +57,14 @@ int main(int argc, char** argv) {
     if (argc == 4) o.cache.dir = argv[3];
     const wl::Study study = wl::loadStudy(wl::expandRunPaths({argv[1]}), o);
     const QString out = QString::fromLocal8Bit(argv[2]) + QStringLiteral("/");
-    std::vector<size_t> all(study.runs.size());
-    for (size_t i = 0; i < all.size(); ++i)
-      all[i] = i;
-    draw(study, all, wl::StudyChart::Pareto,
-         QStringLiteral("Throughput against energy per token, every simulated configuration"),
-         out + "study-pareto.png", 1200, 800);
-    draw(study, all, wl::StudyChart::ScaleUpVsOut,
-         QStringLiteral("Scale-up (4 x 8 H200) against scale-out (8 x 8 H100), best run per model"),
+    draw(
+        study, select(study, {"sweep", "--llama3-70b"}), wl::StudyChart::Pareto,
+        QStringLiteral("Llama3-70B pre-training, every sweep: throughput against energy per token"),
+        out + "study-pareto-llama3-70b.png", 1200, 800);
+    // Pre-training sweeps only: the inference and LoRA sweeps run on the H200s alone.
+    draw(study, select(study, {"sweep"}), wl::StudyChart::ScaleUpVsOut,
+         QStringLiteral("Pre-training: scale-up (4 x 8 H200) against scale-out (8 x 8 H100), best "
+                        "run per model"),
          out + "study-scale.png", 1200, 600);
     const auto mbs = select(study, {"microbatch-sweep-h200--llama3-70b"});
     draw(study, mbs, wl::StudyChart::TemperatureBars,
