@@ -104,18 +104,8 @@ Progress stderrProgress(bool quiet) {
   });
 }
 
-}  // namespace
-
-int cmdSimulate(const Args& rawArgs) {
-  // -o is the one short option; the parser knows long ones.
-  Args args;
-  for (const std::string& a : rawArgs)
-    args.push_back(a == "-o" ? "--output" : a);
-
-  ArgParser p("simulate",
-              "Simulate a distributed training run (power, temperature, clocks, utilization, "
-              "throttle reasons and kernel traces of every GPU) and write it as a run file. "
-              "The model and its sources are in docs/simulator.md; the run is marked simulated.");
+// The options of `wattline simulate` (docs/simulator.md, "Command line").
+void defineOptions(ArgParser& p) {
   p.option("output", "RUN.h5", "the run file to write (also -o)")
       .option("platform", "ID", "h100, h200 or mi250 (default h100, or the matrix sweep's)")
       .option("platform-file", "F.json", "override platform profile fields from a JSON file")
@@ -178,13 +168,11 @@ int cmdSimulate(const Args& rawArgs) {
       .option("compression", "0-9", "gzip level of the run file (default 4)")
       .flag("json", "print a JSON summary on stdout")
       .flag("quiet", "no progress on stderr");
-  if (!p.parse(args)) return 0;
+}
 
-  const auto out = p.value("output");
-  if (!out && !p.has("memory-only")) throw UsageError("missing -o RUN.h5");
-  sim::SimConfig c;
-
-  // Platform.
+// The platform profile (--platform, the matrix sweep's, --platform-file); the matrix row when the
+// run comes from the experiment matrix.
+std::optional<sim::MatrixEntry> setPlatform(const ArgParser& p, sim::SimConfig& c) {
   std::optional<sim::MatrixEntry> entry;
   if (p.has("config") != p.has("from-matrix"))
     throw UsageError("--from-matrix and --config go together");
@@ -205,7 +193,13 @@ int cmdSimulate(const Args& rawArgs) {
   c.platform = *profile;
   if (auto f = p.value("platform-file")) c.platform = sim::loadPlatformFile(*f, c.platform);
 
-  // Model and layout.
+  return entry;
+}
+
+// Model, layout, batch, workload and fabric: from the matrix row or the options, the options
+// overriding the row.
+void setModelAndLayout(const ArgParser& p, const std::optional<sim::MatrixEntry>& entry,
+                       sim::SimConfig& c) {
   if (entry) {
     sim::applyMatrixEntry(*entry, c);
   } else {
@@ -267,8 +261,13 @@ int cmdSimulate(const Args& rawArgs) {
   }
   if (auto v = p.doubleValue("nic-gbps")) c.nicGbpsOverride = *v;
   if (p.has("no-link-counters")) c.linkCounters = false;
+}
 
-  // Run length, sensors, tracing.
+// Run length, thermal scenario, sensors, tracing and the run's name.
+void setRunAndSensors(const ArgParser& p, sim::SimConfig& c) {
+  auto setInt = [&](const char* opt, int& field) {
+    if (auto v = p.intValue(opt)) field = *v;
+  };
   setInt("iterations", c.iterations);
   if (auto v = p.doubleValue("duration")) c.durationS = *v;
   if (!p.has("iterations") && !p.has("duration")) c.iterations = 10;
@@ -296,32 +295,10 @@ int cmdSimulate(const Args& rawArgs) {
   c.trace = parseTrace(p);
   if (auto v = p.value("name")) c.runName = *v;
   c.createdBy.clear();
-  WriteOptions wo;
-  if (auto v = p.intValue("compression")) {
-    if (*v < 0 || *v > 9) throw UsageError("--compression must be 0..9");
-    wo.deflate = *v;
-  }
+}
 
-  if (p.has("memory-only")) {
-    sim::MemoryReport m;
-    try {
-      m = sim::memoryPlan(c);
-    } catch (const sim::InvalidConfig& e) {
-      throw UsageError(e.what());
-    }
-    std::fputs((sim::memoryToJson(m).dump(2) + "\n").c_str(), stdout);
-    return 0;
-  }
-  sim::SimulationSummary s;
-  const Progress progress = stderrProgress(p.has("quiet"));
-  try {
-    s = sim::simulate(c, *out, progress, nullptr, wo);
-  } catch (const sim::InvalidConfig& e) {
-    if (progress.active() && ::isatty(STDERR_FILENO)) std::fputs("\n", stderr);
-    throw UsageError(e.what());
-  }
-  if (progress.active() && ::isatty(STDERR_FILENO)) std::fputs("\r\033[K", stderr);
-  if (p.has("json")) {
+void printSummary(const sim::SimulationSummary& s, bool json) {
+  if (json) {
     nlohmann::json j;
     j["output"] = s.output.string();
     j["gpus"] = s.gpus;
@@ -348,6 +325,56 @@ int cmdSimulate(const Args& rawArgs) {
       std::printf("out of memory (%.1f GiB needed, %.1f GiB usable): written marked invalid\n",
                   s.peakMemoryGiB, s.usableMemoryGiB);
   }
+}
+
+}  // namespace
+
+int cmdSimulate(const Args& rawArgs) {
+  // -o is the one short option; the parser knows long ones.
+  Args args;
+  for (const std::string& a : rawArgs)
+    args.push_back(a == "-o" ? "--output" : a);
+
+  ArgParser p("simulate",
+              "Simulate a distributed training run (power, temperature, clocks, utilization, "
+              "throttle reasons and kernel traces of every GPU) and write it as a run file. "
+              "The model and its sources are in docs/simulator.md; the run is marked simulated.");
+  defineOptions(p);
+  if (!p.parse(args)) return 0;
+
+  const auto out = p.value("output");
+  if (!out && !p.has("memory-only")) throw UsageError("missing -o RUN.h5");
+  sim::SimConfig c;
+
+  const std::optional<sim::MatrixEntry> entry = setPlatform(p, c);
+  setModelAndLayout(p, entry, c);
+  setRunAndSensors(p, c);
+  WriteOptions wo;
+  if (auto v = p.intValue("compression")) {
+    if (*v < 0 || *v > 9) throw UsageError("--compression must be 0..9");
+    wo.deflate = *v;
+  }
+
+  if (p.has("memory-only")) {
+    sim::MemoryReport m;
+    try {
+      m = sim::memoryPlan(c);
+    } catch (const sim::InvalidConfig& e) {
+      throw UsageError(e.what());
+    }
+    std::fputs((sim::memoryToJson(m).dump(2) + "\n").c_str(), stdout);
+    return 0;
+  }
+  sim::SimulationSummary s;
+  const Progress progress = stderrProgress(p.has("quiet"));
+  try {
+    s = sim::simulate(c, *out, progress, nullptr, wo);
+  } catch (const sim::InvalidConfig& e) {
+    if (progress.active() && ::isatty(STDERR_FILENO)) std::fputs("\n", stderr);
+    throw UsageError(e.what());
+  }
+  if (progress.active() && ::isatty(STDERR_FILENO)) std::fputs("\r\033[K", stderr);
+  printSummary(s, p.has("json"));
   return 0;
 }
 
