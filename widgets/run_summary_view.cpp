@@ -27,7 +27,7 @@ QString configText(const ParallelConfig& c) {
 
 }  // namespace
 
-QString runSummaryHtml(const RunFile& run) {
+QString runSummaryHtml(const RunFile& run, const QStringList& readErrors) {
   const RunOverview o = overview(run);
   const RunInfo& i = o.info;
   QString h;
@@ -75,10 +75,13 @@ QString runSummaryHtml(const RunFile& run) {
     h += "</table>";
   }
   h += QObject::tr("<h3>Data quality</h3>");
-  if (o.quality.empty()) {
+  if (o.quality.empty() && readErrors.isEmpty()) {
     h += QObject::tr("<p>No issues found.</p>");
   } else {
     h += "<ul>";
+    for (const QString& e : readErrors)
+      h += QStringLiteral("<li><b style='color:#d62728'>%1</b> %2</li>")
+               .arg(QObject::tr("read error"), e.toHtmlEscaped());
     for (const QualityNote& n : o.quality)
       h += QStringLiteral("<li><b>%1</b> %2: %3</li>")
                .arg(n.severity == Severity::Warning ? QObject::tr("warning") : QObject::tr("info"),
@@ -88,15 +91,35 @@ QString runSummaryHtml(const RunFile& run) {
   return h;
 }
 
-RunSummaryView::RunSummaryView(QWidget* parent) : QTextBrowser(parent) {
+RunSummaryView::RunSummaryView(QWidget* parent)
+    : QTextBrowser(parent), renderLater_(new QTimer(this)) {
   setOpenExternalLinks(false);
   setPlaceholderText(tr("Open a run (File > Open, or drop a .h5 file here)."));
+  renderLater_->setSingleShot(true);
+  renderLater_->setInterval(150);
+  connect(renderLater_, &QTimer::timeout, this, &RunSummaryView::render);
 }
 
 void RunSummaryView::setRuns(const std::vector<std::shared_ptr<const RunFile>>& runs) {
+  runs_ = runs;
+  failures_.clear();
+  render();
+}
+
+void RunSummaryView::setReadFailures(std::vector<ReadFailure> failures) {
+  failures_ = std::move(failures);
+  renderLater_->start();
+}
+
+void RunSummaryView::render() {
+  renderLater_->stop();
   QString html;
-  for (const auto& r : runs)
-    html += runSummaryHtml(*r) + "<hr>";
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    QStringList errors;
+    for (const ReadFailure& f : failures_)
+      if (f.key.run == static_cast<int>(i)) errors << QString::fromStdString(f.message);
+    html += runSummaryHtml(*runs_[i], errors) + "<hr>";
+  }
   setHtml(html);
 }
 

@@ -300,6 +300,10 @@ std::optional<std::string> attrString(hid_t loc, std::string_view name) {
     return s;
   }
   const size_t n = H5Tget_size(ftype);
+  if (n > kMaxStringBytes)
+    fail(loc, fmt::format("attribute {} of {} is a string of {} bytes, more than the {} Wattline "
+                          "reads (the file is damaged)",
+                          name, pathOf(loc), n, kMaxStringBytes));
   std::string s(n, '\0');
   Id mtype(H5Tcopy(H5T_C_S1));
   H5Tset_size(mtype, n);
@@ -352,6 +356,16 @@ void readRaw(hid_t dset, hid_t memType, void* out, size_t offset, size_t count) 
                            pathOf(dset), offset, offset + count));
 }
 
+void checkReadSize(hid_t dset, size_t count, size_t elementBytes) {
+  if (count == 0) return;
+  const auto stored = static_cast<size_t>(H5Dget_storage_size(dset));
+  const size_t limit = kReadSlackBytes + kMaxExpansion * stored;
+  if (count <= limit / std::max<size_t>(elementBytes, 1)) return;
+  fail(dset, fmt::format("dataset {} declares {} elements of {} bytes but stores only {} bytes "
+                         "(the file is damaged)",
+                         pathOf(dset), count, elementBytes, stored));
+}
+
 void writeStrings(hid_t loc, std::string_view name, const std::vector<std::string>& strings,
                   const Layout& layout) {
   std::vector<const char*> ptrs;
@@ -376,9 +390,16 @@ std::vector<std::string> readStrings(hid_t loc, std::string_view name) {
     fail(loc, fmt::format("dataset {} is not one-dimensional", joinPath(loc, name)));
   const size_t n = shape[0];
   std::vector<std::string> out;
-  out.reserve(n);
   if (n == 0) return out;
-  if (H5Tis_variable_str(ftype) > 0) {
+  const bool variable = H5Tis_variable_str(ftype) > 0;
+  const size_t width = variable ? sizeof(char*) : H5Tget_size(ftype);
+  if (width > kMaxStringBytes)
+    fail(loc, fmt::format("dataset {} holds strings of {} bytes, more than the {} Wattline reads "
+                          "(the file is damaged)",
+                          joinPath(loc, name), width, kMaxStringBytes));
+  checkReadSize(d, n, width);
+  out.reserve(n);
+  if (variable) {
     std::vector<char*> ptrs(n, nullptr);
     Id mtype = stringType();
     if (H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)

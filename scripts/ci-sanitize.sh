@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# CI's sanitizer step (issue 16, docs/robustness.md): builds the "asan" preset (GCC, ASan + UBSan,
+# -O1) into build-asan/ and runs the tests labelled "sanitize" (loaders, analysis, the command
+# line, the cheap GUI tests) under it. Any sanitizer report fails the test it happens in.
+#
+#   scripts/ci-sanitize.sh            configure, build the sanitize tests, run them
+#   SANITIZE_JOBS=4 scripts/...       parallel jobs (default: the machine's cores)
+#
+# It builds only the target wattline_sanitize_tests (tests/CMakeLists.txt lists its tests), not the
+# whole tree: a cold build of everything would not fit CI's time on 2 cores. Prints the wall time
+# of the build and of the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=${SANITIZE_JOBS:-$(nproc)}
+# Leaks count; UBSan's findings stop the process (GCC recovers from them by default and the test
+# would pass); reports carry a stack.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
+
+t0=$SECONDS
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$jobs" --target wattline_sanitize_tests
+t1=$SECONDS
+ctest --preset asan -L sanitize -j "$jobs"
+t2=$SECONDS
+echo "ci-sanitize: build $((t1 - t0)) s, tests $((t2 - t1)) s (jobs $jobs)"
