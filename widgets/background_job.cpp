@@ -18,21 +18,23 @@ BackgroundJob::~BackgroundJob() {
   state_->owner = nullptr;
 }
 
-void BackgroundJob::Context::progress(double fraction) const {
+void BackgroundJob::Context::progress(double fraction, std::string_view stage) const {
   if (cancelled() || !std::isfinite(fraction)) return;
   const int permille = static_cast<int>(std::lround(std::clamp(fraction, 0.0, 1.0) * 1000));
-  if (state_->lastProgress.exchange(permille) / 10 == permille / 10) return;
+  if (permille == lastPermille_ && stage == lastStage_) return;
+  lastPermille_ = permille;
+  lastStage_ = std::string(stage);
   auto state = state_;
   const uint64_t gen = generation_;
-  post([state, gen, permille] {
+  const QString text = QString::fromUtf8(stage.data(), static_cast<qsizetype>(stage.size()));
+  post([state, gen, permille, text] {
     if (state->owner && state->generation.load() == gen)
-      emit state->owner->progressChanged(permille / 1000.0);
+      emit state->owner->progressChanged(permille / 1000.0, text);
   });
 }
 
 uint64_t BackgroundJob::begin() {
   const uint64_t gen = ++state_->generation;
-  state_->lastProgress = -1;
   setBusy(true);
   return gen;
 }

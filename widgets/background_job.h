@@ -20,6 +20,8 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -34,8 +36,7 @@ class BackgroundJob : public QObject {
   // Shared between the job and its running work; only `owner` is UI-thread-only.
   struct State {
     std::atomic<uint64_t> generation{0};
-    std::atomic<int> lastProgress{-1};  // permille last posted
-    BackgroundJob* owner = nullptr;     // null once the job is gone (read on the UI thread)
+    BackgroundJob* owner = nullptr;  // null once the job is gone (read on the UI thread)
   };
 
   class Context {
@@ -44,12 +45,15 @@ class BackgroundJob : public QObject {
         : state_(std::move(state)), generation_(generation) {}
     // True once newer work was started or the job was cancelled or destroyed.
     bool cancelled() const { return state_->generation.load() != generation_; }
-    // Fraction done in [0, 1]; reaches the UI thread as progressChanged (at most every 1%).
-    void progress(double fraction) const;
+    // Fraction done in [0, 1] and what is being done; reaches the UI thread as progressChanged
+    // when the permille or the stage changed. Call it from the work's own thread.
+    void progress(double fraction, std::string_view stage = {}) const;
 
    private:
     std::shared_ptr<State> state_;
     uint64_t generation_;
+    mutable int lastPermille_ = -1;
+    mutable std::string lastStage_;
   };
 
   // Runs work(const Context&) on the thread pool; its result goes to done(result) on the UI
@@ -65,7 +69,7 @@ class BackgroundJob : public QObject {
   void waitForFinished();
 
  signals:
-  void progressChanged(double fraction);
+  void progressChanged(double fraction, const QString& stage);
   void failed(const QString& message);
   void busyChanged(bool busy);
 

@@ -147,11 +147,10 @@ MainWindow::MainWindow(QWidget* parent)
                                     i.simulated ? tr(" [simulated]") : QString()));
             rebuildRows();
           });
-  connect(session_, &RunSession::runsChanged, this,
-          [this] {
-            summary_->setRuns(session_->runs());
-            summary_->setReadFailures(page_->store()->failures());
-          });
+  connect(session_, &RunSession::runsChanged, this, [this] {
+    summary_->setRuns(session_->runs());
+    summary_->setReadFailures(page_->store()->failures());
+  });
   // A failed read: hatched on the timeline, said in the status bar, listed with the run's data
   // quality (issue 16).
   details_->setTileStore(page_->store());

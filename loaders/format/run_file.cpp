@@ -87,6 +87,7 @@ LodGrid loadGrid(hid_t lod, const std::filesystem::path& file, std::string_view 
   if (nb.size() != g.widths_ns.size() || g.widths_ns.empty())
     throw Error(fmt::format("{}: /{}/lod/widths_ns and buckets disagree", file.string(), where));
   limits::checkCount(file, std::string(where) + "/lod/widths_ns", nb.size(), limits::kMaxLodLevels);
+  limits::checkPyramid(file, where, nb);
   for (size_t k = 0; k < nb.size(); ++k) {
     if (g.widths_ns[k] <= 0 || nb[k] == 0 || nb[k] > (uint64_t{1} << 32))
       throw Error(fmt::format("{}: /{}/lod level {} has width {} ns and {} buckets", file.string(),

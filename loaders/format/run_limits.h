@@ -10,8 +10,10 @@
 // HDF5 read may allocate (declared size against stored bytes, string widths) live in h5/h5.h.
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 namespace wl::limits {
 
@@ -25,5 +27,10 @@ inline constexpr size_t kMaxMetrics = 4096;            // metrics of a telemetry
 // Throws wl::Error "FILE: /WHAT has N rows, more than the LIMIT Wattline reads (the file is
 // damaged)" when n > limit.
 void checkCount(const std::filesystem::path& file, std::string_view what, size_t n, size_t limit);
+
+// Throws wl::Error naming the file, `where` (e.g. "telemetry") and the level when a pyramid has a
+// level over kMaxLodBuckets buckets or a top level over kMaxTopBuckets.
+void checkPyramid(const std::filesystem::path& file, std::string_view where,
+                  const std::vector<uint64_t>& buckets);
 
 }  // namespace wl::limits
