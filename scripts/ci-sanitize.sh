@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 jobs=${SANITIZE_JOBS:-$(nproc)}
 # Leaks count; UBSan's findings stop the process (GCC recovers from them by default and the test
 # would pass); reports carry a stack.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=0}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
 

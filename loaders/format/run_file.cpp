@@ -178,6 +178,7 @@ void RunFile::load() {
                     "Wattline reads; update Wattline",
                     *version, format::kVersion));
   version_ = *version;
+  limits::checkStoredSizes(path_, f);
 
   for (const char* required :
        {"gpus", "ranks", "telemetry", "kernels", "kernels/tracks", "kernels/blocks", "kernels/lod",

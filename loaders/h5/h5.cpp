@@ -15,6 +15,9 @@ namespace {
 // Chunk cache for reading: big enough for several compressed chunks of the 2-D pyramid datasets.
 constexpr size_t kReadCacheBytes = 32u << 20;
 constexpr size_t kReadCacheSlots = 12421;  // a prime, as the HDF5 docs advise
+// Fixed-width strings (datasets and attributes) wider than this are refused: the width comes from
+// the file and sizes an allocation (issue 16, docs/robustness.md).
+constexpr size_t kMaxStringBytes = size_t{1} << 20;
 
 [[noreturn]] void fail(hid_t loc, std::string_view what) {
   std::string msg = fmt::format("{}: {}", fileOf(loc), what);
@@ -356,16 +359,6 @@ void readRaw(hid_t dset, hid_t memType, void* out, size_t offset, size_t count) 
                            pathOf(dset), offset, offset + count));
 }
 
-void checkReadSize(hid_t dset, size_t count, size_t elementBytes) {
-  if (count == 0) return;
-  const auto stored = static_cast<size_t>(H5Dget_storage_size(dset));
-  const size_t limit = kReadSlackBytes + kMaxExpansion * stored;
-  if (count <= limit / std::max<size_t>(elementBytes, 1)) return;
-  fail(dset, fmt::format("dataset {} declares {} elements of {} bytes but stores only {} bytes "
-                         "(the file is damaged)",
-                         pathOf(dset), count, elementBytes, stored));
-}
-
 void writeStrings(hid_t loc, std::string_view name, const std::vector<std::string>& strings,
                   const Layout& layout) {
   std::vector<const char*> ptrs;
@@ -397,7 +390,6 @@ std::vector<std::string> readStrings(hid_t loc, std::string_view name) {
     fail(loc, fmt::format("dataset {} holds strings of {} bytes, more than the {} Wattline reads "
                           "(the file is damaged)",
                           joinPath(loc, name), width, kMaxStringBytes));
-  checkReadSize(d, n, width);
   out.reserve(n);
   if (variable) {
     std::vector<char*> ptrs(n, nullptr);

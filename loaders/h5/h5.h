@@ -125,25 +125,11 @@ void write(hid_t loc, std::string_view name, const std::vector<T>& data,
 // Reads [offset, offset + count) of a 1-D dataset converted to T; count = npos reads to the end.
 inline constexpr size_t kAll = static_cast<size_t>(-1);
 void readRaw(hid_t dset, hid_t memType, void* out, size_t offset, size_t count);
-
-// Sanity limits on what one read allocates (issue 16; docs/robustness.md). HDF5 lets a file
-// declare a chunked dataset far larger than what it stores (unwritten chunks read as the fill
-// value), so a damaged file could make a whole-dataset read allocate terabytes. Wattline's
-// writers store every element they declare, and deflate shrinks data at most ~1,000 times, so a
-// read of `count` elements of `elementBytes` is refused (wl::Error naming the file and dataset)
-// when it exceeds kMaxExpansion times the bytes the dataset stores plus kReadSlackBytes.
-inline constexpr size_t kMaxExpansion = 4096;
-inline constexpr size_t kReadSlackBytes = size_t{16} << 20;
-// Fixed-width strings (datasets and attributes) wider than this are refused.
-inline constexpr size_t kMaxStringBytes = size_t{1} << 20;
-void checkReadSize(hid_t dset, size_t count, size_t elementBytes);
-
 template <typename T>
 std::vector<T> read(hid_t dset, size_t offset = 0, size_t count = kAll) {
   const auto shape = shapeOf(dset);
   const size_t n = shape.empty() ? 0 : static_cast<size_t>(shape[0]);
   if (count == kAll) count = offset <= n ? n - offset : 0;
-  checkReadSize(dset, count, sizeof(T));
   std::vector<T> out(count);
   readRaw(dset, nativeType<T>(), out.data(), offset, count);
   return out;
