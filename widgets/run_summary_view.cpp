@@ -28,7 +28,10 @@ QString configText(const ParallelConfig& c) {
 }  // namespace
 
 QString runSummaryHtml(const RunFile& run, const QStringList& readErrors) {
-  const RunOverview o = overview(run);
+  return runSummaryHtml(run, overview(run), readErrors);
+}
+
+QString runSummaryHtml(const RunFile& run, const RunOverview& o, const QStringList& readErrors) {
   const RunInfo& i = o.info;
   QString h;
   h += QStringLiteral("<h2>%1</h2>")
@@ -92,7 +95,7 @@ QString runSummaryHtml(const RunFile& run, const QStringList& readErrors) {
 }
 
 RunSummaryView::RunSummaryView(QWidget* parent)
-    : QTextBrowser(parent), renderLater_(new QTimer(this)) {
+    : QTextBrowser(parent), renderLater_(new QTimer(this)), job_(new BackgroundJob(this)) {
   setOpenExternalLinks(false);
   setPlaceholderText(tr("Open a run (File > Open, or drop a .h5 file here)."));
   renderLater_->setSingleShot(true);
@@ -103,7 +106,34 @@ RunSummaryView::RunSummaryView(QWidget* parent)
 void RunSummaryView::setRuns(const std::vector<std::shared_ptr<const RunFile>>& runs) {
   runs_ = runs;
   failures_.clear();
-  render();
+  overviews_.clear();
+  if (runs_.empty()) {
+    job_->cancel();
+    render();
+    return;
+  }
+  // The overview reads per-GPU sample counts: off the UI thread. A run whose counts cannot be
+  // read still shows its metadata, with the reason listed under data quality.
+  job_->start(
+      [runs](const BackgroundJob::Context&) {
+        std::vector<Overview> out;
+        for (const auto& r : runs) {
+          Overview o;
+          try {
+            o.overview = overview(*r);
+          } catch (const std::exception& e) {
+            o.overview.info = r->info();
+            o.overview.quality = r->quality();
+            o.error = e.what();
+          }
+          out.push_back(std::move(o));
+        }
+        return out;
+      },
+      [this](std::vector<Overview> overviews) {
+        overviews_ = std::move(overviews);
+        render();
+      });
 }
 
 void RunSummaryView::setReadFailures(std::vector<ReadFailure> failures) {
@@ -114,11 +144,12 @@ void RunSummaryView::setReadFailures(std::vector<ReadFailure> failures) {
 void RunSummaryView::render() {
   renderLater_->stop();
   QString html;
-  for (size_t i = 0; i < runs_.size(); ++i) {
+  for (size_t i = 0; i < runs_.size() && i < overviews_.size(); ++i) {
     QStringList errors;
+    if (!overviews_[i].error.empty()) errors << QString::fromStdString(overviews_[i].error);
     for (const ReadFailure& f : failures_)
       if (f.key.run == static_cast<int>(i)) errors << QString::fromStdString(f.message);
-    html += runSummaryHtml(*runs_[i], errors) + "<hr>";
+    html += runSummaryHtml(*runs_[i], overviews_[i].overview, errors) + "<hr>";
   }
   setHtml(html);
 }

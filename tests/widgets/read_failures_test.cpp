@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QSignalSpy>
 #include <QStatusBar>
+#include <QThread>
 #include <QtTest>
 
 #include <hdf5.h>
