@@ -71,6 +71,21 @@ void silenceErrors() {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
 
+namespace {
+
+// HDF5 keeps its error printing per thread: readers running on a thread that opened no file (the
+// tile loader, background jobs) would print HDF5's error stack to stderr on a damaged region;
+// the message Wattline shows already carries the inner error (fail()).
+void silenceThisThread() {
+  thread_local bool silenced = false;
+  if (!silenced) {
+    silenceErrors();
+    silenced = true;
+  }
+}
+
+}  // namespace
+
 std::string lastError() {
   std::string out;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walkInner, &out);
@@ -342,6 +357,7 @@ void writeRaw(hid_t loc, std::string_view name, hid_t memType, hid_t fileType, c
 }
 
 void readRaw(hid_t dset, hid_t memType, void* out, size_t offset, size_t count) {
+  silenceThisThread();
   const auto shape = shapeOf(dset);
   if (shape.size() != 1)
     fail(dset, fmt::format("dataset {} has {} dimensions, expected 1", pathOf(dset), shape.size()));
@@ -373,6 +389,7 @@ void writeStrings(hid_t loc, std::string_view name, const std::vector<std::strin
 }
 
 std::vector<std::string> readStrings(hid_t loc, std::string_view name) {
+  silenceThisThread();
   Id d = openDataset(loc, name);
   Id ftype(H5Dget_type(d));
   if (H5Tget_class(ftype) != H5T_STRING)
@@ -477,6 +494,7 @@ void writeRow(hid_t dset, hid_t memType, size_t row, const void* data, size_t co
 
 void readBlock(hid_t dset, hid_t memType, void* out, size_t row0, size_t nrows, size_t col0,
                size_t ncols) {
+  silenceThisThread();
   const auto shape = shapeOf(dset);
   if (shape.size() != 2)
     fail(dset, fmt::format("dataset {} has {} dimensions, expected 2", pathOf(dset), shape.size()));

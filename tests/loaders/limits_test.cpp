@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "format/run_file.h"
@@ -32,15 +33,21 @@ std::string openError(const std::filesystem::path& path) {
 }
 
 // Replaces the dataset at `path` by a chunked one of `n` elements of `type` that stores nothing
-// (every chunk unwritten: HDF5 reads them as the fill value).
-void replaceSparse(hid_t f, const char* path, hid_t type, hsize_t n) {
+// (every chunk unwritten: HDF5 reads them as the fill value), or, with `zeros`, n deflated zeros
+// (stored, so that only the count limit can stop the reader).
+void replaceSparse(hid_t f, const char* path, hid_t type, hsize_t n, bool zeros = false) {
   ASSERT_GE(H5Ldelete(f, path, H5P_DEFAULT), 0) << path;
-  const hsize_t dims[1] = {n}, chunk[1] = {std::min<hsize_t>(n, 4096)};
+  const hsize_t dims[1] = {n}, chunk[1] = {std::min<hsize_t>(n, zeros ? 1 << 20 : 4096)};
   const hid_t space = H5Screate_simple(1, dims, nullptr);
   const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   H5Pset_chunk(dcpl, 1, chunk);
+  if (zeros) H5Pset_deflate(dcpl, 9);
   const hid_t d = H5Dcreate2(f, path, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   ASSERT_GE(d, 0) << path;
+  if (zeros) {
+    const std::vector<char> buf(n * H5Tget_size(type), 0);
+    EXPECT_GE(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), 0);
+  }
   H5Dclose(d);
   H5Pclose(dcpl);
   H5Sclose(space);
@@ -87,14 +94,14 @@ TEST_F(RunLimits, GpuCount) {
 
 TEST_F(RunLimits, RankCount) {
   const auto p = edited("ranks.h5", [](hid_t f) {
-    replaceSparse(f, "ranks/rank", H5T_NATIVE_INT32, limits::kMaxRanks + 1);
+    replaceSparse(f, "ranks/rank", H5T_NATIVE_INT32, limits::kMaxRanks + 1, true);
   });
   EXPECT_MESSAGE(openError(p), "ranks.h5: /ranks has 4194305 rows, more than the 4194304");
 }
 
 TEST_F(RunLimits, StreamCount) {
   const auto p = edited("tracks.h5", [](hid_t f) {
-    replaceSparse(f, "kernels/tracks/rank", H5T_NATIVE_INT32, limits::kMaxTracks + 1);
+    replaceSparse(f, "kernels/tracks/rank", H5T_NATIVE_INT32, limits::kMaxTracks + 1, true);
   });
   EXPECT_MESSAGE(openError(p), "/kernels/tracks has 16777217 rows, more than the 16777216");
 }

@@ -34,7 +34,7 @@ struct Extent {
   hsize_t size;
 };
 
-herr_t collectPowerDatasets(hid_t, const char* name, const H5O_info2_t* info, void* out) {
+herr_t collectPowerDatasets(hid_t, const char* name, const H5O_info_t* info, void* out) {
   const std::string path = name;
   if (info->type == H5O_TYPE_DATASET && path.rfind("telemetry/", 0) == 0 &&
       path.find("power_w") != std::string::npos)
@@ -47,7 +47,7 @@ std::vector<Extent> powerChunks(const std::filesystem::path& file, int* datasets
   std::vector<Extent> out;
   const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   std::vector<std::string> paths;
-  H5Ovisit3(f, H5_INDEX_NAME, H5_ITER_NATIVE, collectPowerDatasets, &paths, H5O_INFO_BASIC);
+  H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, collectPowerDatasets, &paths, H5O_INFO_BASIC);
   *datasets = static_cast<int>(paths.size());
   for (const std::string& p : paths) {
     const hid_t d = H5Dopen2(f, p.c_str(), H5P_DEFAULT);
