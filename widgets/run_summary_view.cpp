@@ -122,8 +122,12 @@ void RunSummaryView::setRuns(const std::vector<std::shared_ptr<const RunFile>>& 
           try {
             o.overview = overview(*r);
           } catch (const std::exception& e) {
+            // What the metadata says (no sample counts, no per-rank table).
             o.overview.info = r->info();
             o.overview.quality = r->quality();
+            o.overview.gpus.resize(r->gpus().size());
+            for (const MetricInfo& m : r->series().metrics)
+              o.overview.metrics.push_back(m.id);
             o.error = e.what();
           }
           out.push_back(std::move(o));

@@ -165,6 +165,9 @@ class ReadFailuresTest : public QObject {
         tempPixels = countColor(img, content, readFailureColor());
       }
     }
+    // WATTLINE_TEST_SHOT=FILE.png keeps a picture of the window, to look at it as a user would.
+    if (qEnvironmentVariableIsSet("WATTLINE_TEST_SHOT"))
+      w.grab().save(qEnvironmentVariable("WATTLINE_TEST_SHOT"));
     QVERIFY(powerRows > 0);
     QVERIFY2(powerPixels > 200, qPrintable(QString::number(powerPixels)));
     QCOMPARE(tempPixels, 0);

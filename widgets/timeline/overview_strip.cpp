@@ -58,8 +58,12 @@ void OverviewStrip::refresh() {
                       0, kernels ? TileKind::KernelLod : TileKind::Heatmap, -1, s.metric, 0, -1};
                   f.t0 = run->info().start_ns;
                   f.t1 = run->info().end_ns;
+                  // The reader's message starts with the file's path: said once, by name.
+                  std::string reason = s.error;
+                  const std::string prefix = run->path().string() + ": ";
+                  if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
                   f.message =
-                      run->path().filename().string() + ": cannot read the overview: " + s.error;
+                      run->path().filename().string() + ": cannot read the overview: " + reason;
                   store_->reportFailure(std::move(f));
                 }
                 update();

@@ -149,7 +149,10 @@ ReadFailure TileStore::failureOf(const TileKey& key, const std::string& what) co
     f.message = "run " + std::to_string(key.run) + ": " + what;
     return f;
   }
+  // The part of the tile's span inside the run (the last tile of a grid reaches past its end).
   std::tie(f.t0, f.t1) = tileSpan(*run, key);
+  f.t0 = std::clamp(f.t0, run->info().start_ns, run->info().end_ns);
+  f.t1 = std::clamp(f.t1, f.t0, run->info().end_ns);
   const SeriesGroupMeta& tel = run->series(SeriesKind::Gpu);
   std::string metric = "?";
   if (key.metric >= 0 && static_cast<size_t>(key.metric) < tel.metrics.size())
@@ -173,8 +176,12 @@ ReadFailure TileStore::failureOf(const TileKey& key, const std::string& what) co
       break;
   }
   const int64_t start = run->info().start_ns;
+  // The reader's message starts with the file's path: said once, by name.
+  std::string reason = what;
+  const std::string prefix = run->path().string() + ": ";
+  if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
   f.message = run->path().filename().string() + ": cannot read " + subject + " at +" +
-              formatDuration(f.t0 - start) + " to +" + formatDuration(f.t1 - start) + ": " + what;
+              formatDuration(f.t0 - start) + " to +" + formatDuration(f.t1 - start) + ": " + reason;
   return f;
 }
 
