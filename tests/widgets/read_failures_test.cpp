@@ -2,7 +2,8 @@
 // A run file whose power data is damaged (every stored chunk of the power datasets overwritten):
 // the window opens it, the failed reads show as a hatched region on the power rows (and only
 // there), the overview strip is marked, the status bar says "Read error" naming the file, and the
-// run's data-quality list has the failures (issue 16, item 5).
+// run's data-quality list has the failures (issue 16, item 5). A run whose kernel events are
+// damaged: the kernel details panel says so and reports it.
 #include <QApplication>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -12,12 +13,14 @@
 #include <hdf5.h>
 
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "background_job.h"
 #include "gui/main_window.h"
 #include "gui/run_session.h"
+#include "kernel_details_view.h"
 #include "run_summary_view.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
@@ -34,22 +37,26 @@ struct Extent {
   hsize_t size;
 };
 
-herr_t collectPowerDatasets(hid_t, const char* name, const H5O_info_t* info, void* out) {
-  const std::string path = name;
-  if (info->type == H5O_TYPE_DATASET && path.rfind("telemetry/", 0) == 0 &&
-      path.find("power_w") != std::string::npos)
-    static_cast<std::vector<std::string>*>(out)->push_back(path);
+struct Visit {
+  std::function<bool(const std::string&)> wanted;
+  std::vector<std::string> paths;
+};
+
+herr_t collectDatasets(hid_t, const char* name, const H5O_info_t* info, void* data) {
+  auto* v = static_cast<Visit*>(data);
+  if (info->type == H5O_TYPE_DATASET && v->wanted(name)) v->paths.push_back(name);
   return 0;
 }
 
-// Where the power datasets of /telemetry keep their chunks in the file.
-std::vector<Extent> powerChunks(const std::filesystem::path& file, int* datasets) {
-  std::vector<Extent> out;
+// Overwrites every stored chunk of the datasets whose path `wanted` accepts with bytes no deflate
+// stream starts with; returns how many datasets that was.
+int damageChunks(const std::filesystem::path& file,
+                 const std::function<bool(const std::string&)>& wanted) {
+  std::vector<Extent> chunks;
   const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  std::vector<std::string> paths;
-  H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, collectPowerDatasets, &paths, H5O_INFO_BASIC);
-  *datasets = static_cast<int>(paths.size());
-  for (const std::string& p : paths) {
+  Visit visit{wanted, {}};
+  H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, collectDatasets, &visit, H5O_INFO_BASIC);
+  for (const std::string& p : visit.paths) {
     const hid_t d = H5Dopen2(f, p.c_str(), H5P_DEFAULT);
     const hid_t space = H5Dget_space(d);
     hsize_t n = 0;
@@ -60,14 +67,21 @@ std::vector<Extent> powerChunks(const std::filesystem::path& file, int* datasets
         haddr_t addr = 0;
         hsize_t size = 0;
         if (H5Dget_chunk_info(d, space, i, coords, &mask, &addr, &size) >= 0 && size > 0)
-          out.push_back({addr, size});
+          chunks.push_back({addr, size});
       }
     }
     H5Sclose(space);
     H5Dclose(d);
   }
   H5Fclose(f);
-  return out;
+  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+  for (const Extent& e : chunks) {
+    io.seekp(static_cast<std::streamoff>(e.offset));
+    const std::string junk(e.size, '\xA5');
+    io.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  return io.good() && chunks.size() >= visit.paths.size() ? static_cast<int>(visit.paths.size())
+                                                          : -1;
 }
 
 // Number of pixels of exactly `c` in `r` of `img`.
@@ -89,18 +103,19 @@ class ReadFailuresTest : public QObject {
     QApplication::setApplicationName("WattlineTest");
     file = dir.path() / "damaged.h5";
     test::writeSyntheticRun(test::makeSyntheticRun(), file);
-    int datasets = 0;
-    const std::vector<Extent> chunks = powerChunks(file, &datasets);
     // The raw samples and every pyramid level's statistics of power_w.
-    QVERIFY2(datasets >= 7, qPrintable(QString::number(datasets)));
-    QVERIFY(chunks.size() >= static_cast<size_t>(datasets));
-    std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
-    for (const Extent& e : chunks) {
-      io.seekp(static_cast<std::streamoff>(e.offset));
-      const std::string junk(e.size, '\xA5');  // no deflate stream starts like this
-      io.write(junk.data(), static_cast<std::streamsize>(junk.size()));
-    }
-    QVERIFY(io.good());
+    const int power = damageChunks(file, [](const std::string& p) {
+      return p.rfind("telemetry/", 0) == 0 && p.find("power_w") != std::string::npos;
+    });
+    QVERIFY2(power >= 7, qPrintable(QString::number(power)));
+    // The event columns of /kernels (not its blocks, tracks or pyramid): opens, but no kernel's
+    // details can be read.
+    kernelsFile = dir.path() / "kernels-damaged.h5";
+    test::writeSyntheticRun(test::makeSyntheticRun(), kernelsFile);
+    const int kernels = damageChunks(kernelsFile, [](const std::string& p) {
+      return p.rfind("kernels/", 0) == 0 && p.find('/', 8) == std::string::npos;
+    });
+    QVERIFY2(kernels >= 5, qPrintable(QString::number(kernels)));
   }
 
   void damagedRegionIsMarkedAndReported() {
@@ -173,6 +188,37 @@ class ReadFailuresTest : public QObject {
     QCOMPARE(tempPixels, 0);
   }
 
+  // A kernel whose details cannot be read: the panel says which and why, the failure is
+  // reported to the store (hatched on the timeline, listed with the run's data quality).
+  void kernelDetailReadFailureIsShown() {
+    const auto run = RunFile::open(kernelsFile);
+    TileStore store;
+    store.addRun(run);
+    KernelDetailsView view;
+    view.setRuns({run});
+    view.setTileStore(&store);
+    QSignalSpy failed(&view, &KernelDetailsView::readFailed);
+    KernelRef k;
+    k.run = 0;
+    k.track = 0;
+    k.event = 0;
+    k.data.start_ns = run->info().start_ns;  // spans the run: some events must be read
+    k.data.dur_ns = run->info().end_ns - run->info().start_ns;
+    view.showKernel(k);
+    QTRY_COMPARE(failed.count(), 1);
+    const QString m = failed.at(0).at(0).toString();
+    QVERIFY2(m.startsWith("kernels-damaged.h5: cannot read the details of kernel 1 of track 0 at "
+                          "+0 ns: "),
+             qPrintable(m));
+    QVERIFY(view.toPlainText().contains("cannot read the details of kernel 1 of track 0"));
+    const std::vector<ReadFailure> f = store.failures();
+    QCOMPARE(f.size(), size_t{1});
+    QVERIFY(f[0].key.kind == TileKind::KernelRaw);
+    QCOMPARE(f[0].key.entity, 0);
+    QCOMPARE(f[0].t0, k.data.start_ns);
+    QCOMPARE(f[0].t1, run->info().end_ns);
+  }
+
   // BackgroundJob: a newer start drops the older result; an exception comes back as failed().
   void backgroundJobDropsStaleResultsAndReportsErrors() {
     BackgroundJob job;
@@ -199,7 +245,7 @@ class ReadFailuresTest : public QObject {
 
  private:
   test::TempDir dir;
-  std::filesystem::path file;
+  std::filesystem::path file, kernelsFile;
 };
 
 QTEST_MAIN(ReadFailuresTest)
