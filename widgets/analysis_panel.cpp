@@ -3,10 +3,8 @@
 
 #include <QChartView>
 #include <QComboBox>
-#include <QFutureWatcher>
 #include <QHeaderView>
 #include <QLabel>
-#include <QPointer>
 #include <QProgressBar>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -16,7 +14,6 @@
 #include <QTextBrowser>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <cmath>
 
@@ -141,18 +138,14 @@ QString html(const RunAnalysis& a) {
 
 }  // namespace
 
-struct AnalysisPanel::Outcome {
-  uint64_t generation = 0;
-  std::shared_ptr<const RunAnalysis> analysis;
-  QString error;
-  bool cancelled = false;
-};
-
 AnalysisPanel::AnalysisPanel(QWidget* parent) : QWidget(parent) {
   debounce_ = new QTimer(this);
   debounce_->setSingleShot(true);
   debounce_->setInterval(kDebounceMs);
   connect(debounce_, &QTimer::timeout, this, &AnalysisPanel::start);
+  connect(job_, &BackgroundJob::failed, this, &AnalysisPanel::failed);
+  connect(job_, &BackgroundJob::progressChanged, this,
+          [this](double f) { progress_->setValue(static_cast<int>(f * 100)); });
 
   status_ = new QLabel(tr("No run"), this);
   progress_ = new QProgressBar(this);
@@ -232,9 +225,7 @@ AnalysisPanel::AnalysisPanel(QWidget* parent) : QWidget(parent) {
   layout->addWidget(tabs_, 1);
 }
 
-AnalysisPanel::~AnalysisPanel() {
-  if (cancel_) cancel_->store(true);
-}
+AnalysisPanel::~AnalysisPanel() = default;  // the job's destruction stops the analysis
 
 void AnalysisPanel::setRun(std::shared_ptr<const RunFile> run) {
   run_ = std::move(run);
@@ -271,9 +262,8 @@ void AnalysisPanel::schedule() {
 }
 
 void AnalysisPanel::start() {
-  if (cancel_) cancel_->store(true);  // the analysis under way is no longer wanted
-  const uint64_t generation = ++generation_;
   if (!run_) {
+    job_->cancel();
     running_ = false;
     result_.reset();
     fill();
@@ -285,58 +275,37 @@ void AnalysisPanel::start() {
   if (range_) scope.range = *range_;
   scope.gpus = gpus_;
   scope.ranks = ranks_;
-  auto cancel = std::make_shared<std::atomic<bool>>(false);
-  cancel_ = cancel;
   running_ = true;
   status_->setText(range_ ? tr("Analysing the selection…") : tr("Analysing the run…"));
   progress_->setValue(0);
   progress_->show();
   emit analysisStarted();
-
-  QPointer<AnalysisPanel> self(this);
-  auto report = [self, cancel, generation](double f, std::string_view) {
-    if (cancel->load()) return false;
-    QMetaObject::invokeMethod(
-        self.data(),
-        [self, generation, f] {
-          if (self && self->generation_ == generation)
-            self->progress_->setValue(static_cast<int>(f * 100));
-        },
-        Qt::QueuedConnection);
-    return true;
-  };
-  auto work = [run = run_, scope, options = options_, report, generation]() {
-    Outcome o;
-    o.generation = generation;
-    try {
-      o.analysis =
-          std::make_shared<const RunAnalysis>(analyzeRun(*run, scope, options, Progress(report)));
-    } catch (const Cancelled&) {
-      o.cancelled = true;
-    } catch (const std::exception& e) {
-      o.error = QString::fromUtf8(e.what());
-    }
-    return o;
-  };
-  auto* watcher = new QFutureWatcher<Outcome>(this);
-  connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher] {
-    finished(watcher->result());
-    watcher->deleteLater();
-  });
-  watcher->setFuture(QtConcurrent::run(work));
+  // Starting supersedes the analysis under way: its progress callback sees the job cancelled and
+  // stops it (Cancelled), and its result is dropped.
+  job_->start(
+      [run = run_, scope, options = options_](const BackgroundJob::Context& ctx) {
+        auto report = [&ctx](double f, std::string_view) {
+          if (ctx.cancelled()) return false;
+          ctx.progress(f);
+          return true;
+        };
+        return std::make_shared<const RunAnalysis>(
+            analyzeRun(*run, scope, options, Progress(report)));
+      },
+      [this](std::shared_ptr<const RunAnalysis> analysis) { finished(std::move(analysis)); });
 }
 
-void AnalysisPanel::finished(const Outcome& o) {
-  if (o.generation != generation_) return;  // a newer request superseded it
+void AnalysisPanel::failed(const QString& message) {
   running_ = false;
   progress_->hide();
-  if (o.cancelled) return;
-  if (!o.error.isEmpty()) {
-    status_->setText(o.error);
-    emit analysisFailed(o.error);
-    return;
-  }
-  result_ = o.analysis;
+  status_->setText(message);
+  emit analysisFailed(message);
+}
+
+void AnalysisPanel::finished(std::shared_ptr<const RunAnalysis> analysis) {
+  running_ = false;
+  progress_->hide();
+  result_ = std::move(analysis);
   fill();
   if (range_) {
     status_->setText(

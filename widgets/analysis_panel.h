@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "analysis_options.h"
+#include "background_job.h"
 #include "format/run_file.h"
 #include "run_analysis.h"
 
@@ -123,10 +124,10 @@ class AnalysisPanel : public QWidget {
   void analysisFailed(const QString& message);
 
  private:
-  struct Outcome;
   void schedule();
   void start();
-  void finished(const Outcome& o);
+  void finished(std::shared_ptr<const RunAnalysis> analysis);
+  void failed(const QString& message);
   void fill();
   void showChart();
 
@@ -135,8 +136,7 @@ class AnalysisPanel : public QWidget {
   std::vector<int> gpus_, ranks_;
   AnalysisOptions options_;
   std::shared_ptr<const RunAnalysis> result_;
-  std::shared_ptr<std::atomic<bool>> cancel_;
-  uint64_t generation_ = 0;
+  BackgroundJob* job_ = new BackgroundJob(this);
   bool running_ = false;
 
   QTimer* debounce_;

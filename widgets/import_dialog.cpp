@@ -18,8 +18,8 @@
 #include <QRegularExpression>
 #include <QTableWidget>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
+#include <cmath>
 #include <map>
 
 #include "core/error.h"
@@ -109,14 +109,23 @@ ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
   importButton_ = box->addButton(tr("Import"), QDialogButtonBox::AcceptRole);
   box->addButton(QDialogButtonBox::Close);
   connect(importButton_, &QPushButton::clicked, this, &ImportDialog::startImport);
+  connect(worker_, &BackgroundJob::progressChanged, this,
+          [this](double fraction, const QString& stage) {
+            // setValue() of a modal progress dialog processes events, in which the import can
+            // finish and drop the dialog: set the label first and hold a guarded pointer.
+            QPointer<QProgressDialog> dialog = progress_;
+            if (!dialog) return;
+            dialog->setLabelText(stage);
+            dialog->setValue(static_cast<int>(std::lround(fraction * 1000)));
+          });
   connect(box, &QDialogButtonBox::rejected, this, &QDialog::reject);
   layout->addWidget(box);
 }
 
 ImportDialog::~ImportDialog() {
-  if (watcher_) {
+  if (worker_->busy()) {
     if (job_) job_->cancel();
-    watcher_->waitForFinished();
+    worker_->waitForFinished();
   }
 }
 
@@ -316,51 +325,33 @@ void ImportDialog::startImport() {
 }
 
 void ImportDialog::launchWorker() {
-  if (!job_ || watcher_) return;
+  if (!job_ || worker_->busy()) return;
   std::shared_ptr<import::ImportJob> job = job_;
-  watcher_ = new QFutureWatcher<Outcome>(this);
-  connect(watcher_, &QFutureWatcher<Outcome>::finished, this, &ImportDialog::finishImport);
-  // Progress crosses to the GUI thread as queued calls, only when the shown value changes. The
-  // destructor waits for the worker, so `this` outlives it.
-  watcher_->setFuture(QtConcurrent::run([this, job]() -> Outcome {
-    int lastPermille = -1;
-    std::string lastStage;
-    const Progress progress([this, job, &lastPermille, &lastStage](double f, std::string_view s) {
-      const int permille = static_cast<int>(f * 1000.0);
-      if (permille != lastPermille || s != lastStage) {
-        lastPermille = permille;
-        lastStage = std::string(s);
-        const QString stage = qs(s);
-        QMetaObject::invokeMethod(
-            this,
-            [this, permille, stage] {
-              // setValue() of a modal progress dialog processes events, in which the import can
-              // finish and drop the dialog: set the label first and hold a guarded pointer.
-              QPointer<QProgressDialog> dialog = progress_;
-              if (!dialog) return;
-              dialog->setLabelText(stage);
-              dialog->setValue(permille);
-            },
-            Qt::QueuedConnection);
-      }
-      return !job->cancelRequested();
-    });
-    Outcome o;
-    try {
-      const import::ImportSummary s = job->run(progress);
-      o.ok = true;
-      o.output = QString::fromStdString(s.output.string());
-    } catch (const Cancelled&) {
-      o.cancelled = true;
-    } catch (const Error& e) {
-      o.message = QString::fromUtf8(e.what());
-    } catch (const std::bad_alloc&) {
-      o.message = tr("out of memory");
-    } catch (const std::exception& e) {
-      o.message = tr("internal error: %1").arg(QString::fromUtf8(e.what()));
-    }
-    return o;
-  }));
+  // Progress crosses to the GUI thread through the BackgroundJob, only when the shown value or
+  // the stage changes. The destructor waits for the worker (it writes a file to clean up).
+  worker_->start(
+      [job](const BackgroundJob::Context& ctx) -> Outcome {
+        const Progress progress([&ctx, job](double f, std::string_view s) {
+          ctx.progress(f, s);
+          return !job->cancelRequested();
+        });
+        Outcome o;
+        try {
+          const import::ImportSummary s = job->run(progress);
+          o.ok = true;
+          o.output = QString::fromStdString(s.output.string());
+        } catch (const Cancelled&) {
+          o.cancelled = true;
+        } catch (const Error& e) {
+          o.message = QString::fromUtf8(e.what());
+        } catch (const std::bad_alloc&) {
+          o.message = tr("out of memory");
+        } catch (const std::exception& e) {
+          o.message = tr("internal error: %1").arg(QString::fromUtf8(e.what()));
+        }
+        return o;
+      },
+      [this](const Outcome& o) { finishImport(o); });
 }
 
 void ImportDialog::cancelImport() {
@@ -368,10 +359,7 @@ void ImportDialog::cancelImport() {
   if (progress_) progress_->setLabelText(tr("Cancelling..."));
 }
 
-void ImportDialog::finishImport() {
-  const Outcome o = watcher_->result();
-  watcher_->deleteLater();
-  watcher_ = nullptr;
+void ImportDialog::finishImport(const Outcome& o) {
   job_.reset();
   if (progress_) {
     progress_->hide();

@@ -13,7 +13,6 @@
 // the dialog without file pickers.
 
 #include <QDialog>
-#include <QFutureWatcher>
 #include <QString>
 #include <QStringList>
 
@@ -21,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "background_job.h"
 #include "import/import_job.h"
 
 class QComboBox;
@@ -93,7 +93,7 @@ class ImportDialog : public QDialog {
 
   void refreshRow(int row);
   void launchWorker();
-  void finishImport();
+  void finishImport(const Outcome& o);
   void showError(const QString& message);
   void browseFiles();
   void browseFolder();
@@ -111,7 +111,7 @@ class ImportDialog : public QDialog {
   std::vector<Row> rows_;
 
   std::shared_ptr<import::ImportJob> job_;
-  QFutureWatcher<Outcome>* watcher_ = nullptr;
+  BackgroundJob* worker_ = new BackgroundJob(this);
 };
 
 }  // namespace wl

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kernel_details_view.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/time_format.h"
@@ -51,47 +52,91 @@ QString kernelDetailsHtml(const RunFile& run, int track, long event, const Kerne
   return h;
 }
 
-KernelDetailsView::KernelDetailsView(QWidget* parent) : QTextBrowser(parent) {
+KernelDetailsView::KernelDetailsView(QWidget* parent)
+    : QTextBrowser(parent), job_(new BackgroundJob(this)) {
   setPlaceholderText(tr("Click a kernel on the timeline to see its details."));
+  connect(job_, &BackgroundJob::failed, this, &KernelDetailsView::showReadFailure);
+}
+
+void KernelDetailsView::showReadFailure(const QString& what) {
+  if (!current_.valid() || static_cast<size_t>(current_.run) >= runs_.size()) return;
+  const KernelRef& k = current_;
+  const RunFile& run = *runs_[static_cast<size_t>(k.run)];
+  const QString message =
+      tr("%1: cannot read the details of kernel %L2 of track %3 at +%4: %5")
+          .arg(QString::fromStdString(run.path().filename().string()))
+          .arg(k.event + 1)
+          .arg(k.track)
+          .arg(QString::fromStdString(formatDuration(k.data.start_ns - run.info().start_ns)), what);
+  append(QStringLiteral("<p style='color:#d62728'><b>%1</b></p>").arg(message.toHtmlEscaped()));
+  if (store_) {
+    ReadFailure f;
+    f.key = TileKey{k.run, TileKind::KernelRaw, k.track, -1, -1, -1};
+    f.t0 = k.data.start_ns;
+    f.t1 = k.data.start_ns + std::max<int64_t>(k.data.dur_ns, 1);
+    f.message = message.toStdString();
+    store_->reportFailure(std::move(f));
+  }
+  emit readFailed(message);
 }
 
 void KernelDetailsView::setRuns(std::vector<std::shared_ptr<const RunFile>> runs) {
+  job_->cancel();
   runs_ = std::move(runs);
-  collectives_.clear();
+  collectives_ = std::make_shared<CollectiveCache>();
   clear();
 }
 
-const CollectiveInfo* KernelDetailsView::collectiveOf(int run, int track, long event) {
-  auto it = collectives_.find(run);
-  if (it == collectives_.end()) {
-    std::unordered_map<uint64_t, CollectiveInfo> m;
-    for (const CollectiveRecord& r : runs_[static_cast<size_t>(run)]->collectives())
-      m.emplace((static_cast<uint64_t>(r.track) << 32) | r.event, r.info);
-    it = collectives_.emplace(run, std::move(m)).first;
+KernelDetailsView::Details KernelDetailsView::readDetails(const RunFile& run, const KernelRef& k,
+                                                          CollectiveCache& cache) {
+  Details d;
+  // The full event (the timeline's reference carries only what it drew).
+  d.event = k.data;
+  const auto slice = run.readKernels(static_cast<size_t>(k.track), k.data.start_ns,
+                                     k.data.start_ns + std::max<int64_t>(k.data.dur_ns, 1));
+  for (size_t i = 0; i < slice.events.size(); ++i)
+    if (static_cast<long>(slice.index[i]) == k.event) d.event = slice.events[i];
+  if (run.hasGroundTruth()) {
+    const auto clocks = run.readTruthClock(static_cast<size_t>(k.track));
+    if (static_cast<size_t>(k.event) < clocks.size())
+      d.clock = clocks[static_cast<size_t>(k.event)];
   }
-  auto c = it->second.find((static_cast<uint64_t>(track) << 32) | static_cast<uint64_t>(event));
-  return c == it->second.end() ? nullptr : &c->second;
+  std::shared_ptr<const CollectiveMap> map;
+  {
+    std::lock_guard lock(cache.mutex);
+    auto it = cache.byRun.find(k.run);
+    if (it != cache.byRun.end()) map = it->second;
+  }
+  if (!map) {
+    auto m = std::make_shared<CollectiveMap>();
+    for (const CollectiveRecord& r : run.collectives())
+      m->emplace((static_cast<uint64_t>(r.track) << 32) | r.event, r.info);
+    std::lock_guard lock(cache.mutex);
+    map = cache.byRun.emplace(k.run, std::move(m)).first->second;
+  }
+  auto c = map->find((static_cast<uint64_t>(k.track) << 32) | static_cast<uint64_t>(k.event));
+  if (c != map->end()) d.collective = c->second;
+  return d;
 }
 
 void KernelDetailsView::showKernel(const KernelRef& k) {
   if (!k.valid() || static_cast<size_t>(k.run) >= runs_.size()) {
+    job_->cancel();
+    current_ = KernelRef{};
     clear();
     return;
   }
-  const RunFile& run = *runs_[static_cast<size_t>(k.run)];
-  // The full event (the timeline's reference carries only what it drew).
-  KernelEvent e = k.data;
-  float clock = kNaNf;
-  const auto slice = run.readKernels(static_cast<size_t>(k.track), k.data.start_ns,
-                                     k.data.start_ns + std::max<int64_t>(k.data.dur_ns, 1));
-  for (size_t i = 0; i < slice.events.size(); ++i)
-    if (static_cast<long>(slice.index[i]) == k.event) e = slice.events[i];
-  if (run.hasGroundTruth()) {
-    const auto clocks = run.readTruthClock(static_cast<size_t>(k.track));
-    if (static_cast<size_t>(k.event) < clocks.size()) clock = clocks[static_cast<size_t>(k.event)];
-  }
-  setHtml(
-      kernelDetailsHtml(run, k.track, k.event, e, collectiveOf(k.run, k.track, k.event), clock));
+  std::shared_ptr<const RunFile> run = runs_[static_cast<size_t>(k.run)];
+  current_ = k;
+  // What the timeline drew, at once; the rest when the read is back.
+  setHtml(kernelDetailsHtml(*run, k.track, k.event, k.data, nullptr, kNaNf));
+  auto cache = collectives_;
+  job_->start(
+      [run, k, cache](const BackgroundJob::Context&) { return readDetails(*run, k, *cache); },
+      [this, run, k](Details d) {
+        setHtml(kernelDetailsHtml(*run, k.track, k.event, d.event,
+                                  d.collective ? &*d.collective : nullptr, d.clock));
+      });
 }
 
 }  // namespace wl

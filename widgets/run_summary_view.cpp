@@ -27,8 +27,11 @@ QString configText(const ParallelConfig& c) {
 
 }  // namespace
 
-QString runSummaryHtml(const RunFile& run) {
-  const RunOverview o = overview(run);
+QString runSummaryHtml(const RunFile& run, const QStringList& readErrors) {
+  return runSummaryHtml(run, overview(run), readErrors);
+}
+
+QString runSummaryHtml(const RunFile& run, const RunOverview& o, const QStringList& readErrors) {
   const RunInfo& i = o.info;
   QString h;
   h += QStringLiteral("<h2>%1</h2>")
@@ -75,10 +78,13 @@ QString runSummaryHtml(const RunFile& run) {
     h += "</table>";
   }
   h += QObject::tr("<h3>Data quality</h3>");
-  if (o.quality.empty()) {
+  if (o.quality.empty() && readErrors.isEmpty()) {
     h += QObject::tr("<p>No issues found.</p>");
   } else {
     h += "<ul>";
+    for (const QString& e : readErrors)
+      h += QStringLiteral("<li><b style='color:#d62728'>%1</b> %2</li>")
+               .arg(QObject::tr("read error"), e.toHtmlEscaped());
     for (const QualityNote& n : o.quality)
       h += QStringLiteral("<li><b>%1</b> %2: %3</li>")
                .arg(n.severity == Severity::Warning ? QObject::tr("warning") : QObject::tr("info"),
@@ -88,15 +94,67 @@ QString runSummaryHtml(const RunFile& run) {
   return h;
 }
 
-RunSummaryView::RunSummaryView(QWidget* parent) : QTextBrowser(parent) {
+RunSummaryView::RunSummaryView(QWidget* parent)
+    : QTextBrowser(parent), renderLater_(new QTimer(this)), job_(new BackgroundJob(this)) {
   setOpenExternalLinks(false);
   setPlaceholderText(tr("Open a run (File > Open, or drop a .h5 file here)."));
+  renderLater_->setSingleShot(true);
+  renderLater_->setInterval(150);
+  connect(renderLater_, &QTimer::timeout, this, &RunSummaryView::render);
 }
 
 void RunSummaryView::setRuns(const std::vector<std::shared_ptr<const RunFile>>& runs) {
+  runs_ = runs;
+  failures_.clear();
+  overviews_.clear();
+  if (runs_.empty()) {
+    job_->cancel();
+    render();
+    return;
+  }
+  // The overview reads per-GPU sample counts: off the UI thread. A run whose counts cannot be
+  // read still shows its metadata, with the reason listed under data quality.
+  job_->start(
+      [runs](const BackgroundJob::Context&) {
+        std::vector<Overview> out;
+        for (const auto& r : runs) {
+          Overview o;
+          try {
+            o.overview = overview(*r);
+          } catch (const std::exception& e) {
+            // What the metadata says (no sample counts, no per-rank table).
+            o.overview.info = r->info();
+            o.overview.quality = r->quality();
+            o.overview.gpus.resize(r->gpus().size());
+            for (const MetricInfo& m : r->series().metrics)
+              o.overview.metrics.push_back(m.id);
+            o.error = e.what();
+          }
+          out.push_back(std::move(o));
+        }
+        return out;
+      },
+      [this](std::vector<Overview> overviews) {
+        overviews_ = std::move(overviews);
+        render();
+      });
+}
+
+void RunSummaryView::setReadFailures(std::vector<ReadFailure> failures) {
+  failures_ = std::move(failures);
+  renderLater_->start();
+}
+
+void RunSummaryView::render() {
+  renderLater_->stop();
   QString html;
-  for (const auto& r : runs)
-    html += runSummaryHtml(*r) + "<hr>";
+  for (size_t i = 0; i < runs_.size() && i < overviews_.size(); ++i) {
+    QStringList errors;
+    if (!overviews_[i].error.empty()) errors << QString::fromStdString(overviews_[i].error);
+    for (const ReadFailure& f : failures_)
+      if (f.key.run == static_cast<int>(i)) errors << QString::fromStdString(f.message);
+    html += runSummaryHtml(*runs_[i], overviews_[i].overview, errors) + "<hr>";
+  }
   setHtml(html);
 }
 

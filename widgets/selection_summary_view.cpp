@@ -9,7 +9,6 @@
 #include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <cmath>
 
@@ -70,11 +69,12 @@ SelectionSummaryView::SelectionSummaryView(QWidget* parent)
   debounce_->setSingleShot(true);
   debounce_->setInterval(150);
   connect(debounce_, &QTimer::timeout, this, &SelectionSummaryView::start);
+  connect(job_, &BackgroundJob::failed, this, [this](const QString& message) {
+    header_->setText(tr("Cannot summarize: %1").arg(message));
+  });
 }
 
-SelectionSummaryView::~SelectionSummaryView() {
-  if (watcher_) watcher_->waitForFinished();
-}
+SelectionSummaryView::~SelectionSummaryView() = default;
 
 void SelectionSummaryView::setRun(std::shared_ptr<const RunFile> run) {
   run_ = std::move(run);
@@ -119,32 +119,20 @@ void SelectionSummaryView::summarizeNow() {
 
 void SelectionSummaryView::start() {
   if (!run_ || !range_) return;
-  if (watcher_) {  // a newer range is waiting: run it when this one ends
+  if (job_->busy()) {  // a newer range is waiting: run it when this one ends
     debounce_->start();
     return;
   }
   const uint64_t gen = generation_;
   auto run = run_;
   const TimeRange r = *range_;
-  watcher_ = new QFutureWatcher<std::shared_ptr<const RangeSummary>>(this);
-  connect(watcher_, &QFutureWatcher<std::shared_ptr<const RangeSummary>>::finished, this,
-          [this, gen] {
-            auto* w = watcher_;
-            watcher_ = nullptr;
-            w->deleteLater();
-            std::shared_ptr<const RangeSummary> s;
-            try {
-              s = w->result();
-            } catch (const std::exception& e) {
-              header_->setText(tr("Cannot summarize: %1").arg(QString::fromUtf8(e.what())));
-              return;
-            }
-            if (gen != generation_) return;  // the selection moved on; its own run is scheduled
-            summary_ = std::move(s);
-            fill();
-            emit summaryReady();
-          });
-  watcher_->setFuture(QtConcurrent::run([run, r] { return compute(run, r); }));
+  job_->start([run, r](const BackgroundJob::Context&) { return compute(run, r); },
+              [this, gen](std::shared_ptr<const RangeSummary> s) {
+                if (gen != generation_) return;  // the selection moved on; its own run is scheduled
+                summary_ = std::move(s);
+                fill();
+                emit summaryReady();
+              });
 }
 
 void SelectionSummaryView::fill() {

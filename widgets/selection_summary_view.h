@@ -5,13 +5,13 @@
 // the analysis library (summarizeRange), so they equal `wattline analyze --range` on the same
 // range. Computed off the UI thread after each selection change.
 
-#include <QFutureWatcher>
 #include <QWidget>
 
 #include <atomic>
 #include <memory>
 #include <optional>
 
+#include "background_job.h"
 #include "core/time_range.h"
 #include "format/run_file.h"
 #include "range_summary.h"
@@ -50,7 +50,7 @@ class SelectionSummaryView : public QWidget {
   QLabel* header_;
   QTreeWidget* tree_;
   QTimer* debounce_;
-  QFutureWatcher<std::shared_ptr<const RangeSummary>>* watcher_ = nullptr;
+  BackgroundJob* job_ = new BackgroundJob(this);
   uint64_t generation_ = 0;
 };
 

@@ -148,8 +148,17 @@ MainWindow::MainWindow(QWidget* parent)
                                     i.simulated ? tr(" [simulated]") : QString()));
             rebuildRows();
           });
-  connect(session_, &RunSession::runsChanged, this,
-          [this] { summary_->setRuns(session_->runs()); });
+  connect(session_, &RunSession::runsChanged, this, [this] {
+    summary_->setRuns(session_->runs());
+    summary_->setReadFailures(page_->store()->failures());
+  });
+  // A failed read: hatched on the timeline, said in the status bar, listed with the run's data
+  // quality (issue 16).
+  details_->setTileStore(page_->store());
+  connect(page_, &TimelinePage::readFailed, this, [this](const QString& message) {
+    statusBar()->showMessage(tr("Read error: %1").arg(message), 10000);
+    summary_->setReadFailures(page_->store()->failures());
+  });
   connect(session_, &RunSession::openFailed, this, [this](const QString& path, const QString& msg) {
     statusBar()->showMessage(tr("Could not open %1").arg(path), 5000);
     QMessageBox::critical(this, tr("Cannot open run"), msg);

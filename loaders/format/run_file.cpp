@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "format/format_version.h"
+#include "format/run_limits.h"
 
 namespace wl {
 namespace {
@@ -85,6 +86,8 @@ LodGrid loadGrid(hid_t lod, const std::filesystem::path& file, std::string_view 
   const auto nb = h5::read<uint64_t>(lod, "buckets");
   if (nb.size() != g.widths_ns.size() || g.widths_ns.empty())
     throw Error(fmt::format("{}: /{}/lod/widths_ns and buckets disagree", file.string(), where));
+  limits::checkCount(file, std::string(where) + "/lod/widths_ns", nb.size(), limits::kMaxLodLevels);
+  limits::checkPyramid(file, where, nb);
   for (size_t k = 0; k < nb.size(); ++k) {
     if (g.widths_ns[k] <= 0 || nb[k] == 0 || nb[k] > (uint64_t{1} << 32))
       throw Error(fmt::format("{}: /{}/lod level {} has width {} ns and {} buckets", file.string(),
@@ -110,7 +113,9 @@ SeriesGroupMeta RunFile::loadSeries(std::string_view group, size_t expectedEntit
   m.medianIntervalNs = column<int64_t>(g, group, "median_interval_ns", expectedEntities, path_);
   m.gapThresholdNs = column<int64_t>(g, group, "gap_threshold_ns", expectedEntities, path_);
   column<uint64_t>(g, group, "t_index_offsets", expectedEntities + 1, path_);
-  for (const std::string& id : h5::readStrings(g, "metrics")) {
+  const std::vector<std::string> metricIds = h5::readStrings(g, "metrics");
+  limits::checkCount(path_, std::string(group) + "/metrics", metricIds.size(), limits::kMaxMetrics);
+  for (const std::string& id : metricIds) {
     if (lengthOf(g, id) != total)
       fail(fmt::format("dataset /{}/{} has {} elements, expected {}", group, id, lengthOf(g, id),
                        total));
@@ -173,6 +178,7 @@ void RunFile::load() {
                     "Wattline reads; update Wattline",
                     *version, format::kVersion));
   version_ = *version;
+  limits::checkStoredSizes(path_, f);
 
   for (const char* required :
        {"gpus", "ranks", "telemetry", "kernels", "kernels/tracks", "kernels/blocks", "kernels/lod",
@@ -224,6 +230,7 @@ void RunFile::load() {
   {
     h5::Id g = h5::openGroup(f, "gpus");
     const size_t n = lengthOf(g, "id");
+    limits::checkCount(path_, "gpus", n, limits::kMaxGpus);
     const auto id = column<int32_t>(g, "gpus", "id", n, path_);
     const auto node = column<int32_t>(g, "gpus", "node", n, path_);
     const auto local = column<int32_t>(g, "gpus", "local_index", n, path_);
@@ -254,6 +261,7 @@ void RunFile::load() {
   {
     h5::Id g = h5::openGroup(f, "ranks");
     const size_t n = lengthOf(g, "rank");
+    limits::checkCount(path_, "ranks", n, limits::kMaxRanks);
     const auto rank = column<int32_t>(g, "ranks", "rank", n, path_);
     const auto gpu = column<int32_t>(g, "ranks", "gpu", n, path_);
     const auto pid = column<int64_t>(g, "ranks", "pid", n, path_);
@@ -272,6 +280,7 @@ void RunFile::load() {
     h5::Id g = h5::openGroup(f, "node_telemetry");
     const size_t n = lengthOf(g, "offsets");
     if (n == 0) fail("/node_telemetry/offsets is empty");
+    limits::checkCount(path_, "node_telemetry/offsets", n - 1, limits::kMaxNodes);
     node_ = loadSeries("node_telemetry", n - 1);
   }
 
@@ -286,6 +295,7 @@ void RunFile::load() {
     hasTruthClock_ = h5::exists(k, "truth_clock_mhz");
     h5::Id t = h5::openGroup(k, "tracks");
     const size_t n = lengthOf(t, "rank");
+    limits::checkCount(path_, "kernels/tracks", n, limits::kMaxTracks);
     const auto rank = column<int32_t>(t, "kernels/tracks", "rank", n, path_);
     const auto stream = column<int64_t>(t, "kernels/tracks", "stream", n, path_);
     const auto device = column<int32_t>(t, "kernels/tracks", "device", n, path_);
@@ -374,6 +384,7 @@ void RunFile::loadDomains() {
     if (!h5::exists(f, "domains")) fail("missing required dataset or group /domains");
     h5::Id g = h5::openGroup(f, "domains");
     const size_t n = lengthOf(g, "id");
+    limits::checkCount(path_, "domains", n, limits::kMaxGpus);
     const auto id = column<int32_t>(g, "domains", "id", n, path_);
     const auto kind = strColumn(g, "domains", "kind", n, path_);
     const auto name = strColumn(g, "domains", "name", n, path_);

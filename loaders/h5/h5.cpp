@@ -15,6 +15,9 @@ namespace {
 // Chunk cache for reading: big enough for several compressed chunks of the 2-D pyramid datasets.
 constexpr size_t kReadCacheBytes = 32u << 20;
 constexpr size_t kReadCacheSlots = 12421;  // a prime, as the HDF5 docs advise
+// Fixed-width strings (datasets and attributes) wider than this are refused: the width comes from
+// the file and sizes an allocation (issue 16, docs/robustness.md).
+constexpr size_t kMaxStringBytes = size_t{1} << 20;
 
 [[noreturn]] void fail(hid_t loc, std::string_view what) {
   std::string msg = fmt::format("{}: {}", fileOf(loc), what);
@@ -67,6 +70,21 @@ std::recursive_mutex& lock() {
 void silenceErrors() {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
+
+namespace {
+
+// HDF5 keeps its error printing per thread: readers running on a thread that opened no file (the
+// tile loader, background jobs) would print HDF5's error stack to stderr on a damaged region;
+// the message Wattline shows already carries the inner error (fail()).
+void silenceThisThread() {
+  thread_local bool silenced = false;
+  if (!silenced) {
+    silenceErrors();
+    silenced = true;
+  }
+}
+
+}  // namespace
 
 std::string lastError() {
   std::string out;
@@ -300,6 +318,10 @@ std::optional<std::string> attrString(hid_t loc, std::string_view name) {
     return s;
   }
   const size_t n = H5Tget_size(ftype);
+  if (n > kMaxStringBytes)
+    fail(loc, fmt::format("attribute {} of {} is a string of {} bytes, more than the {} Wattline "
+                          "reads (the file is damaged)",
+                          name, pathOf(loc), n, kMaxStringBytes));
   std::string s(n, '\0');
   Id mtype(H5Tcopy(H5T_C_S1));
   H5Tset_size(mtype, n);
@@ -335,6 +357,7 @@ void writeRaw(hid_t loc, std::string_view name, hid_t memType, hid_t fileType, c
 }
 
 void readRaw(hid_t dset, hid_t memType, void* out, size_t offset, size_t count) {
+  silenceThisThread();
   const auto shape = shapeOf(dset);
   if (shape.size() != 1)
     fail(dset, fmt::format("dataset {} has {} dimensions, expected 1", pathOf(dset), shape.size()));
@@ -366,6 +389,7 @@ void writeStrings(hid_t loc, std::string_view name, const std::vector<std::strin
 }
 
 std::vector<std::string> readStrings(hid_t loc, std::string_view name) {
+  silenceThisThread();
   Id d = openDataset(loc, name);
   Id ftype(H5Dget_type(d));
   if (H5Tget_class(ftype) != H5T_STRING)
@@ -376,9 +400,15 @@ std::vector<std::string> readStrings(hid_t loc, std::string_view name) {
     fail(loc, fmt::format("dataset {} is not one-dimensional", joinPath(loc, name)));
   const size_t n = shape[0];
   std::vector<std::string> out;
-  out.reserve(n);
   if (n == 0) return out;
-  if (H5Tis_variable_str(ftype) > 0) {
+  const bool variable = H5Tis_variable_str(ftype) > 0;
+  const size_t width = variable ? sizeof(char*) : H5Tget_size(ftype);
+  if (width > kMaxStringBytes)
+    fail(loc, fmt::format("dataset {} holds strings of {} bytes, more than the {} Wattline reads "
+                          "(the file is damaged)",
+                          joinPath(loc, name), width, kMaxStringBytes));
+  out.reserve(n);
+  if (variable) {
     std::vector<char*> ptrs(n, nullptr);
     Id mtype = stringType();
     if (H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
@@ -464,6 +494,7 @@ void writeRow(hid_t dset, hid_t memType, size_t row, const void* data, size_t co
 
 void readBlock(hid_t dset, hid_t memType, void* out, size_t row0, size_t nrows, size_t col0,
                size_t ncols) {
+  silenceThisThread();
   const auto shape = shapeOf(dset);
   if (shape.size() != 2)
     fail(dset, fmt::format("dataset {} has {} dimensions, expected 2", pathOf(dset), shape.size()));

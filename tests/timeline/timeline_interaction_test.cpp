@@ -179,7 +179,8 @@ class TimelineInteractionTest : public QObject {
     QCOMPARE(k.data.start_ns, src.info.start_ns + step / 4);
     auto* details = window->findChild<KernelDetailsView*>();
     QVERIFY(details->toPlainText().contains("ncclDevKernel_AllReduce_Sum_bf16_RING_LL"));
-    QVERIFY(details->toPlainText().contains("allreduce"));
+    // The collective's metadata is read off the UI thread (BackgroundJob).
+    QTRY_VERIFY(details->toPlainText().contains("allreduce"));
     QVERIFY(details->toPlainText().contains("[0, 1]"));
     // The tooltip over the same kernel names it with its duration.
     const QString tip = view->tooltipAt(QPoint(x, y));

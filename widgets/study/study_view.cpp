@@ -4,7 +4,6 @@
 #include <QChartView>
 #include <QComboBox>
 #include <QFileDialog>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -18,7 +17,6 @@
 #include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -244,8 +242,8 @@ void StudyView::clear() {
   cancelLoading();
   queued_.clear();
   if (loading_) {
-    // Forget the load under way: its runs and its end are ignored (another generation).
-    ++generation_;
+    // Forget the load under way: its runs and its end are ignored.
+    job_->cancel();
     pending_.reset();
     refresh_->stop();
     loading_ = false;
@@ -264,7 +262,6 @@ void StudyView::cancelLoading() {
 }
 
 void StudyView::startLoading(const QStringList& paths) {
-  const uint64_t generation = ++generation_;
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   auto pending = std::make_shared<Pending>();
   cancel_ = cancel;
@@ -313,13 +310,9 @@ void StudyView::startLoading(const QStringList& paths) {
     }
     return o;
   };
-  auto* watcher = new QFutureWatcher<Outcome>(this);
-  connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher, generation] {
-    const Outcome o = watcher->result();
-    watcher->deleteLater();
-    loadDone(generation, o.error, o.cancelled);
-  });
-  watcher->setFuture(QtConcurrent::run(work));
+  // A user's cancel stops the load through `cancel` and still reports it; clear() drops it.
+  job_->start([work](const BackgroundJob::Context&) { return work(); },
+              [this](const Outcome& o) { loadDone(o.error, o.cancelled); });
   refresh_->start();
 }
 
@@ -353,8 +346,7 @@ void StudyView::takeLoaded() {
   setStatus(tr("Loading runs… %1 loaded").arg(study_->runs.size()));
 }
 
-void StudyView::loadDone(uint64_t generation, const QString& error, bool cancelled) {
-  if (generation != generation_) return;
+void StudyView::loadDone(const QString& error, bool cancelled) {
   takeLoaded();
   refresh_->stop();
   pending_.reset();

@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "background_job.h"
 #include "study.h"
 #include "study_charts.h"
 #include "study_table_model.h"
@@ -82,7 +83,7 @@ class StudyView : public QWidget {
   struct Pending;
   void startLoading(const QStringList& paths);
   void takeLoaded();
-  void loadDone(uint64_t generation, const QString& error, bool cancelled);
+  void loadDone(const QString& error, bool cancelled);
   void studyChanged();
   void refreshBaselines();
   void refreshChart();
@@ -97,7 +98,7 @@ class StudyView : public QWidget {
   size_t batchStart_ = 0;
   std::vector<size_t> batchIndex_;
   std::shared_ptr<std::atomic<bool>> cancel_;
-  uint64_t generation_ = 0;
+  BackgroundJob* job_ = new BackgroundJob(this);
   bool loading_ = false;
 
   StudyTableModel* model_;

@@ -7,7 +7,6 @@
 #include <QLineEdit>
 #include <QTimer>
 #include <QToolButton>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace wl {
 namespace {
@@ -46,12 +45,17 @@ FindBar::FindBar(QWidget* parent)
   debounce->setInterval(250);
   connect(edit_, &QLineEdit::textChanged, debounce, qOverload<>(&QTimer::start));
   connect(debounce, &QTimer::timeout, this, &FindBar::startSearch);
+  // A kernel table that cannot be read ends the search with the reader's message.
+  connect(job_, &BackgroundJob::failed, this, [this](const QString& message) {
+    label_->setText(tr("search failed: %1").arg(message));
+  });
   updateLabel();
 }
 
 FindBar::~FindBar() {
+  // The search holds its own references to the runs; it stops at the flag and its result is
+  // dropped with the job.
   if (cancel_) cancel_->store(true);
-  if (watcher_) watcher_->waitForFinished();
 }
 
 void FindBar::setRuns(std::vector<std::shared_ptr<const RunFile>> runs) {
@@ -91,22 +95,19 @@ void FindBar::startSearch() {
   }
   label_->setText(tr("searching…"));
   cancel_ = std::make_shared<std::atomic<bool>>(false);
-  auto* w = new QFutureWatcher<std::vector<KernelMatch>>(this);
-  watcher_ = w;
-  connect(w, &QFutureWatcher<std::vector<KernelMatch>>::finished, this, [this, w, text] {
-    w->deleteLater();
-    if (watcher_ == w) watcher_ = nullptr;
-    if (text != searched_) return;  // a newer search started
-    matches_ = w->result();
-    current_ = -1;
-    updateLabel();
-    if (!matches_.empty()) next();
-  });
   auto runs = runs_;
   auto cancel = cancel_;
   const std::string needle = text.toStdString();
-  w->setFuture(QtConcurrent::run(
-      [runs, cancel, needle] { return findKernels(runs, needle, kMaxMatches, cancel.get()); }));
+  job_->start(
+      [runs, cancel, needle](const BackgroundJob::Context&) {
+        return findKernels(runs, needle, kMaxMatches, cancel.get());
+      },
+      [this](std::vector<KernelMatch> found) {
+        matches_ = std::move(found);
+        current_ = -1;
+        updateLabel();
+        if (!matches_.empty()) next();
+      });
 }
 
 void FindBar::next() {

@@ -4,12 +4,12 @@
 // Shift+F3 for the previous one; each match is revealed and selected on the timeline. The search
 // runs off the UI thread.
 
-#include <QFutureWatcher>
 #include <QWidget>
 
 #include <atomic>
 #include <memory>
 
+#include "background_job.h"
 #include "timeline/kernel_search.h"
 
 class QLabel;
@@ -49,7 +49,7 @@ class FindBar : public QWidget {
   int current_ = -1;
   QString searched_;
   std::shared_ptr<std::atomic<bool>> cancel_;
-  QFutureWatcher<std::vector<KernelMatch>>* watcher_ = nullptr;
+  BackgroundJob* job_ = new BackgroundJob(this);
 };
 
 }  // namespace wl

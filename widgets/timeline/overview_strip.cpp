@@ -8,11 +8,16 @@
 #include <cmath>
 
 #include "core/metrics.h"
+#include "timeline/read_failures.h"
 
 namespace wl {
 
 OverviewStrip::OverviewStrip(Viewport* viewport, TileStore* store, int labelWidth, QWidget* parent)
-    : QWidget(parent), vp_(viewport), store_(store), labelWidth_(labelWidth) {
+    : QWidget(parent),
+      vp_(viewport),
+      store_(store),
+      labelWidth_(labelWidth),
+      job_(new BackgroundJob(this)) {
   setMinimumHeight(46);
   setMaximumHeight(46);
   setToolTip(
@@ -32,12 +37,41 @@ void OverviewStrip::refresh() {
   points_.clear();
   throttled_.reset();
   metricLabel_.clear();
+  unit_.clear();
   maxValue_ = 1;
-  if (store_->runs().empty()) {
-    update();
-    return;
-  }
-  const RunFile& run = store_->run(0);
+  failed_ = false;
+  job_->cancel();
+  update();
+  if (store_->runs().empty()) return;
+  std::shared_ptr<const RunFile> run = store_->runs().front();
+  job_->start([run](const BackgroundJob::Context&) { return summarize(*run); },
+              [this, run](Summary s) {
+                points_ = std::move(s.points);
+                maxValue_ = s.maxValue;
+                metricLabel_ = s.metricLabel;
+                unit_ = s.unit;
+                if (!s.error.empty()) {
+                  failed_ = true;
+                  const bool kernels = s.metric < 0;
+                  ReadFailure f;
+                  f.key = TileKey{
+                      0, kernels ? TileKind::KernelLod : TileKind::Heatmap, -1, s.metric, 0, -1};
+                  f.t0 = run->info().start_ns;
+                  f.t1 = run->info().end_ns;
+                  // The reader's message starts with the file's path: said once, by name.
+                  std::string reason = s.error;
+                  const std::string prefix = run->path().string() + ": ";
+                  if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
+                  f.message =
+                      run->path().filename().string() + ": cannot read the overview: " + reason;
+                  store_->reportFailure(std::move(f));
+                }
+                update();
+              });
+}
+
+OverviewStrip::Summary OverviewStrip::summarize(const RunFile& run) {
+  Summary out;
   const SeriesGroupMeta& tel = run.series();
   int metric = -1;
   for (const char* want : {"power_w", "temp_c", "util_pct", "sm_clock_mhz"}) {
@@ -46,17 +80,16 @@ void OverviewStrip::refresh() {
     if (metric >= 0) break;
   }
   if (metric < 0 || tel.grid.levels() == 0) {
-    refreshFromKernels(run);
-    update();
-    return;
+    summarizeKernels(run, out);
+    return out;
   }
-  metricLabel_ = QString::fromStdString(tel.metrics[static_cast<size_t>(metric)].label);
-  unit_.clear();
+  out.metric = metric;
+  out.metricLabel = QString::fromStdString(tel.metrics[static_cast<size_t>(metric)].label);
   const int top = static_cast<int>(tel.grid.levels()) - 1;
   const LodGrid& g = tel.grid;
   try {
-    const TilePtr tp = store_->load(TileKey{0, TileKind::Heatmap, -1, metric, top, 0});
-    if (!tp) return;
+    const TilePtr tp =
+        TileStore::readTileOf(run, TileKey{0, TileKind::Heatmap, -1, metric, top, 0});
     const auto& t = std::get<HeatmapTile>(*tp);
     for (size_t b = 0; b < t.buckets; ++b) {
       double sum = 0;
@@ -73,43 +106,49 @@ void OverviewStrip::refresh() {
       Point p{g.bucketStart(static_cast<size_t>(top), b),
               g.bucketStart(static_cast<size_t>(top), b + 1),
               n ? static_cast<float>(sum / n) : kNaNf, mx, false};
-      if (!std::isnan(mx)) maxValue_ = std::max(maxValue_, mx);
-      points_.push_back(p);
+      if (!std::isnan(mx)) out.maxValue = std::max(out.maxValue, mx);
+      out.points.push_back(p);
     }
-  } catch (const std::exception&) {
-    points_.clear();
+    // Where any GPU throttled (throttle pyramid of every GPU, top level).
+    if (tel.hasThrottleLod) {
+      const auto block = run.readThrottleLod(static_cast<size_t>(top), 0, tel.entities, 0,
+                                             g.buckets[static_cast<size_t>(top)]);
+      for (size_t b = 0; b < out.points.size() && b < block.buckets; ++b)
+        for (size_t e = 0; e < block.entities; ++e)
+          if (block.throttled[e * block.buckets + b] > 0) out.points[b].throttled = true;
+    }
+  } catch (const std::exception& e) {
+    out.points.clear();
+    out.error = e.what();
   }
-  // Where any GPU throttled (throttle pyramid of every GPU, top level).
-  if (tel.hasThrottleLod) {
-    const auto block = run.readThrottleLod(static_cast<size_t>(top), 0, tel.entities, 0,
-                                           g.buckets[static_cast<size_t>(top)]);
-    for (size_t b = 0; b < points_.size() && b < block.buckets; ++b)
-      for (size_t e = 0; e < block.entities; ++e)
-        if (block.throttled[e * block.buckets + b] > 0) points_[b].throttled = true;
-  }
-  update();
+  return out;
 }
 
-void OverviewStrip::refreshFromKernels(const RunFile& run) {
+void OverviewStrip::summarizeKernels(const RunFile& run, Summary& out) {
   // No telemetry: the share of all streams busy with kernels, from the kernels' top pyramid level.
   const LodGrid& g = run.kernelGrid();
   if (g.levels() == 0 || run.tracks().empty()) return;
   const size_t top = g.levels() - 1;
   std::vector<double> busy(g.buckets[top], 0.0);
-  for (size_t t = 0; t < run.tracks().size(); ++t) {
-    const KernelLodBlock b = run.readKernelLod(t, top, 0, g.buckets[top]);
-    for (size_t i = 0; i < b.buckets; ++i)
-      for (size_t c = 0; c < kKernelClassCount; ++c)
-        busy[i] += b.busy[c][i];
+  try {
+    for (size_t t = 0; t < run.tracks().size(); ++t) {
+      const KernelLodBlock b = run.readKernelLod(t, top, 0, g.buckets[top]);
+      for (size_t i = 0; i < b.buckets; ++i)
+        for (size_t c = 0; c < kKernelClassCount; ++c)
+          busy[i] += b.busy[c][i];
+    }
+  } catch (const std::exception& e) {
+    out.error = e.what();
+    return;
   }
   const auto tracks = static_cast<double>(run.tracks().size());
   for (size_t i = 0; i < busy.size(); ++i) {
     const auto v = static_cast<float>(100.0 * busy[i] / tracks);
-    points_.push_back({g.bucketStart(top, i), g.bucketStart(top, i + 1), v, v, false});
+    out.points.push_back({g.bucketStart(top, i), g.bucketStart(top, i + 1), v, v, false});
   }
-  maxValue_ = 100;
-  metricLabel_ = tr("kernel activity");
-  unit_ = QStringLiteral("%");
+  out.maxValue = 100;
+  out.metricLabel = tr("kernel activity");
+  out.unit = QStringLiteral("%");
 }
 
 double OverviewStrip::xOf(int64_t t) const {
@@ -140,6 +179,14 @@ void OverviewStrip::paintEvent(QPaintEvent*) {
                                            ? tr("Overview\n%1 (all streams)").arg(metricLabel_)
                                            : tr("Overview\n%1: mean, max").arg(metricLabel_)));
   const QRectF area(labelWidth_, 3, width() - labelWidth_, height() - 6);
+  if (failed_) {
+    QColor wash = readFailureColor();
+    wash.setAlpha(40);
+    p.fillRect(area, wash);
+    p.fillRect(area, readFailureBrush());
+    p.setPen(readFailureColor());
+    p.drawText(area, Qt::AlignCenter, tr("overview unreadable"));
+  }
   if (throttled_) {
     for (const TimeRange& s : *throttled_)
       p.fillRect(QRectF(QPointF(xOf(s.t0), area.top()),

@@ -2,12 +2,14 @@
 #pragma once
 // The overview strip: the whole run at a glance (mean and max power over all GPUs, and where any
 // GPU throttled) with the current view and selection marked. Click to centre the view there, drag
-// the view box to move it, drag elsewhere to show that range.
+// the view box to move it, drag elsewhere to show that range. The summary is read off the UI
+// thread (BackgroundJob); a read that fails hatches the strip and is reported to the tile store.
 
 #include <QWidget>
 
 #include <optional>
 
+#include "background_job.h"
 #include "timeline/theme.h"
 #include "timeline/tile_store.h"
 #include "timeline/viewport.h"
@@ -22,8 +24,11 @@ class OverviewStrip : public QWidget {
     theme_ = t;
     update();
   }
-  // Recomputes the summary curve after runs were added.
+  // Recomputes the summary curve after runs were added (in the background).
   void refresh();
+  // The read of the summary failed (the strip is hatched); for tests.
+  bool readFailed() const { return failed_; }
+  BackgroundJob* job() const { return job_; }
   // Where any GPU of the first run was throttled (the analysis's intervals); replaces the
   // reason-bit estimate drawn until they arrive.
   void setThrottled(std::vector<TimeRange> spans);
@@ -36,7 +41,6 @@ class OverviewStrip : public QWidget {
   void mouseReleaseEvent(QMouseEvent* e) override;
 
  private:
-  void refreshFromKernels(const RunFile& run);
   double xOf(int64_t t) const;
   int64_t timeAt(double x) const;
   Viewport* vp_;
@@ -51,6 +55,18 @@ class OverviewStrip : public QWidget {
     float mean, max;
     bool throttled;
   };
+  // What the background read returns.
+  struct Summary {
+    std::vector<Point> points;
+    float maxValue = 1;
+    QString metricLabel, unit;
+    int metric = -1;
+    std::string error;  // a read that failed, with the file and what
+  };
+  static Summary summarize(const RunFile& run);
+  static void summarizeKernels(const RunFile& run, Summary& out);
+  BackgroundJob* job_;
+  bool failed_ = false;
   std::vector<Point> points_;
   std::optional<std::vector<TimeRange>> throttled_;
   float maxValue_ = 1;

@@ -3,7 +3,10 @@
 
 #include <QMetaObject>
 
+#include <algorithm>
 #include <cmath>
+
+#include "core/time_format.h"
 
 namespace wl {
 
@@ -56,6 +59,7 @@ void TileStore::clear() {
   queue_.clear();
   queued_.clear();
   failed_.clear();
+  failures_.clear();
   ++generation_;
 }
 
@@ -99,9 +103,92 @@ size_t TileStore::bytesInUse() const {
 
 TilePtr TileStore::load(const TileKey& key) {
   if (TilePtr t = find(key)) return t;
-  TilePtr t = readTile(key);
+  TilePtr t;
+  try {
+    t = readTile(key);
+  } catch (const std::exception& e) {
+    reportFailure(failureOf(key, e.what()));
+    throw;
+  }
   if (t) insert(key, t);
   return t;
+}
+
+std::pair<int64_t, int64_t> TileStore::tileSpan(const RunFile& run, const TileKey& key) {
+  const bool kernel = key.kind == TileKind::KernelLod || key.kind == TileKind::KernelRaw;
+  const LodGrid& grid = kernel ? run.kernelGrid() : run.series(SeriesKind::Gpu).grid;
+  if (grid.levels() == 0 || key.index < 0) return {run.info().start_ns, run.info().end_ns};
+  if (key.level < 0) return rawTileSpan(grid, key.index);
+  const size_t level = std::min(static_cast<size_t>(key.level), grid.levels() - 1);
+  const size_t b0 = static_cast<size_t>(key.index) * kTileBuckets;
+  const size_t b1 = std::max(std::min(b0 + kTileBuckets, grid.buckets[level]), b0 + 1);
+  return {grid.bucketStart(level, b0), grid.bucketStart(level, b1)};
+}
+
+std::vector<ReadFailure> TileStore::failures() const {
+  std::lock_guard lock(mutex_);
+  return failures_;
+}
+
+void TileStore::reportFailure(ReadFailure failure) {
+  const QString message = QString::fromStdString(failure.message);
+  {
+    std::lock_guard lock(mutex_);
+    // One entry per tile: a failed tile is not asked for again, but load() may be.
+    for (const ReadFailure& f : failures_)
+      if (f.key == failure.key && f.t0 == failure.t0 && f.t1 == failure.t1) return;
+    failures_.push_back(std::move(failure));
+  }
+  QMetaObject::invokeMethod(
+      this, [this, message] { emit readFailed(message); }, Qt::QueuedConnection);
+}
+
+ReadFailure TileStore::failureOf(const TileKey& key, const std::string& what) const {
+  std::shared_ptr<const RunFile> run;
+  {
+    std::lock_guard lock(mutex_);
+    if (key.run >= 0 && static_cast<size_t>(key.run) < runs_.size())
+      run = runs_[static_cast<size_t>(key.run)];
+  }
+  ReadFailure f{key, 0, 0, {}};
+  if (!run) {
+    f.message = "run " + std::to_string(key.run) + ": " + what;
+    return f;
+  }
+  // The part of the tile's span inside the run (the last tile of a grid reaches past its end).
+  std::tie(f.t0, f.t1) = tileSpan(*run, key);
+  f.t0 = std::clamp(f.t0, run->info().start_ns, run->info().end_ns);
+  f.t1 = std::clamp(f.t1, f.t0, run->info().end_ns);
+  const SeriesGroupMeta& tel = run->series(SeriesKind::Gpu);
+  std::string metric = "?";
+  if (key.metric >= 0 && static_cast<size_t>(key.metric) < tel.metrics.size())
+    metric = tel.metrics[static_cast<size_t>(key.metric)].id;
+  std::string subject;
+  switch (key.kind) {
+    case TileKind::CounterLod:
+    case TileKind::CounterRaw:
+      subject = "GPU " + std::to_string(key.entity) + " " + metric;
+      break;
+    case TileKind::ThrottleLod:
+    case TileKind::ThrottleRaw:
+      subject = "GPU " + std::to_string(key.entity) + " throttle reasons";
+      break;
+    case TileKind::KernelLod:
+    case TileKind::KernelRaw:
+      subject = "kernels of track " + std::to_string(key.entity);
+      break;
+    case TileKind::Heatmap:
+      subject = metric + " of every GPU";
+      break;
+  }
+  const int64_t start = run->info().start_ns;
+  // The reader's message starts with the file's path: said once, by name.
+  std::string reason = what;
+  const std::string prefix = run->path().string() + ": ";
+  if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
+  f.message = run->path().filename().string() + ": cannot read " + subject + " at +" +
+              formatDuration(f.t0 - start) + " to +" + formatDuration(f.t1 - start) + ": " + reason;
+  return f;
 }
 
 std::pair<int64_t, int64_t> TileStore::rawTileSpan(const LodGrid& grid, int64_t index) {
@@ -133,7 +220,10 @@ TilePtr TileStore::readTile(const TileKey& key) const {
     if (key.run < 0 || static_cast<size_t>(key.run) >= runs_.size()) return nullptr;
     runPtr = runs_[static_cast<size_t>(key.run)];
   }
-  const RunFile& run = *runPtr;
+  return readTileOf(*runPtr, key);
+}
+
+TilePtr TileStore::readTileOf(const RunFile& run, const TileKey& key) {
   const SeriesGroupMeta& tel = run.series(SeriesKind::Gpu);
   const auto T = kTileBuckets;
   auto metricId = [&]() -> std::string {
@@ -239,10 +329,13 @@ void TileStore::workerLoop() {
       gen = generation_;
     }
     TilePtr tile;
+    std::string error;
     try {
       tile = readTile(key);
-    } catch (const std::exception&) {
-      // A damaged region: leave the tile out; the view shows no data there.
+    } catch (const std::exception& e) {
+      // A damaged region: the tile stays out, and the views hatch its span (never "no data").
+      error = e.what();
+      if (error.empty()) error = "read failed";
     }
     bool notify = false;
     {
@@ -251,6 +344,7 @@ void TileStore::workerLoop() {
       if (gen != generation_) continue;
       if (!tile) failed_.insert(key);
     }
+    if (!error.empty()) reportFailure(failureOf(key, error));
     if (tile) insert(key, tile);
     {
       std::lock_guard lock(mutex_);

@@ -7,6 +7,12 @@
 // first, and tilesArrived() fires on the UI thread when some are ready, so the UI never waits on
 // the disk. Memory is bounded by an LRU budget. load() is the synchronous path for exporters and
 // benchmarks, which need every tile before they draw.
+//
+// A read that fails (a damaged dataset region) is never shown as "no data": the store keeps a
+// ReadFailure with the span the tile covers and the reader's message, emits readFailed() on the
+// UI thread, and the views hatch that span (timeline/read_failures.h). Other widgets that read the
+// run off the UI thread (overview, kernel details) report their failures here too, so the run's
+// data-quality list has them all.
 
 #include <QObject>
 
@@ -15,6 +21,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -24,6 +31,15 @@
 #include "timeline/tiles.h"
 
 namespace wl {
+
+// A read of run data that failed: which tile (or, for reads outside tiles, a key with the kind,
+// entity and metric concerned), the span of the run's clock it covers, and a one-line message
+// naming the file, what and where.
+struct ReadFailure {
+  TileKey key;
+  int64_t t0 = 0, t1 = 0;
+  std::string message;
+};
 
 class TileStore : public QObject {
   Q_OBJECT
@@ -49,12 +65,31 @@ class TileStore : public QObject {
 
   // Time span covered by raw tile `index` of a grid (kTileBuckets level-0 buckets).
   static std::pair<int64_t, int64_t> rawTileSpan(const LodGrid& grid, int64_t index);
+  // Time span covered by any tile.
+  static std::pair<int64_t, int64_t> tileSpan(const RunFile& run, const TileKey& key);
+
+  // Reads that failed since the runs were added, oldest first.
+  std::vector<ReadFailure> failures() const;
+  // Records a failed read made outside the loader thread; thread-safe, readFailed() follows on
+  // the UI thread.
+  void reportFailure(ReadFailure failure);
 
  signals:
   void tilesArrived();
+  // A read failed; `message` names the file, what and where.
+  void readFailed(const QString& message);
 
  private:
   TilePtr readTile(const TileKey& key) const;
+
+ public:
+  // Reads one tile of `run` (key.run is not looked at); throws what the reader throws. Any
+  // thread may call it: it touches no state of a store.
+  static TilePtr readTileOf(const RunFile& run, const TileKey& key);
+
+ private:
+  // The failure of reading `key` with `what` as the reader's message.
+  ReadFailure failureOf(const TileKey& key, const std::string& what) const;
   void insert(const TileKey& key, TilePtr tile);
   void workerLoop();
 
@@ -69,6 +104,7 @@ class TileStore : public QObject {
   std::deque<TileKey> queue_;
   std::unordered_set<TileKey, TileKeyHash> queued_;
   std::unordered_set<TileKey, TileKeyHash> failed_;  // unreadable: not asked for again
+  std::vector<ReadFailure> failures_;
   bool loading_ = false;
   bool stop_ = false;
   bool notifyPending_ = false;

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "timeline/timeline_page.h"
 
-#include <QFutureWatcher>
 #include <QTimer>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <QVBoxLayout>
 #include "core/throttle_reasons.h"
@@ -39,6 +37,10 @@ TimelinePage::TimelinePage(QWidget* parent)
     view_->revealKernel(k);
   });
   setTheme(Theme::fromPalette(palette()));
+  connect(store_, &TileStore::readFailed, this, [this](const QString& message) {
+    view_->viewport()->update();
+    emit readFailed(message);
+  });
   // Visible progress of tile loading without blocking: poll the store's queue a few times a second.
   auto* poll = new QTimer(this);
   poll->setInterval(150);
@@ -81,38 +83,34 @@ uint32_t reasonBits(const ThrottleInterval& iv) {
 void TimelinePage::computeThrottle(int index, const std::shared_ptr<const RunFile>& run) {
   // The analysis's throttle intervals, off the UI thread (a 1,024-GPU hour takes seconds).
   using Spans = std::vector<std::vector<TimelineRenderer::ThrottleSpan>>;
-  auto* watcher = new QFutureWatcher<Spans>(this);
-  const uint64_t generation = generation_;
-  connect(watcher, &QFutureWatcher<Spans>::finished, this, [this, watcher, index, generation] {
-    watcher->deleteLater();
-    if (generation != generation_) return;  // the runs were closed meanwhile
-    Spans spans;
-    try {
-      spans = watcher->result();
-    } catch (const std::exception&) {
-      return;  // no strong bands; the reason bits are still drawn
-    }
-    std::vector<TimeRange> all;
-    for (const auto& g : spans)
-      for (const auto& s : g)
-        all.push_back({s.t0, s.t1});
-    view_->renderer().setThrottleSpans(index, std::move(spans));
-    if (index == 0) overview_->setThrottled(std::move(all));
-    view_->viewport()->update();
-  });
-  watcher->setFuture(QtConcurrent::run([run]() -> Spans {
-    std::vector<int> gpus;
-    for (const GpuInfo& g : run->gpus())
-      gpus.push_back(g.id);
-    const auto found = detectThrottle(*run, gpus, TimeRange{}, AnalysisOptions{});
-    Spans out(run->gpus().size());
-    for (const GpuThrottle& g : found)
-      for (const ThrottleInterval& iv : g.intervals)
-        out[static_cast<size_t>(g.gpu)].push_back({iv.start_ns, iv.end_ns, reasonBits(iv)});
-    for (auto& v : out)
-      std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.t0 < b.t0; });
-    return out;
-  }));
+  if (throttleJobs_.size() <= static_cast<size_t>(index))
+    throttleJobs_.resize(static_cast<size_t>(index) + 1, nullptr);
+  BackgroundJob*& job = throttleJobs_[static_cast<size_t>(index)];
+  if (!job) job = new BackgroundJob(this);
+  // A failure leaves the strong bands out; the reason bits are still drawn.
+  job->start(
+      [run](const BackgroundJob::Context&) -> Spans {
+        std::vector<int> gpus;
+        for (const GpuInfo& g : run->gpus())
+          gpus.push_back(g.id);
+        const auto found = detectThrottle(*run, gpus, TimeRange{}, AnalysisOptions{});
+        Spans out(run->gpus().size());
+        for (const GpuThrottle& g : found)
+          for (const ThrottleInterval& iv : g.intervals)
+            out[static_cast<size_t>(g.gpu)].push_back({iv.start_ns, iv.end_ns, reasonBits(iv)});
+        for (auto& v : out)
+          std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.t0 < b.t0; });
+        return out;
+      },
+      [this, index](Spans spans) {
+        std::vector<TimeRange> all;
+        for (const auto& g : spans)
+          for (const auto& s : g)
+            all.push_back({s.t0, s.t1});
+        view_->renderer().setThrottleSpans(index, std::move(spans));
+        if (index == 0) overview_->setThrottled(std::move(all));
+        view_->viewport()->update();
+      });
 }
 
 void TimelinePage::updateBounds() {
@@ -128,7 +126,10 @@ void TimelinePage::updateBounds() {
 }
 
 void TimelinePage::clearRuns() {
-  ++generation_;
+  // Deleting the jobs drops the results of their running work (the runs are closed).
+  for (BackgroundJob* job : throttleJobs_)
+    delete job;
+  throttleJobs_.clear();
   view_->setRows({});
   view_->renderer().clearCaches();
   store_->clear();

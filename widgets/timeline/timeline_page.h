@@ -6,7 +6,9 @@
 #include <QWidget>
 
 #include <memory>
+#include <vector>
 
+#include "background_job.h"
 #include "timeline/find_bar.h"
 #include "timeline/legend_bar.h"
 #include "timeline/overview_strip.h"
@@ -39,11 +41,14 @@ class TimelinePage : public QWidget {
  signals:
   // Tiles waiting to be read (0 when the view is complete); polled while the store is busy.
   void loadingChanged(int pendingTiles);
+  // A read of run data failed (a tile, the overview, a kernel's details): the message names the
+  // file, what and where; the span is hatched on the timeline (TileStore::failures()).
+  void readFailed(const QString& message);
 
  private:
   void computeThrottle(int index, const std::shared_ptr<const RunFile>& run);
   int lastPending_ = 0;
-  uint64_t generation_ = 0;
+  std::vector<BackgroundJob*> throttleJobs_;  // per run index: its throttle intervals
   Viewport* viewport_;
   TileStore* store_;
   OverviewStrip* overview_;

@@ -14,6 +14,7 @@
 #include "core/throttle_reasons.h"
 #include "core/time_format.h"
 #include "timeline/frame.h"
+#include "timeline/read_failures.h"
 
 namespace wl {
 namespace {
@@ -170,6 +171,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
   const double w = viewport()->width();
   const TimelineRenderer::Highlight hl{selected_.run, selected_.track, selected_.event};
   const auto placed = placedRows();
+  const std::vector<ReadFailure> failures = store_->failures();
   // Scrolled rows first, clipped below the pinned area; then the pinned rows on top.
   for (int pass = 0; pass < 2; ++pass) {
     for (const Placed& pl : placed) {
@@ -180,6 +182,9 @@ void TimelineView::paintEvent(QPaintEvent*) {
         p.setClipRect(QRectF(0, pinnedHeight_, w, viewport()->height() - pinnedHeight_));
       paintScreenRow(p, renderer_, row, QRectF(0, pl.y, w, pl.h), kLabelWidth, map, fetch, &missing,
                      collapsed_.count(row.key) > 0, hl);
+      if (!failures.empty())
+        paintReadFailures(p, row, QRectF(kLabelWidth, pl.y, w - kLabelWidth, pl.h),
+                          renderer_.contentMapping(row, map), failures);
       p.restore();
     }
   }
