@@ -7,6 +7,10 @@
 // first, and tilesArrived() fires on the UI thread when some are ready, so the UI never waits on
 // the disk. Memory is bounded by an LRU budget. load() is the synchronous path for exporters and
 // benchmarks, which need every tile before they draw.
+//
+// Cost: a request is one hash lookup per tile asked (a row in view needs about buckets / 512 + 1
+// tiles, tiles.h); the LRU list makes each hit and each eviction O(1). A missing tile costs one
+// HDF5 read of a fixed size on the loader thread, never on the UI thread (except load()).
 
 #include <QObject>
 
