@@ -22,6 +22,8 @@ constexpr std::array kCommands = {
     Command{"analyze", "analyses: energy, throttling, burstiness, kernel breakdowns, stragglers",
             &cmdAnalyze},
     Command{"compare", "compare runs: table with deltas, ranks and the Pareto front", &cmdCompare},
+    Command{"summarize", "write the runs' summary cache that studies read (one job per run)",
+            &cmdSummarize},
     Command{"export", "write a timeline, heatmap or analysis chart as PNG, SVG or PDF (headless)",
             &cmdExport},
 };

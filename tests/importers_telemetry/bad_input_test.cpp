@@ -86,7 +86,7 @@ std::vector<BadInput> cases() {
        kSmiHeader + smi("43.487", "inf") + smi("43.587", "nan"), "", "non_finite_values",
        "2 NaN or infinite values"},
       {"nvidia-smi-csv", "negative", "smi.csv", kSmiHeader + smi("43.487", "-5.00"), "",
-       "out_of_range", "power_w values outside the physical range"},
+       "impossible_values", "of power_w outside what a GPU can report"},
       {"nvidia-smi-csv", "non_monotonic", "smi.csv",
        kSmiHeader + smi("43.587", "250.00") + smi("43.487", "251.00"), "",
        "non_monotonic_timestamps", "samples were sorted by time"},
@@ -94,7 +94,7 @@ std::vector<BadInput> cases() {
        kSmiHeader + smi("43.487", "250.00") + smi("43.487", "250.00"), "", "duplicate_timestamps",
        "1 samples repeated an earlier timestamp and were dropped"},
       {"nvidia-smi-csv", "huge_number", "smi.csv", kSmiHeader + smi("43.487", "1e300"), "",
-       "out_of_range", "power_w values outside the physical range"},
+       "impossible_values", "of power_w outside what a GPU can report"},
       {"nvidia-smi-csv", "empty", "smi.csv", "", "empty file"},
       {"nvidia-smi-csv", "header_only", "smi.csv", kSmiHeader, "a header but no data rows"},
       // nvidia-smi dmon
@@ -106,7 +106,7 @@ std::vector<BadInput> cases() {
       {"nvidia-smi-dmon", "nan_inf", "dmon.txt", kDmonHeader + dmon("23:59:58", "nan"), "",
        "non_finite_values", "NaN or infinite"},
       {"nvidia-smi-dmon", "negative", "dmon.txt", kDmonHeader + dmon("23:59:58", "-5"), "",
-       "out_of_range", "power_w values outside the physical range"},
+       "impossible_values", "of power_w outside what a GPU can report"},
       {"nvidia-smi-dmon", "non_monotonic", "dmon.txt",
        kDmonHeader + dmon("23:59:58", "402") + dmon("23:59:57", "403"), "",
        "non_monotonic_timestamps", "sorted"},
@@ -114,7 +114,7 @@ std::vector<BadInput> cases() {
        kDmonHeader + dmon("23:59:58", "402") + dmon("23:59:58", "402"), "", "duplicate_timestamps",
        "dropped"},
       {"nvidia-smi-dmon", "huge_number", "dmon.txt", kDmonHeader + dmon("23:59:58", "1e300"), "",
-       "out_of_range", "power_w values outside the physical range"},
+       "impossible_values", "of power_w outside what a GPU can report"},
       {"nvidia-smi-dmon", "empty", "dmon.txt", "", "empty"},
       {"nvidia-smi-dmon", "header_only", "dmon.txt", kDmonHeader, "a dmon header but no data rows"},
       // dcgmi dmon
@@ -124,8 +124,8 @@ std::vector<BadInput> cases() {
       {"dcgm-dmon", "wrong_format", "dcgm.txt", smiOk, "expected the dcgmi dmon header"},
       {"dcgm-dmon", "nan_inf", "dcgm.txt", kDcgmHeader + dcgm("inf", "1000"), "",
        "non_finite_values", "NaN or infinite"},
-      {"dcgm-dmon", "negative", "dcgm.txt", kDcgmHeader + dcgm("-5", "1000"), "", "out_of_range",
-       "power_w values outside the physical range"},
+      {"dcgm-dmon", "negative", "dcgm.txt", kDcgmHeader + dcgm("-5", "1000"), "",
+       "impossible_values", "of power_w outside what a GPU can report"},
       // dmon text has no timestamps (rows are placed every --dcgm-interval-ms): nothing can go
       // backwards in time; GPUs interleaved out of order are read as they are.
       {"dcgm-dmon", "non_monotonic", "dcgm.txt",
@@ -166,7 +166,7 @@ std::vector<BadInput> cases() {
       {"amd-smi-csv", "nan_inf", "amd.csv", kAmdHeader + amd("1786553852", "inf"), "",
        "non_finite_values", "NaN or infinite"},
       {"amd-smi-csv", "negative", "amd.csv", kAmdHeader + amd("1786553852", "-300"), "",
-       "out_of_range", "power_w values outside the physical range"},
+       "impossible_values", "of power_w outside what a GPU can report"},
       {"amd-smi-csv", "non_monotonic", "amd.csv",
        kAmdHeader + amd("1786553853", "300") + amd("1786553852", "301"), "",
        "non_monotonic_timestamps", "sorted"},
@@ -185,7 +185,7 @@ std::vector<BadInput> cases() {
       {"zeus-monitor", "nan_inf", "zeus.csv", kZeusHeader + zeus("36.708783111", "inf"), "",
        "non_finite_values", "NaN or infinite"},
       {"zeus-monitor", "negative", "zeus.csv", kZeusHeader + zeus("36.708783111", "-5000"), "",
-       "out_of_range", "power_w values outside the physical range"},
+       "impossible_values", "of power_w outside what a GPU can report"},
       {"zeus-monitor", "non_monotonic", "zeus.csv",
        kZeusHeader + zeus("36.8", "32402") + zeus("36.7", "32402"), "", "non_monotonic_timestamps",
        "sorted"},
@@ -193,7 +193,7 @@ std::vector<BadInput> cases() {
        kZeusHeader + zeus("36.7", "32402") + zeus("36.7", "32402"), "", "duplicate_timestamps",
        "dropped"},
       {"zeus-monitor", "huge_number", "zeus.csv", kZeusHeader + zeus("36.7", "1e300"), "",
-       "out_of_range", "power_w values outside the physical range"},
+       "impossible_values", "of power_w outside what a GPU can report"},
       {"zeus-monitor", "empty", "zeus.csv", "", "empty file"},
       {"zeus-monitor", "header_only", "zeus.csv", kZeusHeader, "a header but no data rows"},
       // Zeus measurement windows
@@ -227,8 +227,8 @@ std::vector<BadInput> cases() {
   v.push_back(charllm("binary", kBinary, "gpu_power_0.csv:1: expected"));
   v.push_back(charllm("wrong_format", kSmiHeader + smi("43.487", "250.00"), "gpu_power_0.csv"));
   v.push_back(charllm("nan_inf", rows + "1727385120.10,inf\n", "", "non_finite_values", "NaN"));
-  v.push_back(charllm("negative", rows + "1727385120.10,-300\n", "", "out_of_range",
-                      "power_w values outside the physical range"));
+  v.push_back(charllm("negative", rows + "1727385120.10,-300\n", "", "impossible_values",
+                      "of power_w outside what a GPU can report"));
   v.push_back(charllm("non_monotonic", "1727385120.05,310\n1727385120.00,300\n", "",
                       "non_monotonic_timestamps", "sorted"));
   v.push_back(charllm("duplicated", "1727385120.00,300\n1727385120.00,300\n", "",

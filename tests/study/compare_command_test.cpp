@@ -178,5 +178,50 @@ TEST_F(CompareCommand, SecondRunReadsTheCache) {
   EXPECT_EQ(json::parse(none.out)["runs"][0]["source"], "analyzed");
 }
 
+// `wattline summarize` writes the same summaries a study would (one job per run on a cluster):
+// compare afterwards reads every run from the cache and prints the numbers a fresh analysis gives.
+TEST_F(CompareCommand, SummarizeWritesTheCacheThatCompareReads) {
+  const std::string sweep = (dir / "sweep").string();
+  const auto fresh = test::runWattline({"compare", sweep, "--json", "--quiet", "--no-cache"});
+  ASSERT_EQ(fresh.exitCode, 0) << fresh.err;
+  const auto s = test::runWattline({"summarize", sweep, "--threads", "2"});
+  ASSERT_EQ(s.exitCode, 0) << s.err;
+  EXPECT_NE(s.out.find("a.h5: analysed -> "), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("/3] "), std::string::npos) << s.out;  // three runs, numbered
+  EXPECT_TRUE(fs::exists(dir / "sweep" / "a.h5.summary.json"));
+  const auto again = test::runWattline({"summarize", sweep});
+  EXPECT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_NE(again.out.find("a.h5: up to date"), std::string::npos) << again.out;
+  const auto forced = test::runWattline({"summarize", sweep, "--force", "--quiet"});
+  EXPECT_EQ(forced.exitCode, 0) << forced.err;
+  EXPECT_EQ(forced.out, "");
+  const auto cached = test::runWattline({"compare", sweep, "--json", "--quiet"});
+  ASSERT_EQ(cached.exitCode, 0) << cached.err;
+  const json a = json::parse(fresh.out), b = json::parse(cached.out);
+  ASSERT_EQ(b["runs"].size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(b["runs"][i]["source"], "cache");
+    EXPECT_EQ(a["runs"][i]["totals"], b["runs"][i]["totals"]);
+  }
+}
+
+TEST_F(CompareCommand, SummarizeIntoACacheFolderAndFailsOnABrokenRun) {
+  const fs::path cache = dir / "cache";
+  const auto s = test::runWattline(
+      {"summarize", (dir / "sweep" / "a.h5").string(), "--cache-dir", cache.string()});
+  ASSERT_EQ(s.exitCode, 0) << s.err;
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(cache))
+    files += e.path().string().ends_with(".summary.json");
+  EXPECT_EQ(files, 1u);
+  EXPECT_FALSE(fs::exists(dir / "sweep" / "a.h5.summary.json"));
+  std::ofstream(dir / "sweep" / "broken.h5") << "not HDF5";
+  const auto b = test::runWattline({"summarize", (dir / "sweep").string(), "--quiet"});
+  EXPECT_EQ(b.exitCode, 1);
+  EXPECT_NE(b.err.find("broken.h5: unreadable"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("1 of 4 runs failed"), std::string::npos) << b.err;
+  EXPECT_EQ(test::runWattline({"summarize"}).exitCode, 2);
+}
+
 }  // namespace
 }  // namespace wl
