@@ -10,7 +10,11 @@
 
 namespace wl {
 
+// The one writer of analysis results: `analyze --json`, the study report and the per-run summary
+// cache (run_summary.h) all write totals and kernel categories with these.
 nlohmann::json toJson(const RunAnalysis& a);
+nlohmann::json toJson(const RunTotals& t);              // the report's "totals"
+nlohmann::json categoriesJson(const CategoryTimes& t);  // {category id: ns}
 nlohmann::json toJson(const MetricStats& s);
 nlohmann::json toJson(const RangeSummary& s);
 

@@ -11,6 +11,12 @@
 //   exposed communication   = |communication union minus compute union|
 //   overlap ratio           = |communication union ∩ compute union| / |communication union|
 // The idle breakdown per stream follows HTA's get_idle_time_breakdown.
+//
+// Cost, for a rank of n events on s streams (stored sorted by start): classUnions() is one pass per
+// stream, then the streams' unions merged one by one, O(n x s) at worst (s is a handful);
+// sweepClassStates() walks the four class unions once, linear in their sizes (with an
+// EnergyIntegral each boundary costs O(log m) in the m power samples); breakdownRank() and
+// streamIdle() are linear in the events.
 
 #include <array>
 #include <cstdint>

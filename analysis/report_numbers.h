@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// How reports write numbers: unknown values (NaN, infinities) are JSON null and empty CSV fields,
-// never 0; known values have the fewest digits that read back exactly.
+// How reports write numbers (every JSON and CSV writer of analysis results uses these): unknown
+// values (NaN, infinities) are JSON null and empty CSV fields, never 0; known values have the
+// fewest digits that read back exactly.
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 namespace wl {
 
 inline nlohmann::json jsonNumber(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+// An index, id or time where -1 (any negative value) means "none": null.
+inline nlohmann::json jsonIndex(int64_t v) {
+  return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
 inline std::string csvNumber(double v) {

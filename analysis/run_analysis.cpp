@@ -123,6 +123,417 @@ std::vector<double> windowMeans(const RunFile& run, std::string_view metric,
   return out;
 }
 
+namespace {
+
+// What the telemetry steps (1-5) computed, one entry per analysed GPU (in scope order).
+struct TelemetryResults {
+  std::map<std::string, std::vector<MetricStats>> stats;  // every gauge metric
+  std::vector<MetricStats> power;
+  bool rawOk = true;
+  std::vector<GpuThrottle> throttle;
+  BurstinessResult burst;
+  std::vector<double> slowdown;  // slowdown temperature, NaN where unknown
+  std::vector<ThresholdTime> hot;
+  std::vector<ThermalFitResult> fits;
+  std::vector<Gap> gaps;
+  std::vector<CounterSummary> counters;
+
+  MetricStats statOf(std::string_view m, size_t k) const {
+    auto it = stats.find(std::string(m));
+    return it == stats.end() ? MetricStats{} : it->second[k];
+  }
+};
+
+// Step 1: statistics of every gauge metric (pyramid + range edges), and whether the raw-sample
+// analyses fit the budget (a note when they do not).
+void gaugeStatistics(const RunFile& run, const std::vector<int>& gpus, TimeRange planned,
+                     const AnalysisOptions& options, TelemetryResults& tr, RunAnalysis& a) {
+  for (const MetricInfo& m : run.series(SeriesKind::Gpu).metrics)
+    if (m.kind == MetricKind::Gauge) tr.stats[m.id] = metricStats(run, m.id, gpus, planned);
+  tr.power.resize(gpus.size());
+  for (size_t k = 0; k < gpus.size(); ++k)
+    tr.power[k] = tr.statOf(metric::kPower, k);
+  uint64_t powerSamples = 0;
+  for (const MetricStats& p : tr.power)
+    powerSamples += p.samples;
+  tr.rawOk = options.rawSampleBudget == 0 || powerSamples <= options.rawSampleBudget;
+  a.raw_analyses = tr.rawOk;
+  if (!tr.rawOk)
+    a.notes.push_back(fmt::format(
+        "|dP/dt| percentiles, histograms and counter deltas were skipped: the range holds {} "
+        "power samples, more than the raw-sample budget of {} (select fewer GPUs or a shorter "
+        "range, or raise the budget)",
+        powerSamples, options.rawSampleBudget));
+}
+
+// Step 4: thermal response: time above each GPU's slowdown temperature and the thermal fits.
+void thermalResponse(const RunFile& run, const std::vector<int>& gpus, TimeRange planned,
+                     const AnalysisOptions& options, TelemetryResults& tr, RunAnalysis& a) {
+  tr.slowdown.assign(gpus.size(), kNaN);
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    const float s = run.gpus()[static_cast<size_t>(gpus[k])].slowdown_temp_c;
+    if (std::isfinite(s)) tr.slowdown[k] = s;
+  }
+  tr.hot = timeAbove(run, metric::kTemp, gpus, tr.slowdown, true, planned, false);
+  tr.fits = thermalFits(run, gpus, planned, options, &a.thermal_fit_resolution_s);
+}
+
+// Step 6 input: the power domains' inputs: the analysed GPUs, then the other members of their
+// domains (power, utilization and burstiness read here for GPUs outside the scope).
+DomainInputs domainInputs(const RunFile& run, const std::vector<int>& gpus,
+                          const std::vector<int>& domainIds, const std::vector<int>& powerGpus,
+                          TimeRange planned, const TelemetryResults& tr) {
+  DomainInputs din;
+  const std::vector<int> members = membersOf(run, domainIds);
+  std::vector<int> extra, extraPowerGpus;
+  std::set_difference(members.begin(), members.end(), gpus.begin(), gpus.end(),
+                      std::back_inserter(extra));
+  for (int g : extra)
+    if (std::binary_search(powerGpus.begin(), powerGpus.end(), g)) extraPowerGpus.push_back(g);
+  const std::vector<MetricStats> extraPower = metricStats(run, metric::kPower, extra, planned);
+  const std::vector<MetricStats> extraUtil = metricStats(run, metric::kUtil, extra, planned);
+  std::vector<MetricStats> extraPowerOfPowerGpus;
+  for (int g : extraPowerGpus)
+    extraPowerOfPowerGpus.push_back(*findFor(extra, extraPower, g));
+  const BurstinessResult extraBurst =
+      analyzeBurstiness(run, extraPowerGpus, extraPowerOfPowerGpus, planned, tr.rawOk);
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    din.gpus.push_back(gpus[k]);
+    din.power.push_back(tr.power[k]);
+    din.util.push_back(tr.statOf(metric::kUtil, k));
+    din.burstiness.push_back(tr.burst.gpus[k]);
+  }
+  for (size_t k = 0; k < extra.size(); ++k) {
+    din.gpus.push_back(extra[k]);
+    din.power.push_back(extraPower[k]);
+    din.util.push_back(extraUtil[k]);
+    const Burstiness* b = findFor(extraPowerGpus, extraBurst.gpus, extra[k]);
+    din.burstiness.push_back(b ? *b : Burstiness{});
+  }
+  din.analysed = gpus;
+  for (const GpuThrottle& t : tr.throttle) {
+    din.busy_s.push_back(t.busy_s);
+    din.power_throttled_s.push_back(t.power_throttled_s);
+    din.has_clock.push_back(t.has_clock);
+  }
+  return din;
+}
+
+// A note for each domain the selection holds only part of while its power is reported on a GPU
+// outside the selection.
+void notePartialDomains(const std::vector<int>& gpus, RunAnalysis& a) {
+  for (const DomainAnalysis& d : a.domains)
+    if (d.analysed_gpus.size() < d.domain.gpus.size() && d.domain.power_gpu >= 0 &&
+        !std::binary_search(gpus.begin(), gpus.end(), d.domain.power_gpu))
+      a.notes.push_back(fmt::format(
+          "the analysed GPUs hold part of {}: its power and energy are the whole package's, "
+          "reported on GPU {}, which is outside the selection",
+          d.domain.name, d.domain.power_gpu));
+}
+
+// One GPU's results from the telemetry steps; takes its throttle result.
+GpuAnalysis gpuAnalysis(const RunFile& run, const RunAnalysis& a, size_t k, int gpuId,
+                        TelemetryResults& tr, const DomainInputs& din) {
+  GpuAnalysis g;
+  g.info = run.gpus()[static_cast<size_t>(gpuId)];
+  const PowerDomain& dom = run.domainOf(gpuId);
+  g.domain = dom.id;
+  g.power_role = powerRole(dom, gpuId);
+  if (const DomainAnalysis* da = a.domain(dom.id)) g.energy_share = energyShare(*da, gpuId, din);
+  g.power = tr.power[k];
+  g.temp = tr.statOf(metric::kTemp, k);
+  g.sm_clock = tr.statOf(metric::kSmClock, k);
+  g.util = tr.statOf(metric::kUtil, k);
+  for (const auto& [id, v] : tr.stats)
+    g.metrics.emplace_back(id, v[k]);
+  g.energy_j = g.power.integral;
+  g.throttle = std::move(tr.throttle[k]);
+  // A GCD whose package power is on the other GCD has no power series: its burstiness is
+  // unknown (null), not zero excursions; the package's is in a.domains.
+  if (g.power_role != PowerRole::None) g.burstiness = tr.burst.gpus[k];
+  ThermalResponse& th = g.thermal;
+  th.slowdown_c = tr.slowdown[k];
+  if (std::isfinite(tr.slowdown[k])) {
+    th.time_above_slowdown_s = tr.hot[k].time_s;
+    if (std::isfinite(g.temp.max)) th.headroom_c = tr.slowdown[k] - g.temp.max;
+  }
+  if (!g.throttle.intervals.empty())
+    th.time_to_first_throttle_s =
+        static_cast<double>(g.throttle.intervals.front().start_ns - a.range.t0) * 1e-9;
+  th.time_constant_s = tr.fits[k].fit.tau_s;
+  th.fit_r2 = tr.fits[k].fit.r2;
+  th.lag_s = tr.fits[k].lag.lag_s;
+  th.lag_correlation = tr.fits[k].lag.correlation;
+  th.fit_resolution_s = a.thermal_fit_resolution_s;
+  for (const Gap& gp : tr.gaps)
+    if (gp.gpu == g.info.id) ++g.gaps;
+  return g;
+}
+
+// Step 7 state shared by the ranks: collectives to match, kernel table, findings.
+struct KernelPass {
+  explicit KernelPass(const RunFile& run) : matcher(run) {}
+  CollectiveMatcher matcher;
+  KernelTableBuilder allKernels;
+  std::vector<int> ranksWithKernels;
+  std::vector<QualityNote> findings;
+};
+
+// One rank's kernels in the range, one list per track (and its stream); the tracks are handed
+// to the collective matcher.
+struct RankKernels {
+  std::vector<std::vector<KernelEvent>> events;
+  std::vector<int64_t> streamIds;
+};
+
+RankKernels readRankKernels(const RunFile& run, int rank, TimeRange range, bool wholeRange,
+                            CollectiveMatcher& matcher) {
+  RankKernels k;
+  for (size_t t = 0; t < run.tracks().size(); ++t) {
+    if (run.tracks()[t].rank != rank) continue;
+    // No analysis here reads the correlation ids: their column is not decoded.
+    constexpr unsigned columns =
+        RunFile::kKernelName | RunFile::kKernelClass | RunFile::kKernelKind;
+    KernelSlice slice;
+    if (wholeRange) {
+      slice.events = run.readAllKernels(t, columns);
+    } else {
+      slice = run.readKernels(t, range.t0, range.t1, columns);
+    }
+    matcher.addTrack(t, slice.first, slice.events, range);
+    k.events.push_back(std::move(slice.events));
+    k.streamIds.push_back(run.tracks()[t].stream);
+  }
+  return k;
+}
+
+// The spread of the rank's iteration times that lie wholly inside the range.
+SpreadStats iterationSpread(const std::vector<Iteration>& its, TimeRange range) {
+  std::vector<double> itd;
+  for (const Iteration& it : its)
+    if (it.start_ns >= range.t0 && it.end_ns <= range.t1 && it.end_ns > it.start_ns)
+      itd.push_back(static_cast<double>(it.end_ns - it.start_ns) * 1e-9);
+  return spreadOf(itd);
+}
+
+// The rank's annotations grouped by training phase (forward, backward, ...), as interval sets.
+std::vector<std::pair<std::string, IntervalSet>> phasesOfRank(const RunFile& run, int rank) {
+  std::vector<std::pair<std::string, IntervalSet>> phases;
+  std::map<std::string, std::vector<Interval>> byPhase;
+  for (const Annotation& an : run.annotations()) {
+    if (an.rank != rank) continue;
+    const std::string ph = phaseOf(run.str(an.name));
+    if (!ph.empty()) byPhase[ph].push_back({an.start_ns, an.start_ns + an.dur_ns});
+  }
+  for (auto& [name, ivs] : byPhase)
+    phases.emplace_back(name, unionOf(std::move(ivs)));
+  return phases;
+}
+
+// Findings of one rank against its GPU's power: kernels outside the telemetry, and the lag of
+// power behind kernel activity (clock skew when large).
+void checkTraceAgainstPower(int rank, int gpu, const Samples& s, int64_t thr,
+                            const RankBreakdown& breakdown, const ClassUnions& unions,
+                            TimeRange range, int64_t medianIntervalNs,
+                            std::vector<QualityNote>& findings) {
+  int64_t tFirst = INT64_MAX, tLast = INT64_MIN;
+  for (size_t i = 0; i < s.t_ns.size(); ++i)
+    if (std::isfinite(s.v[i])) {
+      tFirst = std::min(tFirst, s.t_ns[i]);
+      tLast = std::max(tLast, s.t_ns[i]);
+    }
+  const std::string subject = fmt::format("rank {}", rank);
+  if (tFirst != INT64_MAX && (breakdown.first_ns < tFirst - thr || breakdown.last_ns > tLast + thr))
+    findings.push_back(
+        {Severity::Warning, "trace_outside_telemetry", subject,
+         fmt::format("kernels run from {} to {} but GPU {} has power samples only from {} "
+                     "to {}",
+                     formatUtc(breakdown.first_ns), formatUtc(breakdown.last_ns), gpu,
+                     formatUtc(tFirst), formatUtc(tLast))});
+  const int64_t bin = std::max(kLagBinMinNs, medianIntervalNs);
+  const ActivityLag lag = estimateActivityLag(s.t_ns, s.v, unions.all, range, bin, kLagMaxNs);
+  // Only a clear peak inside the searched window says something.
+  if (std::isfinite(lag.lag_s) && lag.correlation >= kLagMinCorrelation &&
+      std::fabs(lag.lag_s) < 0.999 * static_cast<double>(kLagMaxNs) * 1e-9) {
+    const bool skewed = std::fabs(lag.lag_s) > kSkewWarnS;
+    findings.push_back(
+        {skewed ? Severity::Warning : Severity::Info, skewed ? "clock_skew" : "activity_lag",
+         subject,
+         fmt::format("GPU {} power follows kernel activity by {:+.1f} s (correlation {:.2f}){}",
+                     gpu, lag.lag_s, lag.correlation,
+                     skewed ? ": trace and telemetry clocks probably disagree" : "")});
+  }
+}
+
+// Step 7, one rank: breakdown, kernel categories, slowdown, iterations, and with its GPU's raw
+// power, energy attribution and the trace/telemetry checks.
+RankAnalysis analyzeRank(const RunFile& run, int rank, TimeRange range, bool wholeRange,
+                         const AnalysisOptions& options, RunAnalysis& a, KernelPass& pass) {
+  const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
+  const RankKernels kernels = readRankKernels(run, rank, range, wholeRange, pass.matcher);
+  std::vector<std::span<const KernelEvent>> spans(kernels.events.begin(), kernels.events.end());
+  RankAnalysis ra;
+  const ClassUnions unions = classUnions(spans, range);
+  int gpu = -1;
+  for (const RankInfo& r : run.ranks())
+    if (r.rank == rank) gpu = r.gpu;
+  // The GPU's raw power over the range, for energy attribution and the trace/telemetry checks.
+  Samples power;
+  const bool hasPower = gpu >= 0 && static_cast<size_t>(gpu) < meta.entities &&
+                        meta.metric(metric::kPower) && meta.samples(static_cast<size_t>(gpu)) > 0 &&
+                        !unions.all.empty();
+  const int64_t thr = hasPower ? meta.gapThresholdNs[static_cast<size_t>(gpu)] : 0;
+  if (hasPower)
+    power = run.readSamples(SeriesKind::Gpu, static_cast<size_t>(gpu), metric::kPower,
+                            range.t0 - thr, range.t1 + thr, false);
+  const std::optional<EnergyIntegral> integral =
+      hasPower ? std::optional<EnergyIntegral>(std::in_place, power.t_ns, power.v, thr)
+               : std::nullopt;
+  const ClassStateTotals states = sweepClassStates(unions, integral ? &*integral : nullptr);
+  ra.breakdown =
+      breakdownRank(rank, spans, kernels.streamIds, range, options.kernelWaitNs, unions, states);
+  ra.breakdown.gpu = gpu;
+  if (ra.breakdown.kernels > 0) pass.ranksWithKernels.push_back(rank);
+  KernelTableBuilder table;
+  for (const auto& s : spans)
+    table.add(s, range);
+  ra.seed_categories = table.seedCategories(run);
+  ra.corrected_categories = table.correctedCategories(run);
+  for (size_t c = 0; c < kKernelCategoryCount; ++c) {
+    a.seed_categories[c] += ra.seed_categories[c];
+    a.corrected_categories[c] += ra.corrected_categories[c];
+  }
+  pass.allKernels.merge(table);
+
+  if (const GpuAnalysis* ga = a.gpu(gpu))
+    ra.slowdown = estimateSlowdown(ga->throttle, unions.compute);
+  std::vector<Iteration> its;
+  for (const Iteration& it : run.iterations())
+    if (it.rank == rank) its.push_back(it);
+  ra.iteration_s = iterationSpread(its, range);
+
+  if (integral) {
+    const auto gi = static_cast<size_t>(gpu);
+    EnergyAttribution e =
+        attributeEnergy(*integral, range, ra.breakdown, states, its, phasesOfRank(run, rank));
+    e.sample_interval_s = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
+    ra.energy = std::move(e);
+    checkTraceAgainstPower(rank, gpu, power, thr, ra.breakdown, unions, range,
+                           meta.medianIntervalNs[gi], pass.findings);
+  }
+  return ra;
+}
+
+// Step 9a: energy, power and peak per power domain (each package counted once).
+void addDomainTotals(const std::vector<DomainAnalysis>& domains, RunTotals& t) {
+  double energy = 0, meanSum = 0;
+  size_t energyN = 0, meanN = 0, meanGpus = 0;
+  std::set<std::string> kinds;
+  for (const DomainAnalysis& d : domains) {
+    kinds.insert(d.domain.kind);
+    t.domain_gpus += d.domain.gpus.size();
+    if (std::isfinite(d.energy_j)) energy += d.energy_j, ++energyN;
+    if (std::isfinite(d.power.mean))
+      meanSum += d.power.mean, ++meanN, meanGpus += d.domain.gpus.size();
+    if (std::isfinite(d.power.max))
+      t.peak_power_w =
+          std::isnan(t.peak_power_w) ? d.power.max : std::max(t.peak_power_w, d.power.max);
+  }
+  t.domains = domains.size();
+  t.domain_kind = kinds.size() == 1 ? *kinds.begin() : (kinds.empty() ? "" : "mixed");
+  if (energyN) t.energy_j = energy;
+  if (meanN) t.mean_power_w = meanSum / static_cast<double>(meanN);
+  if (meanGpus) t.mean_power_per_device_w = meanSum / static_cast<double>(meanGpus);
+}
+
+// Step 9b: throttled time and its causes, over the busy time of the GPUs with a clock.
+void addThrottleTotals(const std::vector<GpuAnalysis>& gpus, RunTotals& t) {
+  for (const GpuAnalysis& g : gpus) {
+    if (g.throttle.has_clock) {
+      t.busy_s += g.throttle.busy_s;
+      t.throttled_s += g.throttle.throttled_s;
+      for (size_t c = 0; c < kThrottleCauseCount; ++c)
+        t.by_cause_fraction[c] += g.throttle.by_cause_s[c];
+    }
+  }
+  if (t.busy_s > 0) {
+    t.throttled_fraction = t.throttled_s / t.busy_s;
+    for (double& f : t.by_cause_fraction)
+      f /= t.busy_s;
+  } else {
+    t.by_cause_fraction.fill(kNaN);
+  }
+}
+
+// Step 9c: iteration time, throughput and energy per iteration / token over the iterations'
+// window, from the power columns of the analysed domains.
+void addIterationTotals(const RunFile& run, const RunAnalysis& a, const std::vector<int>& powerGpus,
+                        RunTotals& t) {
+  t.iterations = a.iterations.steps.size();
+  if (a.iterations.steps.empty()) return;
+  t.iteration_time_s = a.iterations.step_s.mean;
+  int64_t wEnd = 0;
+  int64_t wStart = INT64_MAX;
+  for (const StepTime& s : a.iterations.steps) {
+    wStart = std::min(wStart, s.start_ns);
+    wEnd = std::max(wEnd, s.end_ns);
+  }
+  t.iteration_window_s = static_cast<double>(wEnd - wStart) * 1e-9;
+  // Over the columns that make the analysed domains' power: each package counted once.
+  const std::vector<double> wm = windowMeans(run, metric::kPower, powerGpus, {wStart, wEnd});
+  double sum = 0;
+  size_t n = 0;
+  for (double m : wm)
+    if (std::isfinite(m)) sum += m, ++n;
+  if (n) t.iteration_window_power_w = sum;
+  const auto& cfg = a.info.config;
+  if (cfg.gbs && *cfg.gbs > 0 && t.iteration_time_s > 0) {
+    t.throughput_samples_per_s = *cfg.gbs / t.iteration_time_s;
+    if (cfg.seq_len && *cfg.seq_len > 0) t.tokens_per_s = t.throughput_samples_per_s * *cfg.seq_len;
+  }
+  if (n && t.iteration_time_s > 0) {
+    t.energy_per_iteration_j = t.iteration_window_power_w * t.iteration_time_s;
+    if (cfg.gbs && cfg.seq_len && *cfg.gbs > 0 && *cfg.seq_len > 0)
+      t.energy_per_token_j =
+          t.energy_per_iteration_j / (static_cast<double>(*cfg.gbs) * *cfg.seq_len);
+    const double windowMj = t.iteration_window_power_w * t.iteration_window_s * 1e-6;
+    if (std::isfinite(t.throughput_samples_per_s) && windowMj > 0)
+      t.efficiency_samples_per_s_mj = t.throughput_samples_per_s / windowMj;
+  }
+}
+
+// Step 10a: spatial imbalance by slot, the temperature skew inside each package, and each GPU's
+// mean temperature above the other GPUs of its package.
+std::vector<SlotCondition> spatialImbalance(RunAnalysis& a) {
+  std::vector<SlotCondition> slots;
+  for (const GpuAnalysis& g : a.gpus)
+    slots.push_back({g.info.id, g.info.node, g.info.slot >= 0 ? g.info.slot : g.info.local_index,
+                     g.info.hostname, g.temp.mean, g.temp.max, g.sm_clock.mean, g.power.mean});
+  a.spatial = analyzeSpatial(slots);
+  std::vector<PowerDomain> doms;
+  for (const DomainAnalysis& d : a.domains)
+    doms.push_back(d.domain);
+  addPackageSkews(a.spatial, slots, doms);
+  for (const PackageSkew& pk : a.spatial.packages)
+    for (size_t i = 0; i < pk.gpus.size(); ++i) {
+      double others = 0;
+      size_t n = 0;
+      for (size_t j = 0; j < pk.gpus.size(); ++j)
+        if (j != i && std::isfinite(pk.temp_mean_c[j])) others += pk.temp_mean_c[j], ++n;
+      GpuAnalysis* g = nullptr;
+      for (GpuAnalysis& x : a.gpus)
+        if (x.info.id == pk.gpus[i]) g = &x;
+      if (g && n && std::isfinite(pk.temp_mean_c[i]))
+        g->package_skew_c = pk.temp_mean_c[i] - others / static_cast<double>(n);
+    }
+  return slots;
+}
+
+}  // namespace
+
+// The pipeline: telemetry statistics -> throttling -> burstiness -> thermal response -> gaps
+// and counters -> power domains -> GPUs -> kernels per rank -> stragglers -> iterations and
+// totals -> spatial imbalance and data quality.
 RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
                        const AnalysisOptions& options, const Progress& progress) {
   RunAnalysis a;
@@ -137,268 +548,51 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
   const TimeRange planned{range.t0, range.t1 >= runEnd ? INT64_MAX : range.t1};
   const std::vector<int> gpus = scopeGpus(run, scope);
   const std::vector<int> ranks = scopeRanks(run, scope);
-  const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
   progress.report(0.0, "telemetry statistics");
 
-  // 1. Statistics of every gauge metric (pyramid + range edges).
-  std::map<std::string, std::vector<MetricStats>> stats;
-  for (const MetricInfo& m : meta.metrics)
-    if (m.kind == MetricKind::Gauge) stats[m.id] = metricStats(run, m.id, gpus, planned);
-  auto statOf = [&](std::string_view m, size_t k) {
-    auto it = stats.find(std::string(m));
-    return it == stats.end() ? MetricStats{} : it->second[k];
-  };
-  std::vector<MetricStats> power(gpus.size());
-  for (size_t k = 0; k < gpus.size(); ++k)
-    power[k] = statOf(metric::kPower, k);
-  uint64_t powerSamples = 0;
-  for (const MetricStats& p : power)
-    powerSamples += p.samples;
-  const bool rawOk = options.rawSampleBudget == 0 || powerSamples <= options.rawSampleBudget;
-  a.raw_analyses = rawOk;
-  if (!rawOk)
-    a.notes.push_back(fmt::format(
-        "|dP/dt| percentiles, histograms and counter deltas were skipped: the range holds {} "
-        "power samples, more than the raw-sample budget of {} (select fewer GPUs or a shorter "
-        "range, or raise the budget)",
-        powerSamples, options.rawSampleBudget));
+  // 1. Statistics of every gauge metric.
+  TelemetryResults tr;
+  gaugeStatistics(run, gpus, planned, options, tr, a);
 
   progress.report(0.15, "throttle detection");
   // 2. Throttling.
-  std::vector<GpuThrottle> throttle = detectThrottle(run, gpus, planned, options);
+  tr.throttle = detectThrottle(run, gpus, planned, options);
 
   progress.report(0.3, "burstiness and thermal response");
   // 3. Burstiness.
-  BurstinessResult burst = analyzeBurstiness(run, gpus, power, planned, rawOk);
-  if (rawOk) {
-    a.power_hist = burst.power_hist;
-    a.ramp_hist = burst.ramp_hist;
+  tr.burst = analyzeBurstiness(run, gpus, tr.power, planned, tr.rawOk);
+  if (tr.rawOk) {
+    a.power_hist = tr.burst.power_hist;
+    a.ramp_hist = tr.burst.ramp_hist;
   }
   // 4. Thermal response.
-  std::vector<double> slowdown(gpus.size(), kNaN);
-  for (size_t k = 0; k < gpus.size(); ++k) {
-    const float s = run.gpus()[static_cast<size_t>(gpus[k])].slowdown_temp_c;
-    if (std::isfinite(s)) slowdown[k] = s;
-  }
-  const std::vector<ThresholdTime> hot =
-      timeAbove(run, metric::kTemp, gpus, slowdown, true, planned, false);
-  const std::vector<ThermalFitResult> fits =
-      thermalFits(run, gpus, planned, options, &a.thermal_fit_resolution_s);
+  thermalResponse(run, gpus, planned, options, tr, a);
 
   progress.report(0.4, "gaps and counters");
   // 5. Gaps and counters.
-  const std::vector<Gap> gaps = findGaps(run, metric::kPower, gpus, planned);
-  std::vector<CounterSummary> counters;
-  if (rawOk) counters = counterSummaries(run, gpus, range);
+  tr.gaps = findGaps(run, metric::kPower, gpus, planned);
+  if (tr.rawOk) tr.counters = counterSummaries(run, gpus, range);
 
   // 6. Power domains: the domains of the analysed GPUs, from the columns that make their power and
-  // the utilization of all their GPUs (read here for GPUs outside the scope).
+  // the utilization of all their GPUs; then each GPU's results.
   const std::vector<int> domainIds = domainsOfGpus(run, gpus);
   const std::vector<int> powerGpus = powerGpusOf(run, domainIds);
-  DomainInputs din;
-  {
-    const std::vector<int> members = membersOf(run, domainIds);
-    std::vector<int> extra, extraPowerGpus;
-    std::set_difference(members.begin(), members.end(), gpus.begin(), gpus.end(),
-                        std::back_inserter(extra));
-    for (int g : extra)
-      if (std::binary_search(powerGpus.begin(), powerGpus.end(), g)) extraPowerGpus.push_back(g);
-    const std::vector<MetricStats> extraPower = metricStats(run, metric::kPower, extra, planned);
-    const std::vector<MetricStats> extraUtil = metricStats(run, metric::kUtil, extra, planned);
-    std::vector<MetricStats> extraPowerOfPowerGpus;
-    for (int g : extraPowerGpus)
-      extraPowerOfPowerGpus.push_back(*findFor(extra, extraPower, g));
-    const BurstinessResult extraBurst =
-        analyzeBurstiness(run, extraPowerGpus, extraPowerOfPowerGpus, planned, rawOk);
-    for (size_t k = 0; k < gpus.size(); ++k) {
-      din.gpus.push_back(gpus[k]);
-      din.power.push_back(power[k]);
-      din.util.push_back(statOf(metric::kUtil, k));
-      din.burstiness.push_back(burst.gpus[k]);
-    }
-    for (size_t k = 0; k < extra.size(); ++k) {
-      din.gpus.push_back(extra[k]);
-      din.power.push_back(extraPower[k]);
-      din.util.push_back(extraUtil[k]);
-      const Burstiness* b = findFor(extraPowerGpus, extraBurst.gpus, extra[k]);
-      din.burstiness.push_back(b ? *b : Burstiness{});
-    }
-    din.analysed = gpus;
-    for (const GpuThrottle& t : throttle) {
-      din.busy_s.push_back(t.busy_s);
-      din.power_throttled_s.push_back(t.power_throttled_s);
-      din.has_clock.push_back(t.has_clock);
-    }
-  }
+  const DomainInputs din = domainInputs(run, gpus, domainIds, powerGpus, planned, tr);
   a.domains = analyzeDomains(run, domainIds, din);
-  for (const DomainAnalysis& d : a.domains)
-    if (d.analysed_gpus.size() < d.domain.gpus.size() && d.domain.power_gpu >= 0 &&
-        !std::binary_search(gpus.begin(), gpus.end(), d.domain.power_gpu))
-      a.notes.push_back(fmt::format(
-          "the analysed GPUs hold part of {}: its power and energy are the whole package's, "
-          "reported on GPU {}, which is outside the selection",
-          d.domain.name, d.domain.power_gpu));
-
-  for (size_t k = 0; k < gpus.size(); ++k) {
-    GpuAnalysis g;
-    g.info = run.gpus()[static_cast<size_t>(gpus[k])];
-    const PowerDomain& dom = run.domainOf(gpus[k]);
-    g.domain = dom.id;
-    g.power_role = powerRole(dom, gpus[k]);
-    if (const DomainAnalysis* da = a.domain(dom.id))
-      g.energy_share = energyShare(*da, gpus[k], din);
-    g.power = power[k];
-    g.temp = statOf(metric::kTemp, k);
-    g.sm_clock = statOf(metric::kSmClock, k);
-    g.util = statOf(metric::kUtil, k);
-    for (const auto& [id, v] : stats)
-      g.metrics.emplace_back(id, v[k]);
-    g.energy_j = g.power.integral;
-    g.throttle = std::move(throttle[k]);
-    // A GCD whose package power is on the other GCD has no power series: its burstiness is
-    // unknown (null), not zero excursions; the package's is in a.domains.
-    if (g.power_role != PowerRole::None) g.burstiness = burst.gpus[k];
-    ThermalResponse& th = g.thermal;
-    th.slowdown_c = slowdown[k];
-    if (std::isfinite(slowdown[k])) {
-      th.time_above_slowdown_s = hot[k].time_s;
-      if (std::isfinite(g.temp.max)) th.headroom_c = slowdown[k] - g.temp.max;
-    }
-    if (!g.throttle.intervals.empty())
-      th.time_to_first_throttle_s =
-          static_cast<double>(g.throttle.intervals.front().start_ns - range.t0) * 1e-9;
-    th.time_constant_s = fits[k].fit.tau_s;
-    th.fit_r2 = fits[k].fit.r2;
-    th.lag_s = fits[k].lag.lag_s;
-    th.lag_correlation = fits[k].lag.correlation;
-    th.fit_resolution_s = a.thermal_fit_resolution_s;
-    for (const Gap& gp : gaps)
-      if (gp.gpu == g.info.id) ++g.gaps;
-    a.gpus.push_back(std::move(g));
-  }
+  notePartialDomains(gpus, a);
+  for (size_t k = 0; k < gpus.size(); ++k)
+    a.gpus.push_back(gpuAnalysis(run, a, k, gpus[k], tr, din));
 
   // 7. Kernels, rank by rank.
   progress.report(0.5, "kernel breakdown");
-  CollectiveMatcher matcher(run);
-  KernelTableBuilder allKernels;
-  std::vector<int> ranksWithKernels;
-  std::vector<QualityNote> findings;
+  KernelPass pass(run);
   const bool wholeRange = range.t0 <= a.info.start_ns && range.t1 >= runEnd;
   for (size_t ri = 0; ri < ranks.size(); ++ri) {
-    const int rank = ranks[ri];
     progress.report(0.5 + 0.35 * static_cast<double>(ri) / static_cast<double>(ranks.size()),
                     "kernel breakdown");
-    std::vector<std::vector<KernelEvent>> events;
-    std::vector<int64_t> streamIds;
-    for (size_t t = 0; t < run.tracks().size(); ++t) {
-      if (run.tracks()[t].rank != rank) continue;
-      // No analysis here reads the correlation ids: their column is not decoded.
-      constexpr unsigned columns =
-          RunFile::kKernelName | RunFile::kKernelClass | RunFile::kKernelKind;
-      KernelSlice slice;
-      if (wholeRange) {
-        slice.events = run.readAllKernels(t, columns);
-      } else {
-        slice = run.readKernels(t, range.t0, range.t1, columns);
-      }
-      matcher.addTrack(t, slice.first, slice.events, range);
-      events.push_back(std::move(slice.events));
-      streamIds.push_back(run.tracks()[t].stream);
-    }
-    std::vector<std::span<const KernelEvent>> spans(events.begin(), events.end());
-    RankAnalysis ra;
-    const ClassUnions unions = classUnions(spans, range);
-    int gpu = -1;
-    for (const RankInfo& r : run.ranks())
-      if (r.rank == rank) gpu = r.gpu;
-    // The GPU's raw power over the range, for energy attribution and the trace/telemetry checks.
-    Samples power;
-    const bool hasPower = gpu >= 0 && static_cast<size_t>(gpu) < meta.entities &&
-                          meta.metric(metric::kPower) &&
-                          meta.samples(static_cast<size_t>(gpu)) > 0 && !unions.all.empty();
-    const int64_t thr = hasPower ? meta.gapThresholdNs[static_cast<size_t>(gpu)] : 0;
-    if (hasPower)
-      power = run.readSamples(SeriesKind::Gpu, static_cast<size_t>(gpu), metric::kPower,
-                              range.t0 - thr, range.t1 + thr, false);
-    const std::optional<EnergyIntegral> integral =
-        hasPower ? std::optional<EnergyIntegral>(std::in_place, power.t_ns, power.v, thr)
-                 : std::nullopt;
-    const ClassStateTotals states = sweepClassStates(unions, integral ? &*integral : nullptr);
-    ra.breakdown =
-        breakdownRank(rank, spans, streamIds, range, options.kernelWaitNs, unions, states);
-    ra.breakdown.gpu = gpu;
-    if (ra.breakdown.kernels > 0) ranksWithKernels.push_back(rank);
-    KernelTableBuilder table;
-    for (const auto& s : spans)
-      table.add(s, range);
-    ra.seed_categories = table.seedCategories(run);
-    ra.corrected_categories = table.correctedCategories(run);
-    for (size_t c = 0; c < kKernelCategoryCount; ++c) {
-      a.seed_categories[c] += ra.seed_categories[c];
-      a.corrected_categories[c] += ra.corrected_categories[c];
-    }
-    allKernels.merge(table);
-
-    const GpuAnalysis* ga = a.gpu(gpu);
-    if (ga) ra.slowdown = estimateSlowdown(ga->throttle, unions.compute);
-    std::vector<Iteration> its;
-    for (const Iteration& it : run.iterations())
-      if (it.rank == rank) its.push_back(it);
-    std::vector<double> itd;
-    for (const Iteration& it : its)
-      if (it.start_ns >= range.t0 && it.end_ns <= range.t1 && it.end_ns > it.start_ns)
-        itd.push_back(static_cast<double>(it.end_ns - it.start_ns) * 1e-9);
-    ra.iteration_s = spreadOf(itd);
-
-    if (integral) {
-      const auto gi = static_cast<size_t>(gpu);
-      const Samples& s = power;
-      std::vector<std::pair<std::string, IntervalSet>> phases;
-      std::map<std::string, std::vector<Interval>> byPhase;
-      for (const Annotation& an : run.annotations()) {
-        if (an.rank != rank) continue;
-        const std::string ph = phaseOf(run.str(an.name));
-        if (!ph.empty()) byPhase[ph].push_back({an.start_ns, an.start_ns + an.dur_ns});
-      }
-      for (auto& [name, ivs] : byPhase)
-        phases.emplace_back(name, unionOf(std::move(ivs)));
-      EnergyAttribution e = attributeEnergy(*integral, range, ra.breakdown, states, its, phases);
-      e.sample_interval_s = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
-      ra.energy = std::move(e);
-
-      // Kernel activity outside the GPU's telemetry, and the activity/power lag.
-      int64_t tFirst = INT64_MAX, tLast = INT64_MIN;
-      for (size_t i = 0; i < s.t_ns.size(); ++i)
-        if (std::isfinite(s.v[i])) {
-          tFirst = std::min(tFirst, s.t_ns[i]);
-          tLast = std::max(tLast, s.t_ns[i]);
-        }
-      const std::string subject = fmt::format("rank {}", rank);
-      if (tFirst != INT64_MAX &&
-          (ra.breakdown.first_ns < tFirst - thr || ra.breakdown.last_ns > tLast + thr))
-        findings.push_back(
-            {Severity::Warning, "trace_outside_telemetry", subject,
-             fmt::format("kernels run from {} to {} but GPU {} has power samples only from {} "
-                         "to {}",
-                         formatUtc(ra.breakdown.first_ns), formatUtc(ra.breakdown.last_ns), gpu,
-                         formatUtc(tFirst), formatUtc(tLast))});
-      const int64_t bin = std::max(kLagBinMinNs, meta.medianIntervalNs[gi]);
-      const ActivityLag lag = estimateActivityLag(s.t_ns, s.v, unions.all, range, bin, kLagMaxNs);
-      // Only a clear peak inside the searched window says something.
-      if (std::isfinite(lag.lag_s) && lag.correlation >= kLagMinCorrelation &&
-          std::fabs(lag.lag_s) < 0.999 * static_cast<double>(kLagMaxNs) * 1e-9) {
-        const bool skewed = std::fabs(lag.lag_s) > kSkewWarnS;
-        findings.push_back(
-            {skewed ? Severity::Warning : Severity::Info, skewed ? "clock_skew" : "activity_lag",
-             subject,
-             fmt::format("GPU {} power follows kernel activity by {:+.1f} s (correlation {:.2f}){}",
-                         gpu, lag.lag_s, lag.correlation,
-                         skewed ? ": trace and telemetry clocks probably disagree" : "")});
-      }
-    }
-    a.ranks.push_back(std::move(ra));
+    a.ranks.push_back(analyzeRank(run, ranks[ri], range, wholeRange, options, a, pass));
   }
-  a.top_kernels = allKernels.top(run, options.topKernels);
+  a.top_kernels = pass.allKernels.top(run, options.topKernels);
 
   // 8. Stragglers.
   progress.report(0.85, "stragglers");
@@ -407,106 +601,20 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
     conditions.push_back({g.info.id, g.sm_clock.mean, g.temp.mean, g.power.mean,
                           g.throttle.fraction(), causeOf(g.throttle)});
   a.stragglers =
-      analyzeStragglers(run, matcher.instances(), conditions, options.stragglerInstances);
+      analyzeStragglers(run, pass.matcher.instances(), conditions, options.stragglerInstances);
 
   // 9. Iterations and totals (power per domain).
   a.iterations = analyzeIterations(run.iterations(), ranks, range);
-  RunTotals& t = a.totals;
-  double energy = 0, meanSum = 0;
-  size_t energyN = 0, meanN = 0, meanGpus = 0;
-  std::set<std::string> kinds;
-  for (const DomainAnalysis& d : a.domains) {
-    kinds.insert(d.domain.kind);
-    t.domain_gpus += d.domain.gpus.size();
-    if (std::isfinite(d.energy_j)) energy += d.energy_j, ++energyN;
-    if (std::isfinite(d.power.mean))
-      meanSum += d.power.mean, ++meanN, meanGpus += d.domain.gpus.size();
-    if (std::isfinite(d.power.max))
-      t.peak_power_w =
-          std::isnan(t.peak_power_w) ? d.power.max : std::max(t.peak_power_w, d.power.max);
-  }
-  t.domains = a.domains.size();
-  t.domain_kind = kinds.size() == 1 ? *kinds.begin() : (kinds.empty() ? "" : "mixed");
-  for (const GpuAnalysis& g : a.gpus) {
-    if (g.throttle.has_clock) {
-      t.busy_s += g.throttle.busy_s;
-      t.throttled_s += g.throttle.throttled_s;
-      for (size_t c = 0; c < kThrottleCauseCount; ++c)
-        t.by_cause_fraction[c] += g.throttle.by_cause_s[c];
-    }
-  }
-  if (energyN) t.energy_j = energy;
-  if (meanN) t.mean_power_w = meanSum / static_cast<double>(meanN);
-  if (meanGpus) t.mean_power_per_device_w = meanSum / static_cast<double>(meanGpus);
-  if (t.busy_s > 0) {
-    t.throttled_fraction = t.throttled_s / t.busy_s;
-    for (double& f : t.by_cause_fraction)
-      f /= t.busy_s;
-  } else {
-    t.by_cause_fraction.fill(kNaN);
-  }
-  t.iterations = a.iterations.steps.size();
-  if (!a.iterations.steps.empty()) {
-    t.iteration_time_s = a.iterations.step_s.mean;
-    int64_t wEnd = 0;
-    int64_t wStart = INT64_MAX;
-    for (const StepTime& s : a.iterations.steps) {
-      wStart = std::min(wStart, s.start_ns);
-      wEnd = std::max(wEnd, s.end_ns);
-    }
-    t.iteration_window_s = static_cast<double>(wEnd - wStart) * 1e-9;
-    // Over the columns that make the analysed domains' power: each package counted once.
-    const std::vector<double> wm = windowMeans(run, metric::kPower, powerGpus, {wStart, wEnd});
-    double sum = 0;
-    size_t n = 0;
-    for (double m : wm)
-      if (std::isfinite(m)) sum += m, ++n;
-    if (n) t.iteration_window_power_w = sum;
-    const auto& cfg = a.info.config;
-    if (cfg.gbs && *cfg.gbs > 0 && t.iteration_time_s > 0) {
-      t.throughput_samples_per_s = *cfg.gbs / t.iteration_time_s;
-      if (cfg.seq_len && *cfg.seq_len > 0)
-        t.tokens_per_s = t.throughput_samples_per_s * *cfg.seq_len;
-    }
-    if (n && t.iteration_time_s > 0) {
-      t.energy_per_iteration_j = t.iteration_window_power_w * t.iteration_time_s;
-      if (cfg.gbs && cfg.seq_len && *cfg.gbs > 0 && *cfg.seq_len > 0)
-        t.energy_per_token_j =
-            t.energy_per_iteration_j / (static_cast<double>(*cfg.gbs) * *cfg.seq_len);
-      const double windowMj = t.iteration_window_power_w * t.iteration_window_s * 1e-6;
-      if (std::isfinite(t.throughput_samples_per_s) && windowMj > 0)
-        t.efficiency_samples_per_s_mj = t.throughput_samples_per_s / windowMj;
-    }
-  }
+  addDomainTotals(a.domains, a.totals);
+  addThrottleTotals(a.gpus, a.totals);
+  addIterationTotals(run, a, powerGpus, a.totals);
 
   // 10. Spatial imbalance and data quality.
   progress.report(0.95, "data quality");
-  std::vector<SlotCondition> slots;
-  for (const GpuAnalysis& g : a.gpus)
-    slots.push_back({g.info.id, g.info.node, g.info.slot >= 0 ? g.info.slot : g.info.local_index,
-                     g.info.hostname, g.temp.mean, g.temp.max, g.sm_clock.mean, g.power.mean});
-  a.spatial = analyzeSpatial(slots);
-  {
-    std::vector<PowerDomain> doms;
-    for (const DomainAnalysis& d : a.domains)
-      doms.push_back(d.domain);
-    addPackageSkews(a.spatial, slots, doms);
-  }
-  for (const PackageSkew& pk : a.spatial.packages)
-    for (size_t i = 0; i < pk.gpus.size(); ++i) {
-      double others = 0;
-      size_t n = 0;
-      for (size_t j = 0; j < pk.gpus.size(); ++j)
-        if (j != i && std::isfinite(pk.temp_mean_c[j])) others += pk.temp_mean_c[j], ++n;
-      GpuAnalysis* g = nullptr;
-      for (GpuAnalysis& x : a.gpus)
-        if (x.info.id == pk.gpus[i]) g = &x;
-      if (g && n && std::isfinite(pk.temp_mean_c[i]))
-        g->package_skew_c = pk.temp_mean_c[i] - others / static_cast<double>(n);
-    }
+  spatialImbalance(a);
   QualityInputs qi;
   qi.gpus = gpus;
-  qi.power = power;
+  qi.power = tr.power;
   for (const DomainAnalysis& d : a.domains) {
     DomainPowerInput di{d.domain, d.analysed_gpus, {}};
     for (int pg : powerGpusOf(run, {d.domain.id}))
@@ -514,11 +622,11 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
     qi.domains.push_back(std::move(di));
   }
   qi.duration_s = a.duration_s;
-  qi.gaps = gaps;
-  qi.counters = counters;
+  qi.gaps = tr.gaps;
+  qi.counters = tr.counters;
   qi.ranks = ranks;
-  qi.ranksWithKernels = ranksWithKernels;
-  qi.findings = std::move(findings);
+  qi.ranksWithKernels = pass.ranksWithKernels;
+  qi.findings = std::move(pass.findings);
   a.quality = assessDataQuality(run, qi);
   progress.report(1.0, "done");
   return a;

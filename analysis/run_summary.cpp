@@ -11,6 +11,7 @@
 
 #include "analysis_json.h"
 #include "core/error.h"
+#include "report_numbers.h"
 #include "run_overview.h"
 
 namespace wl {
@@ -31,10 +32,6 @@ struct Agg {
   double min() const { return n ? lo : kNaN; }
   double max() const { return n ? hi : kNaN; }
 };
-
-json num(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
 
 // Reading back, with the JSON path in the error.
 class Reader {
@@ -91,22 +88,13 @@ class Reader {
   std::string path_;
 };
 
-json categoriesJson(const CategoryTimes& t) {
-  json a = json::array();
-  for (int64_t v : t)
-    a.push_back(v);
-  return a;
-}
-
+// Reads categoriesJson() (analysis_json.h): one time per kernel category, by category id.
 CategoryTimes categoriesFrom(const Reader& r, const char* key) {
-  const json& a = r.at(key);
-  if (!a.is_array() || a.size() != kKernelCategoryCount)
-    r.fail(key, "an array of one time per kernel category");
+  const Reader o = r.sub(key);
   CategoryTimes t{};
-  for (size_t c = 0; c < kKernelCategoryCount; ++c) {
-    if (!a[c].is_number_integer()) r.fail(fmt::format("{}[{}]", key, c), "an integer");
-    t[c] = a[c].get<int64_t>();
-  }
+  for (size_t c = 0; c < kKernelCategoryCount; ++c)
+    t[c] =
+        o.integer<int64_t>(std::string(kernelCategoryId(static_cast<KernelCategory>(c))).c_str());
   return t;
 }
 
@@ -120,32 +108,6 @@ ParallelConfig configFrom(const Reader& r) {
   return c;
 }
 
-json totalsFields(const RunTotals& t) {
-  json by = json::array();
-  for (double f : t.by_cause_fraction)
-    by.push_back(num(f));
-  return {{"energy_j", num(t.energy_j)},
-          {"mean_power_w", num(t.mean_power_w)},
-          {"peak_power_w", num(t.peak_power_w)},
-          {"busy_s", num(t.busy_s)},
-          {"throttled_s", num(t.throttled_s)},
-          {"throttled_fraction", num(t.throttled_fraction)},
-          {"by_cause_fraction", by},
-          {"iterations", t.iterations},
-          {"iteration_time_s", num(t.iteration_time_s)},
-          {"iteration_window_s", num(t.iteration_window_s)},
-          {"iteration_window_power_w", num(t.iteration_window_power_w)},
-          {"throughput_samples_per_s", num(t.throughput_samples_per_s)},
-          {"tokens_per_s", num(t.tokens_per_s)},
-          {"energy_per_iteration_j", num(t.energy_per_iteration_j)},
-          {"energy_per_token_j", num(t.energy_per_token_j)},
-          {"efficiency_samples_per_s_mj", num(t.efficiency_samples_per_s_mj)},
-          {"domains", t.domains},
-          {"domain_gpus", t.domain_gpus},
-          {"domain_kind", t.domain_kind},
-          {"mean_power_per_device_w", num(t.mean_power_per_device_w)}};
-}
-
 RunTotals totalsFrom(const Reader& r) {
   RunTotals t;
   t.energy_j = r.dbl("energy_j");
@@ -154,14 +116,10 @@ RunTotals totalsFrom(const Reader& r) {
   t.busy_s = r.dbl("busy_s");
   t.throttled_s = r.dbl("throttled_s");
   t.throttled_fraction = r.dbl("throttled_fraction");
-  const json& by = r.at("by_cause_fraction");
-  if (!by.is_array() || by.size() != kThrottleCauseCount)
-    r.fail("by_cause_fraction", "an array of one fraction per throttle cause");
-  for (size_t c = 0; c < kThrottleCauseCount; ++c) {
-    if (!by[c].is_null() && !by[c].is_number())
-      r.fail(fmt::format("by_cause_fraction[{}]", c), "a number or null");
-    t.by_cause_fraction[c] = by[c].is_null() ? kNaN : by[c].get<double>();
-  }
+  const Reader by = r.sub("throttled_by_reason");
+  for (size_t c = 0; c < kThrottleCauseCount; ++c)
+    t.by_cause_fraction[c] =
+        by.dbl(std::string(throttleCauseId(static_cast<ThrottleCause>(c))).c_str());
   t.iterations = r.integer<size_t>("iterations");
   t.iteration_time_s = r.dbl("iteration_time_s");
   t.iteration_window_s = r.dbl("iteration_window_s");
@@ -173,7 +131,7 @@ RunTotals totalsFrom(const Reader& r) {
   t.efficiency_samples_per_s_mj = r.dbl("efficiency_samples_per_s_mj");
   t.domains = r.integer<size_t>("domains");
   t.domain_gpus = r.integer<size_t>("domain_gpus");
-  t.domain_kind = r.str("domain_kind");
+  t.domain_kind = r.at("domain_kind").is_null() ? std::string() : r.str("domain_kind");
   t.mean_power_per_device_w = r.dbl("mean_power_per_device_w");
   return t;
 }
@@ -293,12 +251,6 @@ RunSummary unreadableRun(const std::string& path, const std::string& error) {
   return s;
 }
 
-json totalsJson(const RunTotals& t) {
-  RunAnalysis only;
-  only.totals = t;
-  return toJson(only)["totals"];
-}
-
 json toJson(const RunSummary& s) {
   json gpus = json::array();
   for (const GpuSummary& g : s.gpus)
@@ -306,16 +258,16 @@ json toJson(const RunSummary& s) {
                     {"node", g.node},
                     {"domain", g.domain},
                     {"slot", g.slot},
-                    {"power_mean_w", num(g.power_mean_w)},
-                    {"power_max_w", num(g.power_max_w)},
-                    {"temp_mean_c", num(g.temp_mean_c)},
-                    {"temp_max_c", num(g.temp_max_c)},
-                    {"clock_mean_mhz", num(g.clock_mean_mhz)},
-                    {"clock_min_mhz", num(g.clock_min_mhz)},
-                    {"clock_max_mhz", num(g.clock_max_mhz)},
-                    {"energy_j", num(g.energy_j)},
-                    {"throttled_fraction", num(g.throttled_fraction)},
-                    {"peak_to_average", num(g.peak_to_average)}});
+                    {"power_mean_w", jsonNumber(g.power_mean_w)},
+                    {"power_max_w", jsonNumber(g.power_max_w)},
+                    {"temp_mean_c", jsonNumber(g.temp_mean_c)},
+                    {"temp_max_c", jsonNumber(g.temp_max_c)},
+                    {"clock_mean_mhz", jsonNumber(g.clock_mean_mhz)},
+                    {"clock_min_mhz", jsonNumber(g.clock_min_mhz)},
+                    {"clock_max_mhz", jsonNumber(g.clock_max_mhz)},
+                    {"energy_j", jsonNumber(g.energy_j)},
+                    {"throttled_fraction", jsonNumber(g.throttled_fraction)},
+                    {"peak_to_average", jsonNumber(g.peak_to_average)}});
   json ranks = json::array();
   for (const RankSummary& r : s.ranks)
     ranks.push_back({{"rank", r.rank},
@@ -327,11 +279,11 @@ json toJson(const RunSummary& s) {
                      {"exposed_comm_ns", r.exposed_comm_ns},
                      {"exposed_memory_ns", r.exposed_memory_ns},
                      {"idle_ns", r.idle_ns},
-                     {"overlap_ratio", num(r.overlap_ratio)},
-                     {"lost_ns", num(r.lost_ns)},
-                     {"compute_j", num(r.compute_j)},
-                     {"exposed_comm_j", num(r.exposed_comm_j)},
-                     {"idle_j", num(r.idle_j)},
+                     {"overlap_ratio", jsonNumber(r.overlap_ratio)},
+                     {"lost_ns", jsonNumber(r.lost_ns)},
+                     {"compute_j", jsonNumber(r.compute_j)},
+                     {"exposed_comm_j", jsonNumber(r.exposed_comm_j)},
+                     {"idle_j", jsonNumber(r.idle_j)},
                      {"seed_categories", categoriesJson(r.seed_categories)},
                      {"corrected_categories", categoriesJson(r.corrected_categories)}});
   return {{"path", s.path},
@@ -350,26 +302,26 @@ json toJson(const RunSummary& s) {
           {"gpu_count", s.gpu_count},
           {"valid", s.valid},
           {"invalid_reasons", s.invalid_reasons},
-          {"duration_s", num(s.duration_s)},
-          {"totals", totalsFields(s.totals)},
-          {"temp_mean_c", num(s.temp_mean_c)},
-          {"temp_max_c", num(s.temp_max_c)},
-          {"clock_mean_mhz", num(s.clock_mean_mhz)},
-          {"clock_min_mhz", num(s.clock_min_mhz)},
-          {"clock_max_mhz", num(s.clock_max_mhz)},
-          {"peak_to_average", num(s.peak_to_average)},
-          {"excursions", num(s.excursions)},
-          {"excursion_s", num(s.excursion_s)},
-          {"time_above_slowdown_s", num(s.time_above_slowdown_s)},
-          {"headroom_c", num(s.headroom_c)},
-          {"clock_deficit_mhz_s", num(s.clock_deficit_mhz_s)},
-          {"iteration_cv", num(s.iteration_cv)},
-          {"rank_spread_s", num(s.rank_spread_s)},
-          {"straggler_skew_p99_ns", num(s.straggler_skew_p99_ns)},
-          {"temp_spread_c", num(s.temp_spread_c)},
-          {"hottest_vs_coolest_pct", num(s.hottest_vs_coolest_pct)},
-          {"package_temp_skew_c", num(s.package_temp_skew_c)},
-          {"gap_s", num(s.gap_s)},
+          {"duration_s", jsonNumber(s.duration_s)},
+          {"totals", toJson(s.totals)},
+          {"temp_mean_c", jsonNumber(s.temp_mean_c)},
+          {"temp_max_c", jsonNumber(s.temp_max_c)},
+          {"clock_mean_mhz", jsonNumber(s.clock_mean_mhz)},
+          {"clock_min_mhz", jsonNumber(s.clock_min_mhz)},
+          {"clock_max_mhz", jsonNumber(s.clock_max_mhz)},
+          {"peak_to_average", jsonNumber(s.peak_to_average)},
+          {"excursions", jsonNumber(s.excursions)},
+          {"excursion_s", jsonNumber(s.excursion_s)},
+          {"time_above_slowdown_s", jsonNumber(s.time_above_slowdown_s)},
+          {"headroom_c", jsonNumber(s.headroom_c)},
+          {"clock_deficit_mhz_s", jsonNumber(s.clock_deficit_mhz_s)},
+          {"iteration_cv", jsonNumber(s.iteration_cv)},
+          {"rank_spread_s", jsonNumber(s.rank_spread_s)},
+          {"straggler_skew_p99_ns", jsonNumber(s.straggler_skew_p99_ns)},
+          {"temp_spread_c", jsonNumber(s.temp_spread_c)},
+          {"hottest_vs_coolest_pct", jsonNumber(s.hottest_vs_coolest_pct)},
+          {"package_temp_skew_c", jsonNumber(s.package_temp_skew_c)},
+          {"gap_s", jsonNumber(s.gap_s)},
           {"seed_categories", categoriesJson(s.seed_categories)},
           {"corrected_categories", categoriesJson(s.corrected_categories)},
           {"gpus", gpus},

@@ -121,9 +121,6 @@ RunSummary summarizeAnalysis(const RunAnalysis& a);
 // The summary of a file that could not be read: not readable, invalid, with the reason.
 RunSummary unreadableRun(const std::string& path, const std::string& error);
 
-// `totals` exactly as `wattline analyze --json` prints them (analysis_json.h's code).
-nlohmann::json totalsJson(const RunTotals& t);
-
 // Exact JSON round trip. fromJson throws wl::Error naming the JSON path on malformed input.
 nlohmann::json toJson(const RunSummary& s);
 RunSummary runSummaryFromJson(const nlohmann::json& j);

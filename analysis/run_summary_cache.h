@@ -26,7 +26,9 @@ namespace wl {
 // Bump when RunSummary's content or the numbers of the analyses it holds change.
 // 2: power domains (totals.domains, domain_gpus, domain_kind, mean_power_per_device_w; GPU
 // domain; package_temp_skew_c).
-inline constexpr int kRunSummaryVersion = 2;
+// 3: totals and kernel categories written by analysis_json.h, as `analyze --json` writes them
+// (throttled_by_reason by cause id, categories by category id).
+inline constexpr int kRunSummaryVersion = 3;
 
 struct SummaryCacheOptions {
   bool read = true;

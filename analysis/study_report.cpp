@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include "analysis_json.h"
+#include "report_numbers.h"
 #include "run_overview.h"
 #include "study_figures.h"
 
@@ -14,10 +16,6 @@ namespace wl {
 namespace {
 
 using nlohmann::json;
-
-json num(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
 
 std::string_view betterId(Better b) {
   switch (b) {
@@ -60,7 +58,7 @@ std::string_view sourceId(SummarySource s) {
 // The totals of `wattline analyze --json`; null for a file that could not be read (its totals are
 // not known, and printing the zero defaults would look like a measurement).
 json totalsOf(const RunSummary& s) {
-  return s.readable ? totalsJson(s.totals) : json(nullptr);
+  return s.readable ? toJson(s.totals) : json(nullptr);
 }
 
 // Delta of every number of `value` against the same key of `base`, keeping the nesting.
@@ -73,7 +71,7 @@ json deltaTree(const json& value, const json& base) {
   }
   if (value.is_number() && base.is_number()) {
     const Delta d = deltaOf(value.get<double>(), base.get<double>());
-    return {{"absolute", num(d.absolute)}, {"relative", num(d.relative)}};
+    return {{"absolute", jsonNumber(d.absolute)}, {"relative", jsonNumber(d.relative)}};
   }
   return nullptr;
 }
@@ -137,10 +135,10 @@ json compareJson(const Study& study, const StudyTable& table) {
     json metrics = json::object(), ranks = json::object(), metricDeltas = json::object();
     for (size_t c = 0; c < columns.size(); ++c) {
       const std::string id(columns[c].id);
-      metrics[id] = num(row.values[c]);
+      metrics[id] = jsonNumber(row.values[c]);
       ranks[id] = row.ranks[c] > 0 ? json(row.ranks[c]) : json(nullptr);
-      metricDeltas[id] = {{"absolute", num(row.deltas[c].absolute)},
-                          {"relative", num(row.deltas[c].relative)}};
+      metricDeltas[id] = {{"absolute", jsonNumber(row.deltas[c].absolute)},
+                          {"relative", jsonNumber(row.deltas[c].relative)}};
     }
     const json totals = totalsOf(s);
     runs.push_back(

@@ -7,6 +7,11 @@
 //
 // statsOfSamples() is the reference on raw samples; metricStats() computes the same numbers for
 // many GPUs from the pyramids plus raw samples at the range edges only.
+//
+// Cost: statsOfSamples() is O(n) in the samples given. metricStats() reads O(G x B) pyramid cells
+// for G GPUs and the B whole buckets of its RangePlan (buckets of up to 4^4 level-0 widths, so B
+// is the range over 256 level-0 buckets) and the raw samples of the two edge pieces, at most two
+// planned buckets each per GPU; a whole-run statistic reads no raw sample in the middle.
 
 #include <cstdint>
 #include <limits>

@@ -19,6 +19,11 @@
 // detectThrottle() takes busy time from the utilization pyramid and skips every whole bucket whose
 // lowest SM clock is at or above the threshold (it holds no throttled sample); only the other
 // buckets and the range edges are read raw.
+//
+// Cost, for G GPUs and B whole pyramid buckets in the range: O(G x B) pyramid cells, plus the raw
+// clock, utilization, power and reason samples of the buckets that may hold a throttled sample
+// and of the range edges. A run that never throttles reads almost no raw sample; one throttled
+// throughout reads every sample once (O(n)).
 
 #include <array>
 #include <cstdint>

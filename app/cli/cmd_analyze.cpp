@@ -76,7 +76,8 @@ std::string domainsText(const RunAnalysis& a) {
   return s;
 }
 
-void printText(const RunAnalysis& a) {
+// The run, its range and validity.
+std::string runText(const RunAnalysis& a) {
   std::string s;
   const RunInfo& i = a.info;
   s += fmt::format("run        {}{}\n", i.name.empty() ? "(unnamed)" : i.name,
@@ -94,7 +95,12 @@ void printText(const RunAnalysis& a) {
       s += " " + r + ";";
     s += "\n";
   }
+  return s;
+}
 
+// The totals: energy, power, throttling, iterations, throughput and efficiency.
+std::string totalsText(const RunAnalysis& a) {
+  std::string s;
   const RunTotals& t = a.totals;
   s += "\ntotals\n";
   s += fmt::format("  energy              {}\n", energyText(t.energy_j));
@@ -127,7 +133,12 @@ void printText(const RunAnalysis& a) {
         energyText(t.energy_per_iteration_j), num(t.energy_per_token_j, 4),
         num(t.efficiency_samples_per_s_mj, 2));
   }
+  return s;
+}
 
+// One line per GPU.
+std::string gpusText(const RunAnalysis& a) {
+  std::string s;
   s += fmt::format("\nGPUs ({})\n", a.gpus.size());
   s += fmt::format(
       "  {:>4} {:>4} {:>4} {:>11} {:>7} {:>7} {:>7} {:>6} {:>6} {:>7} {:>9} {:>10} "
@@ -148,9 +159,12 @@ void printText(const RunAnalysis& a) {
         b.ramp_computed ? num(b.ramp.p99, 0) : "-");
   }
   s += "  (energy trapezoid; P in W, T in C, clock in MHz, deficit in MHz*s, dP/dt in W/s)\n";
+  return s;
+}
 
-  s += domainsText(a);
-
+// The first 20 throttle intervals.
+std::string throttleIntervalsText(const RunAnalysis& a) {
+  std::string s;
   size_t nIntervals = 0;
   for (const GpuAnalysis& g : a.gpus)
     nIntervals += g.throttle.intervals.size();
@@ -165,7 +179,12 @@ void printText(const RunAnalysis& a) {
                        num(iv.min_clock_mhz, 0));
     }
   if (nIntervals > 20) s += fmt::format("  ... {} more (see --json)\n", nIntervals - 20);
+  return s;
+}
 
+// One line per rank: the HTA breakdown.
+std::string ranksText(const RunAnalysis& a) {
+  std::string s;
   s += fmt::format("\nranks ({}; HTA breakdown, times in ms)\n", a.ranks.size());
   s += fmt::format(
       "  {:>5} {:>4} {:>9} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} "
@@ -180,7 +199,12 @@ void printText(const RunAnalysis& a) {
         ms(b.non_compute_ns), ms(b.comm_ns), ms(b.exposed_comm_ns), ms(b.memory_ns),
         pct(b.overlap_ratio));
   }
+  return s;
+}
 
+// The top kernels and the kernel categories.
+std::string kernelsText(const RunAnalysis& a) {
+  std::string s;
   if (!a.top_kernels.empty()) {
     s += "\ntop kernels (by total time)\n";
     s += fmt::format("  {:>12} {:>9} {:>11} {:<14} {}\n", "total ms", "count", "mean us", "class",
@@ -196,7 +220,12 @@ void printText(const RunAnalysis& a) {
                          kernelCategoryLabel(static_cast<KernelCategory>(c)),
                          ms(a.seed_categories[c]), ms(a.corrected_categories[c]));
   }
+  return s;
+}
 
+// Collective arrival skew and the straggler.
+std::string stragglersText(const RunAnalysis& a) {
+  std::string s;
   const StragglerReport& st = a.stragglers;
   if (st.instances > 0) {
     s += fmt::format("\nstragglers ({} collective instances matched across ranks)\n", st.instances);
@@ -209,7 +238,12 @@ void printText(const RunAnalysis& a) {
           "cause: {}\n",
           st.straggler_rank, st.straggler_gpu, pct(st.straggler_share), st.likely_cause);
   }
+  return s;
+}
 
+// Spatial imbalance by slot and inside packages.
+std::string spatialText(const RunAnalysis& a) {
+  std::string s;
   if (a.spatial.by_slot.size() > 1) {
     s += "\nspatial imbalance (mean over nodes, by slot)\n";
     for (const SlotSummary& sl : a.spatial.by_slot)
@@ -241,13 +275,33 @@ void printText(const RunAnalysis& a) {
                        num(p.clock_skew_mhz, 0));
     }
   }
+  return s;
+}
 
+// Data-quality notes and the analysis notes.
+std::string qualityText(const RunAnalysis& a) {
+  std::string s;
   s += fmt::format("\ndata quality ({} notes)\n", a.quality.notes.size());
   for (const QualityNote& n : a.quality.notes)
     s += fmt::format("  {:<7} {}: {}\n", n.severity == Severity::Warning ? "warning" : "info",
                      n.subject, n.message);
   for (const std::string& n : a.notes)
     s += fmt::format("\nnote: {}\n", n);
+  return s;
+}
+
+void printText(const RunAnalysis& a) {
+  std::string s;
+  s += runText(a);
+  s += totalsText(a);
+  s += gpusText(a);
+  s += domainsText(a);
+  s += throttleIntervalsText(a);
+  s += ranksText(a);
+  s += kernelsText(a);
+  s += stragglersText(a);
+  s += spatialText(a);
+  s += qualityText(a);
   std::fputs(s.c_str(), stdout);
 }
 

@@ -163,7 +163,38 @@ SeriesGroupMeta RunFile::loadSeries(std::string_view group, size_t expectedEntit
   return m;
 }
 
+// The steps of opening a run, in the order of the checks: format, required groups, metadata,
+// GPUs and ranks, telemetry series and domains, the kernel index, then the small tables.
 void RunFile::load() {
+  const hid_t f = file_;
+  checkFormat();
+  for (const char* required :
+       {"gpus", "ranks", "telemetry", "kernels", "kernels/tracks", "kernels/blocks", "kernels/lod",
+        "iterations", "annotations", "quality", "strings", "sources"}) {
+    if (!h5::exists(f, required))
+      fail(fmt::format("missing required dataset or group /{}", required));
+  }
+  loadInfo();
+  loadGpus();
+  loadRanks();
+  gpu_ = loadSeries("telemetry", gpus_.size());
+  loadDomains();
+  if (h5::exists(f, "node_telemetry")) {
+    h5::Id g = h5::openGroup(f, "node_telemetry");
+    const size_t n = lengthOf(g, "offsets");
+    if (n == 0) fail("/node_telemetry/offsets is empty");
+    limits::checkCount(path_, "node_telemetry/offsets", n - 1, limits::kMaxNodes);
+    node_ = loadSeries("node_telemetry", n - 1);
+  }
+  loadKernelIndex();
+  loadIterations();
+  loadAnnotations();
+  loadQuality();
+  hasTruth_ = h5::exists(f, "ground_truth");
+}
+
+// The root says it is a run in a format version this build reads.
+void RunFile::checkFormat() {
   const hid_t f = file_;
   const auto magic = h5::attrString(f, "format");
   if (!magic || *magic != format::kMagic)
@@ -179,14 +210,11 @@ void RunFile::load() {
                     *version, format::kVersion));
   version_ = *version;
   limits::checkStoredSizes(path_, f);
+}
 
-  for (const char* required :
-       {"gpus", "ranks", "telemetry", "kernels", "kernels/tracks", "kernels/blocks", "kernels/lod",
-        "iterations", "annotations", "quality", "strings", "sources"}) {
-    if (!h5::exists(f, required))
-      fail(fmt::format("missing required dataset or group /{}", required));
-  }
-
+// The run's attributes, configuration and sources.
+void RunFile::loadInfo() {
+  const hid_t f = file_;
   info_.name = h5::attrString(f, "name").value_or("");
   info_.platform = h5::attrString(f, "platform").value_or("");
   info_.model = h5::attrString(f, "model").value_or("");
@@ -225,150 +253,150 @@ void RunFile::load() {
     for (size_t i = 0; i < n; ++i)
       info_.sources.push_back({paths[i], formats[i], offs[i], details[i]});
   }
+}
 
-  // GPUs.
-  {
-    h5::Id g = h5::openGroup(f, "gpus");
-    const size_t n = lengthOf(g, "id");
-    limits::checkCount(path_, "gpus", n, limits::kMaxGpus);
-    const auto id = column<int32_t>(g, "gpus", "id", n, path_);
-    const auto node = column<int32_t>(g, "gpus", "node", n, path_);
-    const auto local = column<int32_t>(g, "gpus", "local_index", n, path_);
-    const auto rank = column<int32_t>(g, "gpus", "rank", n, path_);
-    const auto slot = column<int32_t>(g, "gpus", "slot", n, path_);
-    const auto pkg = column<int32_t>(g, "gpus", "package", n, path_);
-    const auto host = strColumn(g, "gpus", "hostname", n, path_);
-    const auto dev = strColumn(g, "gpus", "device_name", n, path_);
-    const auto uuid = strColumn(g, "gpus", "uuid", n, path_);
-    const auto pl = column<float>(g, "gpus", "power_limit_w", n, path_);
-    const auto msm = column<float>(g, "gpus", "max_sm_clock_mhz", n, path_);
-    const auto mmem = column<float>(g, "gpus", "max_mem_clock_mhz", n, path_);
-    const auto slow = column<float>(g, "gpus", "slowdown_temp_c", n, path_);
-    const auto shut = column<float>(g, "gpus", "shutdown_temp_c", n, path_);
-    for (size_t i = 0; i < n; ++i) {
-      if (id[i] != static_cast<int32_t>(i))
-        fail(fmt::format("/gpus/id[{}] is {}, expected {} (ids are dense)", i, id[i], i));
-      GpuInfo gi;
-      gi.id = id[i], gi.node = node[i], gi.local_index = local[i], gi.rank = rank[i];
-      gi.slot = slot[i], gi.package = pkg[i];
-      gi.hostname = host[i], gi.device_name = dev[i], gi.uuid = uuid[i];
-      gi.power_limit_w = pl[i], gi.max_sm_clock_mhz = msm[i], gi.max_mem_clock_mhz = mmem[i];
-      gi.slowdown_temp_c = slow[i], gi.shutdown_temp_c = shut[i];
-      gpus_.push_back(std::move(gi));
+// /gpus: one row per GPU, ids dense.
+void RunFile::loadGpus() {
+  const hid_t f = file_;
+  h5::Id g = h5::openGroup(f, "gpus");
+  const size_t n = lengthOf(g, "id");
+  limits::checkCount(path_, "gpus", n, limits::kMaxGpus);
+  const auto id = column<int32_t>(g, "gpus", "id", n, path_);
+  const auto node = column<int32_t>(g, "gpus", "node", n, path_);
+  const auto local = column<int32_t>(g, "gpus", "local_index", n, path_);
+  const auto rank = column<int32_t>(g, "gpus", "rank", n, path_);
+  const auto slot = column<int32_t>(g, "gpus", "slot", n, path_);
+  const auto pkg = column<int32_t>(g, "gpus", "package", n, path_);
+  const auto host = strColumn(g, "gpus", "hostname", n, path_);
+  const auto dev = strColumn(g, "gpus", "device_name", n, path_);
+  const auto uuid = strColumn(g, "gpus", "uuid", n, path_);
+  const auto pl = column<float>(g, "gpus", "power_limit_w", n, path_);
+  const auto msm = column<float>(g, "gpus", "max_sm_clock_mhz", n, path_);
+  const auto mmem = column<float>(g, "gpus", "max_mem_clock_mhz", n, path_);
+  const auto slow = column<float>(g, "gpus", "slowdown_temp_c", n, path_);
+  const auto shut = column<float>(g, "gpus", "shutdown_temp_c", n, path_);
+  for (size_t i = 0; i < n; ++i) {
+    if (id[i] != static_cast<int32_t>(i))
+      fail(fmt::format("/gpus/id[{}] is {}, expected {} (ids are dense)", i, id[i], i));
+    GpuInfo gi;
+    gi.id = id[i], gi.node = node[i], gi.local_index = local[i], gi.rank = rank[i];
+    gi.slot = slot[i], gi.package = pkg[i];
+    gi.hostname = host[i], gi.device_name = dev[i], gi.uuid = uuid[i];
+    gi.power_limit_w = pl[i], gi.max_sm_clock_mhz = msm[i], gi.max_mem_clock_mhz = mmem[i];
+    gi.slowdown_temp_c = slow[i], gi.shutdown_temp_c = shut[i];
+    gpus_.push_back(std::move(gi));
+  }
+}
+
+// /ranks: each rank's GPU within the GPUs.
+void RunFile::loadRanks() {
+  const hid_t f = file_;
+  h5::Id g = h5::openGroup(f, "ranks");
+  const size_t n = lengthOf(g, "rank");
+  limits::checkCount(path_, "ranks", n, limits::kMaxRanks);
+  const auto rank = column<int32_t>(g, "ranks", "rank", n, path_);
+  const auto gpu = column<int32_t>(g, "ranks", "gpu", n, path_);
+  const auto pid = column<int64_t>(g, "ranks", "pid", n, path_);
+  const auto host = strColumn(g, "ranks", "hostname", n, path_);
+  const auto src = strColumn(g, "ranks", "source", n, path_);
+  for (size_t i = 0; i < n; ++i) {
+    if (gpu[i] >= static_cast<int32_t>(gpus_.size()))
+      fail(fmt::format("/ranks/gpu[{}] is {}, but the run has {} GPUs", i, gpu[i], gpus_.size()));
+    ranks_.push_back({rank[i], gpu[i], host[i], pid[i], src[i]});
+  }
+}
+
+// /kernels: event count, tracks, block index and the pyramid's shapes; the events are read lazily.
+void RunFile::loadKernelIndex() {
+  const hid_t f = file_;
+  h5::Id k = h5::openGroup(f, "kernels");
+  kernelCount_ = lengthOf(k, "start_ns");
+  for (const char* c : {"dur_ns", "name", "class", "kind", "correlation"})
+    if (lengthOf(k, c) != kernelCount_)
+      fail(fmt::format("dataset /kernels/{} has {} elements, expected {}", c, lengthOf(k, c),
+                       kernelCount_));
+  hasTruthClock_ = h5::exists(k, "truth_clock_mhz");
+  h5::Id t = h5::openGroup(k, "tracks");
+  const size_t n = lengthOf(t, "rank");
+  limits::checkCount(path_, "kernels/tracks", n, limits::kMaxTracks);
+  const auto rank = column<int32_t>(t, "kernels/tracks", "rank", n, path_);
+  const auto stream = column<int64_t>(t, "kernels/tracks", "stream", n, path_);
+  const auto device = column<int32_t>(t, "kernels/tracks", "device", n, path_);
+  const auto offset = column<uint64_t>(t, "kernels/tracks", "offset", n, path_);
+  const auto count = column<uint64_t>(t, "kernels/tracks", "count", n, path_);
+  std::array<std::vector<uint64_t>, kKernelClassCount> perClass;
+  for (int c = 0; c < kKernelClassCount; ++c)
+    perClass[static_cast<size_t>(c)] = column<uint64_t>(
+        t, "kernels/tracks", fmt::format("count_{}", kernelClassName(static_cast<KernelClass>(c))),
+        n, path_);
+  for (size_t i = 0; i < n; ++i) {
+    if (offset[i] + count[i] > kernelCount_ || offset[i] + count[i] < offset[i])
+      fail(fmt::format("/kernels/tracks[{}] covers events {}..{} of {}", i, offset[i],
+                       offset[i] + count[i], kernelCount_));
+    TrackInfo ti{rank[i], stream[i], device[i], offset[i], count[i], {}};
+    for (size_t c = 0; c < kKernelClassCount; ++c)
+      ti.classCount[c] = perClass[c][i];
+    tracks_.push_back(ti);
+  }
+  h5::Id b = h5::openGroup(k, "blocks");
+  blockOffsets_ = column<uint64_t>(b, "kernels/blocks", "offsets", n + 1, path_);
+  const size_t nb = lengthOf(b, "min_start_ns");
+  if (lengthOf(b, "max_end_ns") != nb || blockOffsets_.back() != nb)
+    fail("/kernels/blocks datasets disagree with /kernels/blocks/offsets");
+  h5::Id lod = h5::openGroup(k, "lod");
+  kernelGrid_ = loadGrid(lod, path_, "kernels");
+  for (size_t lv = 0; lv < kernelGrid_.levels(); ++lv) {
+    for (int c = 0; c <= kKernelClassCount; ++c) {
+      const std::string p =
+          c < kKernelClassCount
+              ? fmt::format("L{}/busy_{}", lv, kernelClassName(static_cast<KernelClass>(c)))
+              : fmt::format("L{}/count", lv);
+      h5::Id ds = h5::openDataset(lod, p);
+      const auto shape = h5::shapeOf(ds);
+      if (shape.size() != 2 || shape[0] != n || shape[1] != kernelGrid_.buckets[lv])
+        fail(fmt::format("dataset /kernels/lod/{} has the wrong shape", p));
     }
   }
-  // Ranks.
-  {
-    h5::Id g = h5::openGroup(f, "ranks");
-    const size_t n = lengthOf(g, "rank");
-    limits::checkCount(path_, "ranks", n, limits::kMaxRanks);
-    const auto rank = column<int32_t>(g, "ranks", "rank", n, path_);
-    const auto gpu = column<int32_t>(g, "ranks", "gpu", n, path_);
-    const auto pid = column<int64_t>(g, "ranks", "pid", n, path_);
-    const auto host = strColumn(g, "ranks", "hostname", n, path_);
-    const auto src = strColumn(g, "ranks", "source", n, path_);
-    for (size_t i = 0; i < n; ++i) {
-      if (gpu[i] >= static_cast<int32_t>(gpus_.size()))
-        fail(fmt::format("/ranks/gpu[{}] is {}, but the run has {} GPUs", i, gpu[i], gpus_.size()));
-      ranks_.push_back({rank[i], gpu[i], host[i], pid[i], src[i]});
-    }
-  }
+}
 
-  gpu_ = loadSeries("telemetry", gpus_.size());
-  loadDomains();
-  if (h5::exists(f, "node_telemetry")) {
-    h5::Id g = h5::openGroup(f, "node_telemetry");
-    const size_t n = lengthOf(g, "offsets");
-    if (n == 0) fail("/node_telemetry/offsets is empty");
-    limits::checkCount(path_, "node_telemetry/offsets", n - 1, limits::kMaxNodes);
-    node_ = loadSeries("node_telemetry", n - 1);
-  }
+// /iterations.
+void RunFile::loadIterations() {
+  const hid_t f = file_;
+  h5::Id g = h5::openGroup(f, "iterations");
+  const size_t n = lengthOf(g, "rank");
+  const auto rank = column<int32_t>(g, "iterations", "rank", n, path_);
+  const auto step = column<int64_t>(g, "iterations", "step", n, path_);
+  const auto s = column<int64_t>(g, "iterations", "start_ns", n, path_);
+  const auto e = column<int64_t>(g, "iterations", "end_ns", n, path_);
+  for (size_t i = 0; i < n; ++i)
+    iterations_.push_back({rank[i], step[i], s[i], e[i]});
+}
 
-  // Kernels.
-  {
-    h5::Id k = h5::openGroup(f, "kernels");
-    kernelCount_ = lengthOf(k, "start_ns");
-    for (const char* c : {"dur_ns", "name", "class", "kind", "correlation"})
-      if (lengthOf(k, c) != kernelCount_)
-        fail(fmt::format("dataset /kernels/{} has {} elements, expected {}", c, lengthOf(k, c),
-                         kernelCount_));
-    hasTruthClock_ = h5::exists(k, "truth_clock_mhz");
-    h5::Id t = h5::openGroup(k, "tracks");
-    const size_t n = lengthOf(t, "rank");
-    limits::checkCount(path_, "kernels/tracks", n, limits::kMaxTracks);
-    const auto rank = column<int32_t>(t, "kernels/tracks", "rank", n, path_);
-    const auto stream = column<int64_t>(t, "kernels/tracks", "stream", n, path_);
-    const auto device = column<int32_t>(t, "kernels/tracks", "device", n, path_);
-    const auto offset = column<uint64_t>(t, "kernels/tracks", "offset", n, path_);
-    const auto count = column<uint64_t>(t, "kernels/tracks", "count", n, path_);
-    std::array<std::vector<uint64_t>, kKernelClassCount> perClass;
-    for (int c = 0; c < kKernelClassCount; ++c)
-      perClass[static_cast<size_t>(c)] = column<uint64_t>(
-          t, "kernels/tracks",
-          fmt::format("count_{}", kernelClassName(static_cast<KernelClass>(c))), n, path_);
-    for (size_t i = 0; i < n; ++i) {
-      if (offset[i] + count[i] > kernelCount_ || offset[i] + count[i] < offset[i])
-        fail(fmt::format("/kernels/tracks[{}] covers events {}..{} of {}", i, offset[i],
-                         offset[i] + count[i], kernelCount_));
-      TrackInfo ti{rank[i], stream[i], device[i], offset[i], count[i], {}};
-      for (size_t c = 0; c < kKernelClassCount; ++c)
-        ti.classCount[c] = perClass[c][i];
-      tracks_.push_back(ti);
-    }
-    h5::Id b = h5::openGroup(k, "blocks");
-    blockOffsets_ = column<uint64_t>(b, "kernels/blocks", "offsets", n + 1, path_);
-    const size_t nb = lengthOf(b, "min_start_ns");
-    if (lengthOf(b, "max_end_ns") != nb || blockOffsets_.back() != nb)
-      fail("/kernels/blocks datasets disagree with /kernels/blocks/offsets");
-    h5::Id lod = h5::openGroup(k, "lod");
-    kernelGrid_ = loadGrid(lod, path_, "kernels");
-    for (size_t lv = 0; lv < kernelGrid_.levels(); ++lv) {
-      for (int c = 0; c <= kKernelClassCount; ++c) {
-        const std::string p =
-            c < kKernelClassCount
-                ? fmt::format("L{}/busy_{}", lv, kernelClassName(static_cast<KernelClass>(c)))
-                : fmt::format("L{}/count", lv);
-        h5::Id ds = h5::openDataset(lod, p);
-        const auto shape = h5::shapeOf(ds);
-        if (shape.size() != 2 || shape[0] != n || shape[1] != kernelGrid_.buckets[lv])
-          fail(fmt::format("dataset /kernels/lod/{} has the wrong shape", p));
-      }
-    }
-  }
+// /annotations.
+void RunFile::loadAnnotations() {
+  const hid_t f = file_;
+  h5::Id g = h5::openGroup(f, "annotations");
+  const size_t n = lengthOf(g, "rank");
+  const auto rank = column<int32_t>(g, "annotations", "rank", n, path_);
+  const auto s = column<int64_t>(g, "annotations", "start_ns", n, path_);
+  const auto d = column<int64_t>(g, "annotations", "dur_ns", n, path_);
+  const auto name = column<uint32_t>(g, "annotations", "name", n, path_);
+  const auto gpu = column<uint8_t>(g, "annotations", "on_gpu", n, path_);
+  for (size_t i = 0; i < n; ++i)
+    annotations_.push_back({rank[i], s[i], d[i], name[i], gpu[i] != 0});
+}
 
-  // Iterations, annotations, quality notes.
-  {
-    h5::Id g = h5::openGroup(f, "iterations");
-    const size_t n = lengthOf(g, "rank");
-    const auto rank = column<int32_t>(g, "iterations", "rank", n, path_);
-    const auto step = column<int64_t>(g, "iterations", "step", n, path_);
-    const auto s = column<int64_t>(g, "iterations", "start_ns", n, path_);
-    const auto e = column<int64_t>(g, "iterations", "end_ns", n, path_);
-    for (size_t i = 0; i < n; ++i)
-      iterations_.push_back({rank[i], step[i], s[i], e[i]});
-  }
-  {
-    h5::Id g = h5::openGroup(f, "annotations");
-    const size_t n = lengthOf(g, "rank");
-    const auto rank = column<int32_t>(g, "annotations", "rank", n, path_);
-    const auto s = column<int64_t>(g, "annotations", "start_ns", n, path_);
-    const auto d = column<int64_t>(g, "annotations", "dur_ns", n, path_);
-    const auto name = column<uint32_t>(g, "annotations", "name", n, path_);
-    const auto gpu = column<uint8_t>(g, "annotations", "on_gpu", n, path_);
-    for (size_t i = 0; i < n; ++i)
-      annotations_.push_back({rank[i], s[i], d[i], name[i], gpu[i] != 0});
-  }
-  {
-    h5::Id g = h5::openGroup(f, "quality");
-    const size_t n = lengthOf(g, "severity");
-    const auto sev = column<uint8_t>(g, "quality", "severity", n, path_);
-    const auto code = strColumn(g, "quality", "code", n, path_);
-    const auto subj = strColumn(g, "quality", "subject", n, path_);
-    const auto msg = strColumn(g, "quality", "message", n, path_);
-    for (size_t i = 0; i < n; ++i)
-      quality_.push_back({sev[i] ? Severity::Warning : Severity::Info, code[i], subj[i], msg[i]});
-  }
-  hasTruth_ = h5::exists(f, "ground_truth");
+// /quality: the notes written at import.
+void RunFile::loadQuality() {
+  const hid_t f = file_;
+  h5::Id g = h5::openGroup(f, "quality");
+  const size_t n = lengthOf(g, "severity");
+  const auto sev = column<uint8_t>(g, "quality", "severity", n, path_);
+  const auto code = strColumn(g, "quality", "code", n, path_);
+  const auto subj = strColumn(g, "quality", "subject", n, path_);
+  const auto msg = strColumn(g, "quality", "message", n, path_);
+  for (size_t i = 0; i < n; ++i)
+    quality_.push_back({sev[i] ? Severity::Warning : Severity::Info, code[i], subj[i], msg[i]});
 }
 
 void RunFile::loadDomains() {

@@ -188,6 +188,15 @@ class RunFile {
  private:
   RunFile() = default;
   void load();
+  // The steps of load(), one per part of the file (run_file.cpp).
+  void checkFormat();
+  void loadInfo();
+  void loadGpus();
+  void loadRanks();
+  void loadKernelIndex();
+  void loadIterations();
+  void loadAnnotations();
+  void loadQuality();
   void loadDomains();
   SeriesGroupMeta loadSeries(std::string_view group, size_t expectedEntities);
   hid_t dataset(const std::string& path) const;

@@ -409,6 +409,18 @@ struct RunWriter::Impl {
   uint64_t kernelTotal = 0;
   size_t negativeDurations = 0;
 
+  // The steps of RunWriter::finish().
+  void writeKernelTables();              // /kernels/tracks, block offsets, /kernels/collectives
+  void writeIterationsAndAnnotations();  // ordered by rank, then time
+  void writeDomains();                   // /domains (checked by finish())
+  void writeGpus(const std::vector<int>& domainOf);  // /gpus with each GPU's domain
+  void writeRanks();                                 // /ranks
+  void writeSources();                               // /sources
+  void writeQuality();                               // /quality
+  void writeGroundTruth();                           // /ground_truth of simulated runs
+  void writeRootAttributes();                        // the run's identity, written last
+  void closeAndCommit();  // closes every handle, then moves the file into place
+
   void openKernels() {
     kernels = h5::createGroup(file, "kernels");
     h5::setAttr(kernels, "block_size", format::kKernelBlockSize);
@@ -704,41 +716,61 @@ void RunWriter::finish(const Progress& progress) {
         {Severity::Warning, "negative_durations", "kernels",
          fmt::format("{} events had a negative duration and were set to 0", d.negativeDurations)});
 
-  // Kernel tables.
-  {
-    h5::Id tracks = h5::createGroup(d.kernels, "tracks");
-    h5::write(tracks, "rank", d.trRank, L);
-    h5::write(tracks, "stream", d.trStream, L);
-    h5::write(tracks, "device", d.trDevice, L);
-    h5::write(tracks, "offset", d.trOffset, L);
-    h5::write(tracks, "count", d.trCount, L);
-    for (size_t c = 0; c < kKernelClassCount; ++c)
-      h5::write(tracks, fmt::format("count_{}", kernelClassName(static_cast<KernelClass>(c))),
-                d.trClassCount[c], L);
-    h5::Id blocks = h5::openGroup(d.kernels, "blocks");
-    h5::write(blocks, "offsets", d.blockOffsets, L);
-    std::vector<size_t> order(d.collectives.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::sort(order.begin(), order.end(),
-              [&](size_t a, size_t b) { return d.collectiveEvent[a] < d.collectiveEvent[b]; });
-    std::vector<CollectiveInfo> cs;
-    std::vector<uint64_t> ev;
-    for (size_t i : order)
-      cs.push_back(d.collectives[i]), ev.push_back(d.collectiveEvent[i]);
-    h5::Id cg = h5::createGroup(d.kernels, "collectives");
-    h5::write(cg, "event", ev, L);
-    h5::write(cg, "collective", column<uint32_t>(cs, [](auto& c) { return c.collective; }), L);
-    h5::write(cg, "in_nelems", column<int64_t>(cs, [](auto& c) { return c.in_nelems; }), L);
-    h5::write(cg, "out_nelems", column<int64_t>(cs, [](auto& c) { return c.out_nelems; }), L);
-    h5::write(cg, "group_size", column<int32_t>(cs, [](auto& c) { return c.group_size; }), L);
-    h5::write(cg, "dtype", column<uint32_t>(cs, [](auto& c) { return c.dtype; }), L);
-    h5::write(cg, "pg_name", column<uint32_t>(cs, [](auto& c) { return c.pg_name; }), L);
-    h5::write(cg, "pg_desc", column<uint32_t>(cs, [](auto& c) { return c.pg_desc; }), L);
-    h5::write(cg, "pg_ranks", column<uint32_t>(cs, [](auto& c) { return c.pg_ranks; }), L);
-    h5::write(cg, "seq", column<int64_t>(cs, [](auto& c) { return c.seq; }), L);
-  }
+  d.writeKernelTables();
   progress.report(0.3, "writing tables");
+  d.writeIterationsAndAnnotations();
+  d.writeDomains();
+  d.writeGpus(domainOfGpus(*d.domains, d.gpus.size()));
+  d.writeRanks();
+  d.writeSources();
+  d.writeQuality();
+  d.writeGroundTruth();
+  progress.report(0.6, "writing strings");
+  h5::writeStrings(f, "strings", d.strings.all(), L);
+  d.writeRootAttributes();
+  d.closeAndCommit();
+  d.finished = true;
+  progress.report(1.0, "done");
+}
+void RunWriter::Impl::writeKernelTables() {
+  Impl& d = *this;
+  const h5::Layout& L = d.layout;
+  h5::Id tracks = h5::createGroup(d.kernels, "tracks");
+  h5::write(tracks, "rank", d.trRank, L);
+  h5::write(tracks, "stream", d.trStream, L);
+  h5::write(tracks, "device", d.trDevice, L);
+  h5::write(tracks, "offset", d.trOffset, L);
+  h5::write(tracks, "count", d.trCount, L);
+  for (size_t c = 0; c < kKernelClassCount; ++c)
+    h5::write(tracks, fmt::format("count_{}", kernelClassName(static_cast<KernelClass>(c))),
+              d.trClassCount[c], L);
+  h5::Id blocks = h5::openGroup(d.kernels, "blocks");
+  h5::write(blocks, "offsets", d.blockOffsets, L);
+  std::vector<size_t> order(d.collectives.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return d.collectiveEvent[a] < d.collectiveEvent[b]; });
+  std::vector<CollectiveInfo> cs;
+  std::vector<uint64_t> ev;
+  for (size_t i : order)
+    cs.push_back(d.collectives[i]), ev.push_back(d.collectiveEvent[i]);
+  h5::Id cg = h5::createGroup(d.kernels, "collectives");
+  h5::write(cg, "event", ev, L);
+  h5::write(cg, "collective", column<uint32_t>(cs, [](auto& c) { return c.collective; }), L);
+  h5::write(cg, "in_nelems", column<int64_t>(cs, [](auto& c) { return c.in_nelems; }), L);
+  h5::write(cg, "out_nelems", column<int64_t>(cs, [](auto& c) { return c.out_nelems; }), L);
+  h5::write(cg, "group_size", column<int32_t>(cs, [](auto& c) { return c.group_size; }), L);
+  h5::write(cg, "dtype", column<uint32_t>(cs, [](auto& c) { return c.dtype; }), L);
+  h5::write(cg, "pg_name", column<uint32_t>(cs, [](auto& c) { return c.pg_name; }), L);
+  h5::write(cg, "pg_desc", column<uint32_t>(cs, [](auto& c) { return c.pg_desc; }), L);
+  h5::write(cg, "pg_ranks", column<uint32_t>(cs, [](auto& c) { return c.pg_ranks; }), L);
+  h5::write(cg, "seq", column<int64_t>(cs, [](auto& c) { return c.seq; }), L);
+}
 
+void RunWriter::Impl::writeIterationsAndAnnotations() {
+  Impl& d = *this;
+  const h5::Layout& L = d.layout;
+  hid_t f = d.file;
   // Iterations and annotations, ordered by rank then time.
   std::sort(d.iterations.begin(), d.iterations.end(), [](const Iteration& a, const Iteration& b) {
     return std::tie(a.rank, a.start_ns, a.step) < std::tie(b.rank, b.start_ns, b.step);
@@ -763,69 +795,89 @@ void RunWriter::finish(const Progress& progress) {
     h5::write(g, "name", column<uint32_t>(A, [](auto& a) { return a.name; }), L);
     h5::write(g, "on_gpu", column<uint8_t>(A, [](auto& a) { return a.on_gpu ? 1 : 0; }), L);
   }
+}
 
-  // Power domains (checked above).
-  {
-    h5::Id g = h5::createGroup(f, "domains");
-    const auto& D = *d.domains;
-    h5::write(g, "id", column<int32_t>(D, [](auto& x) { return x.id; }), L);
-    h5::writeStrings(g, "kind", column<std::string>(D, [](auto& x) { return x.kind; }), L);
-    h5::writeStrings(g, "name", column<std::string>(D, [](auto& x) { return x.name; }), L);
-    h5::write(g, "node", column<int32_t>(D, [](auto& x) { return x.node; }), L);
-    h5::write(g, "power_gpu", column<int32_t>(D, [](auto& x) { return x.power_gpu; }), L);
-    h5::write(g, "power_limit_w", column<float>(D, [](auto& x) { return x.power_limit_w; }), L);
-  }
-  const std::vector<int> domainOf = domainOfGpus(*d.domains, d.gpus.size());
+void RunWriter::Impl::writeDomains() {
+  Impl& d = *this;
+  const h5::Layout& L = d.layout;
+  hid_t f = d.file;
+  h5::Id g = h5::createGroup(f, "domains");
+  const auto& D = *d.domains;
+  h5::write(g, "id", column<int32_t>(D, [](auto& x) { return x.id; }), L);
+  h5::writeStrings(g, "kind", column<std::string>(D, [](auto& x) { return x.kind; }), L);
+  h5::writeStrings(g, "name", column<std::string>(D, [](auto& x) { return x.name; }), L);
+  h5::write(g, "node", column<int32_t>(D, [](auto& x) { return x.node; }), L);
+  h5::write(g, "power_gpu", column<int32_t>(D, [](auto& x) { return x.power_gpu; }), L);
+  h5::write(g, "power_limit_w", column<float>(D, [](auto& x) { return x.power_limit_w; }), L);
+}
 
-  // GPUs, ranks, sources.
-  {
-    h5::Id g = h5::createGroup(f, "gpus");
-    const auto& G = d.gpus;
-    h5::write(g, "id", column<int32_t>(G, [](auto& x) { return x.id; }), L);
-    h5::write(g, "node", column<int32_t>(G, [](auto& x) { return x.node; }), L);
-    h5::write(g, "local_index", column<int32_t>(G, [](auto& x) { return x.local_index; }), L);
-    h5::write(g, "rank", column<int32_t>(G, [](auto& x) { return x.rank; }), L);
-    h5::write(g, "slot", column<int32_t>(G, [](auto& x) { return x.slot; }), L);
-    h5::write(g, "package", column<int32_t>(G, [](auto& x) { return x.package; }), L);
-    h5::write(g, "domain", column<int32_t>(domainOf, [](int x) { return x; }), L);
-    h5::writeStrings(g, "hostname", column<std::string>(G, [](auto& x) { return x.hostname; }), L);
-    h5::writeStrings(g, "device_name",
-                     column<std::string>(G, [](auto& x) { return x.device_name; }), L);
-    h5::writeStrings(g, "uuid", column<std::string>(G, [](auto& x) { return x.uuid; }), L);
-    h5::write(g, "power_limit_w", column<float>(G, [](auto& x) { return x.power_limit_w; }), L);
-    h5::write(g, "max_sm_clock_mhz", column<float>(G, [](auto& x) { return x.max_sm_clock_mhz; }),
-              L);
-    h5::write(g, "max_mem_clock_mhz", column<float>(G, [](auto& x) { return x.max_mem_clock_mhz; }),
-              L);
-    h5::write(g, "slowdown_temp_c", column<float>(G, [](auto& x) { return x.slowdown_temp_c; }), L);
-    h5::write(g, "shutdown_temp_c", column<float>(G, [](auto& x) { return x.shutdown_temp_c; }), L);
-  }
-  {
-    h5::Id g = h5::createGroup(f, "ranks");
-    const auto& R = d.ranks;
-    h5::write(g, "rank", column<int32_t>(R, [](auto& x) { return x.rank; }), L);
-    h5::write(g, "gpu", column<int32_t>(R, [](auto& x) { return x.gpu; }), L);
-    h5::write(g, "pid", column<int64_t>(R, [](auto& x) { return x.pid; }), L);
-    h5::writeStrings(g, "hostname", column<std::string>(R, [](auto& x) { return x.hostname; }), L);
-    h5::writeStrings(g, "source", column<std::string>(R, [](auto& x) { return x.source; }), L);
-  }
-  {
-    h5::Id g = h5::createGroup(f, "sources");
-    const auto& S = d.info.sources;
-    h5::writeStrings(g, "path", column<std::string>(S, [](auto& x) { return x.path; }), L);
-    h5::writeStrings(g, "format", column<std::string>(S, [](auto& x) { return x.format; }), L);
-    h5::write(g, "offset_ns", column<int64_t>(S, [](auto& x) { return x.offset_ns; }), L);
-    h5::writeStrings(g, "detail", column<std::string>(S, [](auto& x) { return x.detail; }), L);
-  }
-  {
-    h5::Id g = h5::createGroup(f, "quality");
-    const auto& Q = d.notes;
-    h5::write(g, "severity",
-              column<uint8_t>(Q, [](auto& x) { return static_cast<uint8_t>(x.severity); }), L);
-    h5::writeStrings(g, "code", column<std::string>(Q, [](auto& x) { return x.code; }), L);
-    h5::writeStrings(g, "subject", column<std::string>(Q, [](auto& x) { return x.subject; }), L);
-    h5::writeStrings(g, "message", column<std::string>(Q, [](auto& x) { return x.message; }), L);
-  }
+void RunWriter::Impl::writeGpus(const std::vector<int>& domainOf) {
+  Impl& d = *this;
+  const h5::Layout& L = d.layout;
+  hid_t f = d.file;
+  h5::Id g = h5::createGroup(f, "gpus");
+  const auto& G = d.gpus;
+  h5::write(g, "id", column<int32_t>(G, [](auto& x) { return x.id; }), L);
+  h5::write(g, "node", column<int32_t>(G, [](auto& x) { return x.node; }), L);
+  h5::write(g, "local_index", column<int32_t>(G, [](auto& x) { return x.local_index; }), L);
+  h5::write(g, "rank", column<int32_t>(G, [](auto& x) { return x.rank; }), L);
+  h5::write(g, "slot", column<int32_t>(G, [](auto& x) { return x.slot; }), L);
+  h5::write(g, "package", column<int32_t>(G, [](auto& x) { return x.package; }), L);
+  h5::write(g, "domain", column<int32_t>(domainOf, [](int x) { return x; }), L);
+  h5::writeStrings(g, "hostname", column<std::string>(G, [](auto& x) { return x.hostname; }), L);
+  h5::writeStrings(g, "device_name", column<std::string>(G, [](auto& x) { return x.device_name; }),
+                   L);
+  h5::writeStrings(g, "uuid", column<std::string>(G, [](auto& x) { return x.uuid; }), L);
+  h5::write(g, "power_limit_w", column<float>(G, [](auto& x) { return x.power_limit_w; }), L);
+  h5::write(g, "max_sm_clock_mhz", column<float>(G, [](auto& x) { return x.max_sm_clock_mhz; }), L);
+  h5::write(g, "max_mem_clock_mhz", column<float>(G, [](auto& x) { return x.max_mem_clock_mhz; }),
+            L);
+  h5::write(g, "slowdown_temp_c", column<float>(G, [](auto& x) { return x.slowdown_temp_c; }), L);
+  h5::write(g, "shutdown_temp_c", column<float>(G, [](auto& x) { return x.shutdown_temp_c; }), L);
+}
+
+void RunWriter::Impl::writeRanks() {
+  Impl& d = *this;
+  const h5::Layout& L = d.layout;
+  hid_t f = d.file;
+  h5::Id g = h5::createGroup(f, "ranks");
+  const auto& R = d.ranks;
+  h5::write(g, "rank", column<int32_t>(R, [](auto& x) { return x.rank; }), L);
+  h5::write(g, "gpu", column<int32_t>(R, [](auto& x) { return x.gpu; }), L);
+  h5::write(g, "pid", column<int64_t>(R, [](auto& x) { return x.pid; }), L);
+  h5::writeStrings(g, "hostname", column<std::string>(R, [](auto& x) { return x.hostname; }), L);
+  h5::writeStrings(g, "source", column<std::string>(R, [](auto& x) { return x.source; }), L);
+}
+
+void RunWriter::Impl::writeSources() {
+  Impl& d = *this;
+  const h5::Layout& L = d.layout;
+  hid_t f = d.file;
+  h5::Id g = h5::createGroup(f, "sources");
+  const auto& S = d.info.sources;
+  h5::writeStrings(g, "path", column<std::string>(S, [](auto& x) { return x.path; }), L);
+  h5::writeStrings(g, "format", column<std::string>(S, [](auto& x) { return x.format; }), L);
+  h5::write(g, "offset_ns", column<int64_t>(S, [](auto& x) { return x.offset_ns; }), L);
+  h5::writeStrings(g, "detail", column<std::string>(S, [](auto& x) { return x.detail; }), L);
+}
+
+void RunWriter::Impl::writeQuality() {
+  Impl& d = *this;
+  const h5::Layout& L = d.layout;
+  hid_t f = d.file;
+  h5::Id g = h5::createGroup(f, "quality");
+  const auto& Q = d.notes;
+  h5::write(g, "severity",
+            column<uint8_t>(Q, [](auto& x) { return static_cast<uint8_t>(x.severity); }), L);
+  h5::writeStrings(g, "code", column<std::string>(Q, [](auto& x) { return x.code; }), L);
+  h5::writeStrings(g, "subject", column<std::string>(Q, [](auto& x) { return x.subject; }), L);
+  h5::writeStrings(g, "message", column<std::string>(Q, [](auto& x) { return x.message; }), L);
+}
+
+void RunWriter::Impl::writeGroundTruth() {
+  Impl& d = *this;
+  const h5::Layout& L = d.layout;
+  hid_t f = d.file;
   if (!d.truthThrottle.empty() || !d.truthEnergy.empty()) {
     h5::Id g = h5::createGroup(f, "ground_truth");
     h5::Id t = h5::createGroup(g, "throttle");
@@ -840,9 +892,11 @@ void RunWriter::finish(const Progress& progress) {
               L);
     h5::write(g, "energy_j", d.truthEnergy, L);
   }
-  progress.report(0.6, "writing strings");
-  h5::writeStrings(f, "strings", d.strings.all(), L);
+}
 
+void RunWriter::Impl::writeRootAttributes() {
+  Impl& d = *this;
+  hid_t f = d.file;
   // Root attributes last: the run's identity.
   const RunInfo& I = d.info;
   h5::setAttr(f, "format", format::kMagic);
@@ -857,7 +911,10 @@ void RunWriter::finish(const Progress& progress) {
   h5::setAttr(f, "created_by", I.created_by);
   h5::setAttr(f, "parameters_json", I.parameters_json);
   writeConfig(f, I.config);
+}
 
+void RunWriter::Impl::closeAndCommit() {
+  Impl& d = *this;
   // Close every handle, then move the finished file into place.
   d.gpuTelemetry.reset();
   d.nodeTelemetry.reset();
@@ -873,8 +930,6 @@ void RunWriter::finish(const Progress& progress) {
   if (ec)
     throw Error(fmt::format("{}: cannot move the finished run into place: {}", d.output.string(),
                             ec.message()));
-  d.finished = true;
-  progress.report(1.0, "done");
 }
 
 }  // namespace wl

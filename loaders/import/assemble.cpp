@@ -214,40 +214,68 @@ std::optional<QualityNote> checkSkew(int rank, const GpuSlot& gpu, int64_t first
                   formatDuration(interval), formatDuration(std::llabs(*skew)))};
 }
 
-}  // namespace
+// Node numbers by node key ("host:NAME", "node:N", "source:I"): a number a source gives is kept,
+// the others get numbers after the highest number any telemetry source gives.
+class NodeNumbers {
+ public:
+  explicit NodeNumbers(const std::vector<ImportedData>& inputs) {
+    std::set<int> known;
+    for (const ImportedData& d : inputs)
+      for (const ImportedGpu& g : d.gpus)
+        if (g.nodeKnown && g.info.hostname.empty()) known.insert(g.info.node);
+    next_ = known.empty() ? 0 : *known.rbegin() + 1;
+  }
 
-// ---------------------------------------------------------------------------------------------
+  int operator()(const std::string& key, std::optional<int> known) {
+    auto it = number_.find(key);
+    if (it != number_.end()) return it->second;
+    const int n = known ? *known : next_++;
+    number_[key] = n;
+    return n;
+  }
 
-ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOptions& options,
-                          const std::filesystem::path& output, const Progress& progress) {
-  if (inputs.empty()) throw Error("nothing to import: no input was read");
-  progress.report(0.0, "aligning clocks");
+ private:
+  std::map<std::string, int> number_;
+  int next_ = 0;
+};
+
+// Every input's own notes, then those of the telemetry checks (wild timestamps and impossible
+// values), which run before anything reads the spans or the values.
+std::vector<QualityNote> takeNotes(std::vector<ImportedData>& inputs) {
   std::vector<QualityNote> notes;
   for (ImportedData& d : inputs) {
     notes.insert(notes.end(), std::make_move_iterator(d.notes.begin()),
                  std::make_move_iterator(d.notes.end()));
     d.notes.clear();
   }
-  // Wild timestamps and impossible values, before anything reads the spans or the values.
   checkTelemetry(inputs, notes);
+  return notes;
+}
 
-  // ---- Clock offsets.
-  std::vector<int64_t> offsets(inputs.size(), 0);
-  std::vector<bool> manual(inputs.size(), false);
-  for (const SourceOffset& o : options.offsets) {
+// The clock offset of each input and whether --offset gave it.
+struct ClockOffsets {
+  std::vector<int64_t> offset_ns;
+  std::vector<bool> manual;
+};
+
+// Step: the --offset options matched to the inputs; a file's own offset wins over its format's.
+ClockOffsets manualOffsets(const std::vector<ImportedData>& inputs,
+                           const std::vector<SourceOffset>& given) {
+  ClockOffsets clocks{std::vector<int64_t>(inputs.size(), 0),
+                      std::vector<bool>(inputs.size(), false)};
+  for (const SourceOffset& o : given) {
     bool used = false;
     for (size_t i = 0; i < inputs.size(); ++i) {
       const int m = offsetMatch(o, inputs[i]);
       if (m == 0) continue;
       used = true;
-      // A file's own offset wins over its format's.
       const bool fileLevel = m == 2;
       bool fileGiven = false;
-      for (const SourceOffset& other : options.offsets)
+      for (const SourceOffset& other : given)
         if (&other != &o && offsetMatch(other, inputs[i]) == 2) fileGiven = true;
       if (!fileLevel && fileGiven) continue;
-      offsets[i] = o.offset_ns;
-      manual[i] = true;
+      clocks.offset_ns[i] = o.offset_ns;
+      clocks.manual[i] = true;
     }
     if (!used) {
       std::string names;
@@ -257,38 +285,51 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
           fmt::format("--offset {}: no input is named {} (inputs: {})", o.source, o.source, names));
     }
   }
+  return clocks;
+}
+
+// Step: a source on an unknown clock starts where the epoch-clock (or manually placed) sources
+// start, with a warning.
+void alignUnknownClocks(const std::vector<ImportedData>& inputs, ClockOffsets& clocks,
+                        std::vector<QualityNote>& notes) {
   Span absolute;
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].absoluteTime || manual[i]) {
+    if (inputs[i].absoluteTime || clocks.manual[i]) {
       Span s = spanOf(inputs[i]);
-      if (!s.empty()) absolute.add(s.lo + offsets[i], s.hi + offsets[i]);
+      if (!s.empty()) absolute.add(s.lo + clocks.offset_ns[i], s.hi + clocks.offset_ns[i]);
     }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (manual[i] || inputs[i].absoluteTime || absolute.empty()) continue;
+    if (clocks.manual[i] || inputs[i].absoluteTime || absolute.empty()) continue;
     const Span s = spanOf(inputs[i]);
     if (s.empty()) continue;
-    offsets[i] = absolute.lo - s.lo;
+    clocks.offset_ns[i] = absolute.lo - s.lo;
     notes.push_back({Severity::Warning, "clock_unknown", inputs[i].path.filename().string(),
                      fmt::format("the file's timestamps are not on the wall clock; its start was "
                                  "aligned to the start of the other sources (offset {} ns); give "
                                  "--offset {}=NS to place it exactly",
-                                 offsets[i], inputs[i].path.filename().string())});
+                                 clocks.offset_ns[i], inputs[i].path.filename().string())});
   }
+}
+
+// Step: every input shifted by its offset; every time stays within +-kMaxAbsTimeNs (importer.h).
+void applyOffsets(std::vector<ImportedData>& inputs, const ClockOffsets& clocks) {
   for (size_t i = 0; i < inputs.size(); ++i) {
-    // Every time stays within +-kMaxAbsTimeNs (importer.h) after its offset.
+    const int64_t offset = clocks.offset_ns[i];
     const Span s = spanOf(inputs[i]);
     int64_t lo = 0, hi = 0;
     if (!s.empty() &&
-        (__builtin_add_overflow(s.lo, offsets[i], &lo) ||
-         __builtin_add_overflow(s.hi, offsets[i], &hi) || !inTimeRange(lo) || !inTimeRange(hi)))
+        (__builtin_add_overflow(s.lo, offset, &lo) || __builtin_add_overflow(s.hi, offset, &hi) ||
+         !inTimeRange(lo) || !inTimeRange(hi)))
       throw Error(
           fmt::format("{}: a clock offset of {} ns moves its times out of range (expected "
                       "times within 146 years of 1970)",
-                      inputs[i].path.string(), offsets[i]));
-    shift(inputs[i], offsets[i]);
+                      inputs[i].path.string(), offset));
+    shift(inputs[i], offset);
   }
+}
 
-  // ---- GPUs from telemetry.
+// Step: the parallel configuration: the first input hint of each field, overridden by options.
+ParallelConfig mergeConfig(const std::vector<ImportedData>& inputs, const ParallelConfig& given) {
   ParallelConfig config;
   for (const ImportedData& d : inputs) {
     const ParallelConfig& h = d.config;
@@ -301,33 +342,61 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
     take(config.gpus_per_node, h.gpus_per_node), take(config.recompute, h.recompute);
     take(config.overlap, h.overlap);
   }
-  {
-    const ParallelConfig& o = options.config;
-    auto over = [](auto& dst, const auto& src) {
-      if (src) dst = src;
-    };
-    over(config.tp, o.tp), over(config.pp, o.pp), over(config.dp, o.dp), over(config.ep, o.ep);
-    over(config.cp, o.cp), over(config.vpp, o.vpp), over(config.mbs, o.mbs);
-    over(config.gbs, o.gbs), over(config.seq_len, o.seq_len), over(config.nodes, o.nodes);
-    over(config.gpus_per_node, o.gpus_per_node), over(config.recompute, o.recompute);
-    over(config.overlap, o.overlap);
-  }
+  const ParallelConfig& o = given;
+  auto over = [](auto& dst, const auto& src) {
+    if (src) dst = src;
+  };
+  over(config.tp, o.tp), over(config.pp, o.pp), over(config.dp, o.dp), over(config.ep, o.ep);
+  over(config.cp, o.cp), over(config.vpp, o.vpp), over(config.mbs, o.mbs);
+  over(config.gbs, o.gbs), over(config.seq_len, o.seq_len), over(config.nodes, o.nodes);
+  over(config.gpus_per_node, o.gpus_per_node), over(config.recompute, o.recompute);
+  over(config.overlap, o.overlap);
+  return config;
+}
 
+// Samples sorted by time (stable); merging two sources of one GPU needs sorted input.
+void sortTableByTime(TelemetryTable& table) {
+  std::vector<size_t> order(table.t_ns.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return table.t_ns[a] < table.t_ns[b]; });
+  auto permute = [&](auto& v) {
+    auto copy = v;
+    for (size_t k = 0; k < order.size(); ++k)
+      v[k] = copy[order[k]];
+  };
+  permute(table.t_ns);
+  for (TelemetryColumn& c : table.columns)
+    permute(c.values);
+  if (!table.throttle_reasons.empty()) permute(table.throttle_reasons);
+}
+
+// The fields of `dst` that its first source left unknown, from a second source of the same GPU.
+void fillUnknownGpuInfo(GpuInfo& dst, const GpuInfo& src) {
+  auto fill = [](auto& d, const auto& s) {
+    if (d.empty()) d = s;
+  };
+  fill(dst.device_name, src.device_name);
+  fill(dst.uuid, src.uuid);
+  auto fillF = [](float& d, float s) {
+    if (std::isnan(d)) d = s;
+  };
+  fillF(dst.power_limit_w, src.power_limit_w);
+  fillF(dst.max_sm_clock_mhz, src.max_sm_clock_mhz);
+  fillF(dst.max_mem_clock_mhz, src.max_mem_clock_mhz);
+  fillF(dst.slowdown_temp_c, src.slowdown_temp_c);
+  fillF(dst.shutdown_temp_c, src.shutdown_temp_c);
+  if (dst.rank < 0) dst.rank = src.rank;
+  if (dst.slot < 0) dst.slot = src.slot;
+  if (dst.package < 0) dst.package = src.package;
+}
+
+// Step: one slot per telemetry GPU, identified by host (or node, or source) and local index;
+// the same GPU in two sources is merged. Takes the inputs' tables.
+std::vector<GpuSlot> gpusFromTelemetry(std::vector<ImportedData>& inputs, NodeNumbers& nodeFor,
+                                       std::vector<QualityNote>& notes) {
   std::map<std::string, size_t> slotByKey;
   std::vector<GpuSlot> slots;
-  std::map<std::string, int> nodeNumber;  // node key -> node number
-  std::set<int> knownNodes;
-  for (const ImportedData& d : inputs)
-    for (const ImportedGpu& g : d.gpus)
-      if (g.nodeKnown && g.info.hostname.empty()) knownNodes.insert(g.info.node);
-  int nextNode = knownNodes.empty() ? 0 : *knownNodes.rbegin() + 1;
-  auto nodeFor = [&](const std::string& key, std::optional<int> known) {
-    auto it = nodeNumber.find(key);
-    if (it != nodeNumber.end()) return it->second;
-    const int n = known ? *known : nextNode++;
-    nodeNumber[key] = n;
-    return n;
-  };
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (ImportedGpu& g : inputs[i].gpus) {
       std::string nodeKey;
@@ -343,20 +412,8 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
       }
       const std::string key = fmt::format("{}/{}", nodeKey, g.info.local_index);
       if (!sortedByTime(g.table)) {
-        // RunWriter sorts and notes it; merging needs sorted input.
-        std::vector<size_t> order(g.table.t_ns.size());
-        std::iota(order.begin(), order.end(), size_t{0});
-        std::stable_sort(order.begin(), order.end(),
-                         [&](size_t a, size_t b) { return g.table.t_ns[a] < g.table.t_ns[b]; });
-        auto permute = [&](auto& v) {
-          auto copy = v;
-          for (size_t k = 0; k < order.size(); ++k)
-            v[k] = copy[order[k]];
-        };
-        permute(g.table.t_ns);
-        for (TelemetryColumn& c : g.table.columns)
-          permute(c.values);
-        if (!g.table.throttle_reasons.empty()) permute(g.table.throttle_reasons);
+        // RunWriter would sort and note it too, but merging needs sorted input.
+        sortTableByTime(g.table);
         notes.push_back(
             {Severity::Warning, "non_monotonic_timestamps",
              fmt::format("{} GPU {}", inputs[i].path.filename().string(), g.info.local_index),
@@ -375,22 +432,7 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
       } else {
         GpuSlot& s = slots[it->second];
         s.table = mergeTables(s.table, g.table);
-        auto fill = [](auto& dst, const auto& src) {
-          if (dst.empty()) dst = src;
-        };
-        fill(s.info.device_name, g.info.device_name);
-        fill(s.info.uuid, g.info.uuid);
-        auto fillF = [](float& dst, float src) {
-          if (std::isnan(dst)) dst = src;
-        };
-        fillF(s.info.power_limit_w, g.info.power_limit_w);
-        fillF(s.info.max_sm_clock_mhz, g.info.max_sm_clock_mhz);
-        fillF(s.info.max_mem_clock_mhz, g.info.max_mem_clock_mhz);
-        fillF(s.info.slowdown_temp_c, g.info.slowdown_temp_c);
-        fillF(s.info.shutdown_temp_c, g.info.shutdown_temp_c);
-        if (s.info.rank < 0) s.info.rank = g.info.rank;
-        if (s.info.slot < 0) s.info.slot = g.info.slot;
-        if (s.info.package < 0) s.info.package = g.info.package;
+        fillUnknownGpuInfo(s.info, g.info);
         notes.push_back({Severity::Info, "merged_telemetry",
                          fmt::format("node {} GPU {}", s.info.node, s.info.local_index),
                          fmt::format("telemetry from {} was merged with another source of the "
@@ -400,14 +442,19 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
       g.table = {};
     }
   }
-  const bool haveTelemetry = !slots.empty();
-  progress.report(0.1, "mapping ranks");
+  return slots;
+}
 
-  // ---- Ranks: numbers, then GPUs.
-  struct RankRef {
-    size_t input, index;
-    int rank;
-  };
+// One imported rank: where it is in the inputs and its final rank number.
+struct RankRef {
+  size_t input, index;
+  int rank;
+};
+
+// Step: rank numbers: the one the trace gives, else (missing or taken by an earlier trace) the
+// lowest free one; sorted by rank.
+std::vector<RankRef> numberRanks(const std::vector<ImportedData>& inputs,
+                                 std::vector<QualityNote>& notes) {
   std::vector<RankRef> rankRefs;
   std::set<int> usedRanks;
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -424,20 +471,22 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
                                        r)});
       }
     }
-  {
-    int next = 0;
-    for (RankRef& ref : rankRefs)
-      if (ref.rank < 0) {
-        while (usedRanks.count(next))
-          ++next;
-        ref.rank = next;
-        usedRanks.insert(next);
-      }
-  }
+  int next = 0;
+  for (RankRef& ref : rankRefs)
+    if (ref.rank < 0) {
+      while (usedRanks.count(next))
+        ++next;
+      ref.rank = next;
+      usedRanks.insert(next);
+    }
   std::sort(rankRefs.begin(), rankRefs.end(),
             [](const RankRef& a, const RankRef& b) { return a.rank < b.rank; });
+  return rankRefs;
+}
 
-  // GPUs per node, to place ranks on nodes.
+// GPUs per node, to place ranks on nodes: the configuration's, else the count every node of
+// several has.
+std::optional<int> gpusPerNodeOf(const std::vector<GpuSlot>& slots, const ParallelConfig& config) {
   std::map<int, int> perNode;
   for (const GpuSlot& s : slots)
     ++perNode[s.info.node];
@@ -448,73 +497,90 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
       counts.insert(c);
     if (counts.size() == 1) gpusPerNode = *counts.begin();
   }
+  return gpusPerNode;
+}
 
+// The telemetry GPU of a rank: the one that names the rank, else the only one with the rank's
+// device index (on its host, or on node rank / GPUs per node); -1 when none or several.
+int telemetryGpuOfRank(const std::vector<GpuSlot>& slots, const ImportedRank& ir, int rank,
+                       std::optional<int> gpusPerNode) {
+  for (size_t s = 0; s < slots.size(); ++s)
+    if (slots[s].hasTelemetry && slots[s].info.rank == rank) return static_cast<int>(s);
+  if (ir.device < 0) return -1;
+  std::vector<size_t> candidates;
+  for (size_t s = 0; s < slots.size(); ++s)
+    if (slots[s].hasTelemetry && slots[s].info.local_index == ir.device) candidates.push_back(s);
+  if (candidates.size() > 1 && !ir.info.hostname.empty()) {
+    std::vector<size_t> onHost;
+    for (size_t s : candidates)
+      if (slots[s].info.hostname == ir.info.hostname) onHost.push_back(s);
+    candidates = onHost;
+  }
+  if (candidates.size() > 1 && gpusPerNode && *gpusPerNode > 0) {
+    std::vector<size_t> onNode;
+    for (size_t s : candidates)
+      if (slots[s].info.node == rank / *gpusPerNode) onNode.push_back(s);
+    candidates = onNode;
+  }
+  return candidates.size() == 1 ? static_cast<int>(candidates[0]) : -1;
+}
+
+// Without telemetry, the traces' devices become the GPUs: one slot per host (or node) and
+// device index, made on first use. Returns the slot of the rank's device.
+size_t traceGpuOfRank(std::vector<GpuSlot>& slots, std::map<std::string, size_t>& traceSlot,
+                      NodeNumbers& nodeFor, const ImportedRank& ir, int rank,
+                      std::optional<int> gpusPerNode) {
+  std::string nodeKey;
+  if (!ir.info.hostname.empty()) {
+    nodeKey = "host:" + ir.info.hostname;
+  } else if (gpusPerNode && *gpusPerNode > 0) {
+    nodeKey = fmt::format("node:{}", rank / *gpusPerNode);
+  } else {
+    nodeKey = "node:0";
+  }
+  const std::string key = fmt::format("{}/{}", nodeKey, ir.device);
+  auto it = traceSlot.find(key);
+  if (it == traceSlot.end()) {
+    const int node = nodeKey.rfind("node:", 0) == 0 ? nodeFor(nodeKey, std::stoi(nodeKey.substr(5)))
+                                                    : nodeFor(nodeKey, std::nullopt);
+    GpuSlot s;
+    s.info.node = node;
+    s.info.local_index = ir.device;
+    s.info.rank = rank;
+    s.info.hostname = ir.info.hostname;
+    s.info.device_name = ir.deviceName;
+    s.nodeKey = nodeKey;
+    it = traceSlot.emplace(key, slots.size()).first;
+    slots.push_back(std::move(s));
+  }
+  return it->second;
+}
+
+// Step: each rank's RankInfo with its GPU (a telemetry GPU, or one made from the trace when
+// there is no telemetry); the GPU learns the rank, device name and host it lacked.
+std::vector<RankInfo> mapRanksToGpus(const std::vector<ImportedData>& inputs,
+                                     const std::vector<RankRef>& rankRefs,
+                                     std::vector<GpuSlot>& slots, NodeNumbers& nodeFor,
+                                     std::optional<int> gpusPerNode,
+                                     std::vector<QualityNote>& notes) {
+  const bool haveTelemetry = !slots.empty();
   std::vector<RankInfo> rankInfos;
   std::map<std::string, size_t> traceSlot;  // "host/node:device" -> slot (trace-made GPUs)
-  size_t unmapped = 0;
   for (const RankRef& ref : rankRefs) {
-    ImportedRank& ir = inputs[ref.input].ranks[ref.index];
+    const ImportedRank& ir = inputs[ref.input].ranks[ref.index];
     RankInfo info = ir.info;
     info.rank = ref.rank;
     if (info.source.empty()) info.source = inputs[ref.input].path.string();
     int gpu = -1;
     if (haveTelemetry) {
-      for (size_t s = 0; s < slots.size() && gpu < 0; ++s)
-        if (slots[s].hasTelemetry && slots[s].info.rank == ref.rank) gpu = static_cast<int>(s);
-      if (gpu < 0 && ir.device >= 0) {
-        std::vector<size_t> candidates;
-        for (size_t s = 0; s < slots.size(); ++s)
-          if (slots[s].hasTelemetry && slots[s].info.local_index == ir.device)
-            candidates.push_back(s);
-        if (candidates.size() > 1 && !ir.info.hostname.empty()) {
-          std::vector<size_t> onHost;
-          for (size_t s : candidates)
-            if (slots[s].info.hostname == ir.info.hostname) onHost.push_back(s);
-          candidates = onHost;
-        }
-        if (candidates.size() > 1 && gpusPerNode && *gpusPerNode > 0) {
-          std::vector<size_t> onNode;
-          for (size_t s : candidates)
-            if (slots[s].info.node == ref.rank / *gpusPerNode) onNode.push_back(s);
-          candidates = onNode;
-        }
-        if (candidates.size() == 1) gpu = static_cast<int>(candidates[0]);
-      }
-      if (gpu < 0 && ir.device >= 0) {
-        ++unmapped;
+      gpu = telemetryGpuOfRank(slots, ir, ref.rank, gpusPerNode);
+      if (gpu < 0 && ir.device >= 0)
         notes.push_back({Severity::Warning, "unmapped_rank", fmt::format("rank {}", ref.rank),
                          fmt::format("rank {} (device {}) matches no GPU of the telemetry; its "
                                      "kernels are shown without a GPU",
                                      ref.rank, ir.device)});
-      }
     } else if (ir.device >= 0) {
-      int node = 0;
-      std::string nodeKey;
-      if (!ir.info.hostname.empty()) {
-        nodeKey = "host:" + ir.info.hostname;
-      } else if (gpusPerNode && *gpusPerNode > 0) {
-        nodeKey = fmt::format("node:{}", ref.rank / *gpusPerNode);
-      } else {
-        nodeKey = "node:0";
-      }
-      const std::string key = fmt::format("{}/{}", nodeKey, ir.device);
-      auto it = traceSlot.find(key);
-      if (it == traceSlot.end()) {
-        if (nodeKey.rfind("node:", 0) == 0)
-          node = nodeFor(nodeKey, std::stoi(nodeKey.substr(5)));
-        else
-          node = nodeFor(nodeKey, std::nullopt);
-        GpuSlot s;
-        s.info.node = node;
-        s.info.local_index = ir.device;
-        s.info.rank = ref.rank;
-        s.info.hostname = ir.info.hostname;
-        s.info.device_name = ir.deviceName;
-        s.nodeKey = nodeKey;
-        it = traceSlot.emplace(key, slots.size()).first;
-        slots.push_back(std::move(s));
-      }
-      gpu = static_cast<int>(it->second);
+      gpu = static_cast<int>(traceGpuOfRank(slots, traceSlot, nodeFor, ir, ref.rank, gpusPerNode));
     }
     info.gpu = gpu;
     if (gpu >= 0) {
@@ -525,9 +591,12 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
     }
     rankInfos.push_back(info);
   }
-  (void)unmapped;
+  return rankInfos;
+}
 
-  // GPU order: node, then local index. Rank -> GPU ids follow the new order.
+// Step: GPUs ordered by node, then local index, and numbered in that order; the ranks' GPU ids
+// follow.
+void orderGpus(std::vector<GpuSlot>& slots, std::vector<RankInfo>& rankInfos) {
   std::vector<size_t> order(slots.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -546,8 +615,12 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
   slots = std::move(ordered);
   for (size_t k = 0; k < slots.size(); ++k)
     slots[k].info.id = static_cast<int>(k);
+}
 
-  // ---- Clock skew between each rank's kernels and its GPU's utilization.
+// Step: clock skew between each rank's first kernel and its GPU's utilization.
+void checkClockSkews(const std::vector<ImportedData>& inputs, const std::vector<RankRef>& rankRefs,
+                     const std::vector<RankInfo>& rankInfos, const std::vector<GpuSlot>& slots,
+                     std::vector<QualityNote>& notes) {
   for (const RankRef& ref : rankRefs) {
     const RankInfo* info = nullptr;
     for (const RankInfo& r : rankInfos)
@@ -562,21 +635,24 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
     if (first == std::numeric_limits<int64_t>::max()) continue;
     if (auto n = checkSkew(ref.rank, s, first)) notes.push_back(*n);
   }
+}
 
-  // World size vs ranks imported.
-  {
-    int64_t world = -1;
-    for (const ImportedData& d : inputs)
-      for (const ImportedRank& r : d.ranks)
-        world = std::max(world, r.world_size);
-    if (world > 0 && static_cast<int64_t>(rankInfos.size()) < world)
-      notes.push_back({Severity::Info, "missing_ranks", "ranks",
-                       fmt::format("the traces report a world size of {} but {} of its ranks "
-                                   "were imported",
-                                   world, rankInfos.size())});
-  }
+// Step: a note when the traces report a larger world than the ranks imported.
+void checkWorldSize(const std::vector<ImportedData>& inputs, size_t rankCount,
+                    std::vector<QualityNote>& notes) {
+  int64_t world = -1;
+  for (const ImportedData& d : inputs)
+    for (const ImportedRank& r : d.ranks)
+      world = std::max(world, r.world_size);
+  if (world > 0 && static_cast<int64_t>(rankCount) < world)
+    notes.push_back({Severity::Info, "missing_ranks", "ranks",
+                     fmt::format("the traces report a world size of {} but {} of its ranks "
+                                 "were imported",
+                                 world, rankCount)});
+}
 
-  // ---- The run's metadata.
+// Step: the run's span, the union of all data; throws when there is no data at all.
+Span runSpan(const std::vector<ImportedData>& inputs, const std::vector<GpuSlot>& slots) {
   Span span;
   for (const ImportedData& d : inputs) {
     const Span s = spanOf(d);
@@ -600,7 +676,41 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
                     "iterations or annotations",
                     names));
   }
+  return span;
+}
 
+// Each input as a RunInfo source: path, format, offset and what it brought.
+std::vector<SourceInfo> sourcesOf(const std::vector<ImportedData>& inputs,
+                                  const ClockOffsets& clocks,
+                                  const std::vector<RankRef>& rankRefs) {
+  std::vector<SourceInfo> sources;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ImportedData& d = inputs[i];
+    SourceInfo src;
+    src.path = d.path.string();
+    src.format = d.format;
+    src.offset_ns = clocks.offset_ns[i];
+    std::vector<int> ranks;
+    for (const RankRef& ref : rankRefs)
+      if (ref.input == i) ranks.push_back(ref.rank);
+    std::sort(ranks.begin(), ranks.end());
+    std::vector<std::string> parts;
+    if (!d.gpus.empty())
+      parts.push_back(fmt::format("{} GPU{}", d.gpus.size(), d.gpus.size() == 1 ? "" : "s"));
+    if (!ranks.empty()) parts.push_back(rangeText(ranks));
+    if (clocks.manual[i]) parts.push_back("manual offset");
+    for (const std::string& p : parts)
+      src.detail += (src.detail.empty() ? "" : ", ") + p;
+    sources.push_back(src);
+  }
+  return sources;
+}
+
+// Step: the run's metadata: name, platform and model from the options, else from the inputs'
+// hints (telemetry before traces for the platform), else the output's file name.
+RunInfo runInfoOf(const std::vector<ImportedData>& inputs, const std::vector<GpuSlot>& slots,
+                  const AssembleOptions& options, const ParallelConfig& config, Span span,
+                  const std::filesystem::path& output) {
   RunInfo info;
   info.start_ns = span.lo;
   info.end_ns = span.hi;
@@ -629,37 +739,12 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
       if (info.platform.empty() && !s.info.device_name.empty())
         info.platform = platformFromDeviceName(s.info.device_name);
   }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const ImportedData& d = inputs[i];
-    SourceInfo src;
-    src.path = d.path.string();
-    src.format = d.format;
-    src.offset_ns = offsets[i];
-    std::vector<int> ranks;
-    for (const RankRef& ref : rankRefs)
-      if (ref.input == i) ranks.push_back(ref.rank);
-    std::sort(ranks.begin(), ranks.end());
-    std::vector<std::string> parts;
-    if (!d.gpus.empty())
-      parts.push_back(fmt::format("{} GPU{}", d.gpus.size(), d.gpus.size() == 1 ? "" : "s"));
-    if (!ranks.empty()) parts.push_back(rangeText(ranks));
-    if (manual[i]) parts.push_back("manual offset");
-    for (const std::string& p : parts)
-      src.detail += (src.detail.empty() ? "" : ", ") + p;
-    info.sources.push_back(src);
-  }
+  return info;
+}
 
-  // ---- Write.
-  progress.report(0.2, "writing");
-  std::vector<GpuInfo> gpus;
-  for (const GpuSlot& s : slots)
-    gpus.push_back(s.info);
-  ImportSummary summary;
-  summary.output = output;
-  summary.info = info;
-  summary.gpus = gpus;
-  summary.ranks = rankInfos;
-  // The pyramids follow the samples, not the span.
+// The pyramids follow the samples, not the span.
+WriteOptions writeOptionsFor(const std::vector<ImportedData>& inputs,
+                             const std::vector<GpuSlot>& slots) {
   WriteOptions writeOptions;
   for (const GpuSlot& s : slots)
     writeOptions.max_samples_per_series =
@@ -668,9 +753,12 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
     for (const ImportedNode& n : d.nodes)
       writeOptions.max_samples_per_series =
           std::max(writeOptions.max_samples_per_series, n.table.t_ns.size());
-  RunWriter writer(output, info, gpus, rankInfos, writeOptions);
+  return writeOptions;
+}
 
-  // Node telemetry.
+// Step: node telemetry, merged per node (host or node number); takes the inputs' tables.
+void writeNodeTelemetry(RunWriter& writer, std::vector<ImportedData>& inputs,
+                        NodeNumbers& nodeFor) {
   std::map<int, TelemetryTable> nodeTables;
   for (size_t i = 0; i < inputs.size(); ++i)
     for (ImportedNode& n : inputs[i].nodes) {
@@ -688,6 +776,11 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
     for (auto& [node, table] : nodeTables)
       writer.addNodeTelemetry(node, std::move(table));
   }
+}
+
+// Step: GPU telemetry, in GPU order; takes the slots' tables.
+void writeGpuTelemetry(RunWriter& writer, std::vector<GpuSlot>& slots, ImportSummary& summary,
+                       const Progress& progress) {
   for (size_t k = 0; k < slots.size(); ++k) {
     if (slots[k].table.t_ns.empty()) continue;
     summary.telemetrySamples += slots[k].table.t_ns.size();
@@ -695,6 +788,13 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
     progress.report(0.2 + 0.3 * static_cast<double>(k + 1) / static_cast<double>(slots.size()),
                     "writing telemetry");
   }
+}
+
+// Step: each rank's kernel tracks, iterations and annotations under its final rank number;
+// takes the inputs' tracks.
+void writeRanks(RunWriter& writer, std::vector<ImportedData>& inputs,
+                const std::vector<RankRef>& rankRefs, ImportSummary& summary,
+                const Progress& progress) {
   size_t tracksTotal = 0, tracksDone = 0;
   for (const ImportedData& d : inputs)
     for (const ImportedRank& r : d.ranks)
@@ -719,6 +819,51 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
     writer.addIterations(r.iterations);
     writer.addAnnotations(r.annotations, d.strings);
   }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+// The pipeline: notes -> clocks -> configuration -> GPUs -> ranks -> checks -> metadata -> write.
+ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOptions& options,
+                          const std::filesystem::path& output, const Progress& progress) {
+  if (inputs.empty()) throw Error("nothing to import: no input was read");
+  progress.report(0.0, "aligning clocks");
+  std::vector<QualityNote> notes = takeNotes(inputs);
+
+  ClockOffsets clocks = manualOffsets(inputs, options.offsets);
+  alignUnknownClocks(inputs, clocks, notes);
+  applyOffsets(inputs, clocks);
+
+  const ParallelConfig config = mergeConfig(inputs, options.config);
+  NodeNumbers nodeFor(inputs);
+  std::vector<GpuSlot> slots = gpusFromTelemetry(inputs, nodeFor, notes);
+  progress.report(0.1, "mapping ranks");
+
+  const std::vector<RankRef> rankRefs = numberRanks(inputs, notes);
+  std::vector<RankInfo> rankInfos =
+      mapRanksToGpus(inputs, rankRefs, slots, nodeFor, gpusPerNodeOf(slots, config), notes);
+  orderGpus(slots, rankInfos);
+  checkClockSkews(inputs, rankRefs, rankInfos, slots, notes);
+  checkWorldSize(inputs, rankInfos.size(), notes);
+
+  RunInfo info = runInfoOf(inputs, slots, options, config, runSpan(inputs, slots), output);
+  info.sources = sourcesOf(inputs, clocks, rankRefs);
+
+  progress.report(0.2, "writing");
+  std::vector<GpuInfo> gpus;
+  for (const GpuSlot& s : slots)
+    gpus.push_back(s.info);
+  ImportSummary summary;
+  summary.output = output;
+  summary.info = info;
+  summary.gpus = gpus;
+  summary.ranks = rankInfos;
+  RunWriter writer(output, info, gpus, rankInfos, writeOptionsFor(inputs, slots));
+  writeNodeTelemetry(writer, inputs, nodeFor);
+  writeGpuTelemetry(writer, slots, summary, progress);
+  writeRanks(writer, inputs, rankRefs, summary, progress);
   for (const QualityNote& n : notes)
     writer.addQualityNote(n);
   summary.notes = notes;

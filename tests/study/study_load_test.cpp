@@ -86,7 +86,7 @@ TEST_F(StudyLoad, TableNumbersAreAnalyzeRunsNumbersColdAndFromTheCache) {
       EXPECT_EQ(s.name, a.info.name);
       EXPECT_EQ(s.valid, a.quality.valid);
       // `totals` exactly as `wattline analyze --json` prints them.
-      EXPECT_EQ(totalsJson(s.totals), toJson(a)["totals"]);
+      EXPECT_EQ(toJson(s.totals), toJson(a)["totals"]);
       const RunTotals& w = a.totals;
       expectSame(value(t, i, "energy_j"), w.energy_j, "energy");
       expectSame(value(t, i, "mean_power_w"), w.mean_power_w, "mean power");

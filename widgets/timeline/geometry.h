@@ -10,6 +10,12 @@
 // and a one-sample spike survives any zoom. When even level 0 is wider than a pixel the raw
 // samples (or events) are drawn. Missing tiles are reported back so the caller can request them;
 // meanwhile the coarsest complete level already in memory is drawn instead.
+//
+// Cost per counter row of W pixel columns: the chosen level has at least one bucket per pixel and
+// fewer than `factor` (the pyramid's, 4), so the envelope costs O(W x factor) buckets whatever the
+// zoom and the run length; zoomed past level 0 it costs the raw samples in view, which are then
+// fewer than W x (samples per level-0 bucket). Kernel rows are the same with busy buckets or the
+// events in view.
 
 #include <array>
 #include <cstdint>

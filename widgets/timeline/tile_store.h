@@ -13,6 +13,10 @@
 // UI thread, and the views hatch that span (timeline/read_failures.h). Other widgets that read the
 // run off the UI thread (overview, kernel details) report their failures here too, so the run's
 // data-quality list has them all.
+//
+// Cost: a request is one hash lookup per tile asked (a row in view needs about buckets / 512 + 1
+// tiles, tiles.h); the LRU list makes each hit and each eviction O(1). A missing tile costs one
+// HDF5 read of a fixed size on the loader thread, never on the UI thread (except load()).
 
 #include <QObject>
 

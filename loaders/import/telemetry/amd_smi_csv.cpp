@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "core/metrics.h"
+#include "import/telemetry/csv_telemetry.h"
 #include "import/telemetry/table_builder.h"
 #include "import/telemetry/telemetry_importers.h"
 #include "import/telemetry/text_input.h"
@@ -138,6 +139,186 @@ struct GpuState {
   double maxSm = kNaN, maxMem = kNaN;
 };
 
+constexpr tel::CsvFormat kCsvFormat{
+    .emptyFile = "empty file; expected amd-smi metric --csv output",
+    .progressText = "reading amd-smi CSV",
+    .progressEvery = 0x4000,
+};
+
+// One read of one file: the header's columns, then every row into the table of its GPU.
+class AmdSmiCsvRead {
+ public:
+  AmdSmiCsvRead(const std::filesystem::path& input, const ImportOptions& options,
+                const Progress& progress)
+      : input_(input), csv_(input, progress, kCsvFormat), zone_(options.utc_offset_s) {}
+
+  ImportedData read(std::string_view format) {
+    readColumns();
+    const size_t rows = csv_.readRows(
+        cols_.size(),
+        [&](const std::vector<std::string_view>& fields) {
+          return !fields.empty() && text::lower(fields[0]) == text::lower(cols_[0].header)
+                     ? tel::HeaderLine::Changed
+                     : tel::HeaderLine::No;
+        },
+        [&](const std::vector<std::string_view>& fields, int64_t lineNo) {
+          readRow(fields, lineNo);
+        });
+    if (rows == 0) text::fail(input_, csv_.headerLine(), "a header but no data rows");
+    ImportedData data;
+    data.format = std::string(format);
+    data.path = input_;
+    const size_t edgeFallback = finishGpus(data.gpus);
+    tel::applyGcdPairs(data.gpus, false, data.notes);
+    data.sample_interval_s = tel::medianIntervalSeconds(data.gpus.front().table.t_ns);
+    const std::string subject = fmt::format("file {}", input_.filename().string());
+    if (edgeFallback > 0)
+      data.notes.push_back(
+          {Severity::Info, "edge_temperature_missing", subject,
+           fmt::format("{} GPUs report no edge temperature (N/A); their temp_c is the hotspot "
+                       "temperature",
+                       edgeFallback)});
+    zone_.addNote(data.notes, subject);
+    csv_.addNotes(data.notes);
+    csv_.done();
+    return data;
+  }
+
+ private:
+  void readColumns() {
+    cols_ = parseHeader(csv_.readHeader());
+    for (size_t i = 0; i < cols_.size(); ++i) {
+      if (cols_[i].role == Role::Timestamp) tsCol_ = static_cast<int>(i);
+      if (cols_[i].role == Role::Gpu) gpuCol_ = static_cast<int>(i);
+    }
+    if (tsCol_ < 0 || gpuCol_ < 0)
+      text::fail(input_, csv_.headerLine(),
+                 fmt::format("expected an amd-smi metric header with 'timestamp' and 'gpu' "
+                             "columns, found '{}'",
+                             text::excerpt(csv_.headerText())));
+  }
+
+  // One row: a sample of its GPU at the row's time (epoch seconds, or a date and time).
+  void readRow(const std::vector<std::string_view>& fields, int64_t lineNo) {
+    const std::string_view tsCell = fields[static_cast<size_t>(tsCol_)];
+    int64_t t = 0;
+    if (const auto epoch = text::parseEpochSeconds(tsCell)) {
+      t = *epoch;
+    } else if (const auto dt = text::parseDateTime(tsCell)) {
+      t = zone_.toUtc(*dt);
+    } else {
+      text::fail(input_, lineNo,
+                 fmt::format("column 'timestamp': expected epoch seconds, found '{}'",
+                             text::excerpt(tsCell)));
+    }
+    const std::string_view gpuCell = fields[static_cast<size_t>(gpuCol_)];
+    const auto g = text::parseInt(gpuCell);
+    if (!g || *g < 0 || *g > 4095)
+      text::fail(
+          input_, lineNo,
+          fmt::format("column 'gpu': expected a GPU index, found '{}'", text::excerpt(gpuCell)));
+    GpuState& s = gpus_[static_cast<int>(*g)];
+    if (s.tableColumn.empty()) {
+      s.tableColumn.assign(cols_.size(), static_cast<size_t>(-1));
+      for (size_t i = 0; i < cols_.size(); ++i)
+        if (cols_[i].role == Role::Metric) s.tableColumn[i] = s.table.column(cols_[i].metric);
+      s.smClock = s.table.column(metric::kSmClock);
+      s.memClock = s.table.column(metric::kMemClock);
+    }
+    s.table.addRow(t);
+    readCells(s, fields, lineNo);
+  }
+
+  // The cells of one row: metrics into their columns; the GFX and memory clock domains averaged
+  // into sm_clock_mhz and mem_clock_mhz, their largest maximum kept for the GPU's info.
+  void readCells(GpuState& s, const std::vector<std::string_view>& fields, int64_t lineNo) {
+    gfx_.clear();
+    mem_.clear();
+    for (size_t i = 0; i < cols_.size(); ++i) {
+      Column& c = cols_[i];
+      if (c.role == Role::Ignore || c.role == Role::Timestamp || c.role == Role::Gpu) continue;
+      const std::string_view cell = fields[i];
+      double value = kNaN;
+      if (!cell.empty() && cell.front() == '[') {
+        value = listMean(cell);
+      } else {
+        const text::Value v = text::parseValue(cell);
+        if (v.kind == text::ValueKind::Number) value = v.number;
+        if (v.kind == text::ValueKind::NonFinite) csv_.nonFinite.add(lineNo, cell);
+        if (v.kind == text::ValueKind::Text) {
+          if (c.known || c.role != Role::Metric)
+            text::fail(input_, lineNo,
+                       fmt::format("column '{}': expected a number or N/A, found '{}'", c.header,
+                                   text::excerpt(cell)));
+          c.textSeen = true;  // ENABLED / DISABLED and other states: not a metric
+        }
+      }
+      switch (c.role) {
+        case Role::Metric:
+          s.table.set(s.tableColumn[i], value);
+          break;
+        case Role::GfxClk:
+          if (std::isfinite(value)) gfx_.push_back(value);
+          break;
+        case Role::MemClk:
+          if (std::isfinite(value)) mem_.push_back(value);
+          break;
+        case Role::GfxMaxClk:
+          if (std::isfinite(value) && !(value <= s.maxSm)) s.maxSm = value;
+          break;
+        case Role::MemMaxClk:
+          if (std::isfinite(value) && !(value <= s.maxMem)) s.maxMem = value;
+          break;
+        default:
+          break;
+      }
+    }
+    auto mean = [](const std::vector<double>& v) {
+      double sum = 0;
+      for (double x : v)
+        sum += x;
+      return v.empty() ? kNaN : sum / static_cast<double>(v.size());
+    };
+    s.table.set(s.smClock, mean(gfx_));
+    s.table.set(s.memClock, mean(mem_));
+  }
+
+  // The GPUs' tables, without the columns that held text; returns how many GPUs had their
+  // hotspot temperature stand in for a missing edge temperature.
+  size_t finishGpus(std::vector<ImportedGpu>& out) {
+    size_t edgeFallback = 0;
+    for (auto& [g, s] : gpus_) {
+      ImportedGpu gpu;
+      gpu.info.local_index = g;
+      gpu.info.max_sm_clock_mhz = static_cast<float>(s.maxSm);
+      gpu.info.max_mem_clock_mhz = static_cast<float>(s.maxMem);
+      TelemetryTable table = s.table.finish();
+      for (const Column& c : cols_)
+        if (c.role == Role::Metric && c.textSeen)
+          std::erase_if(table.columns,
+                        [&](const TelemetryColumn& tc) { return tc.metric == c.metric; });
+      // MI300-class GPUs report no edge temperature: the hotspot stands in for temp_c.
+      if (!table.column(metric::kTemp)) {
+        if (const TelemetryColumn* hot = table.column(metric::kHotspotTemp)) {
+          table.columns.push_back({std::string(metric::kTemp), hot->values});
+          ++edgeFallback;
+        }
+      }
+      gpu.table = std::move(table);
+      out.push_back(std::move(gpu));
+    }
+    return edgeFallback;
+  }
+
+  const std::filesystem::path& input_;
+  tel::CsvTelemetryReader csv_;
+  tel::ZonePolicy zone_;
+  std::vector<Column> cols_;
+  int tsCol_ = -1, gpuCol_ = -1;
+  std::map<int, GpuState> gpus_;
+  std::vector<double> gfx_, mem_;  // scratch of readCells()
+};
+
 class AmdSmiCsvImporter final : public Importer {
  public:
   std::string_view name() const override { return "amd-smi-csv"; }
@@ -164,179 +345,7 @@ class AmdSmiCsvImporter final : public Importer {
 
   ImportedData read(const std::filesystem::path& input, const ImportOptions& options,
                     const Progress& progress) const override {
-    text::LineReader reader(input);
-    ImportedData data;
-    data.format = std::string(name());
-    data.path = input;
-    std::string_view line;
-    std::vector<std::string_view> fields;
-    bool haveHeader = false;
-    while (reader.next(line))
-      if (!text::trim(line).empty()) {
-        haveHeader = true;
-        break;
-      }
-    if (!haveHeader) text::fail(input, 0, "empty file; expected amd-smi metric --csv output");
-    const int64_t headerLine = reader.lineNumber();
-    const std::string headerText(text::trim(line));
-    text::splitCsv(line, fields);
-    std::vector<Column> cols = parseHeader(fields);
-    int tsCol = -1, gpuCol = -1;
-    for (size_t i = 0; i < cols.size(); ++i) {
-      if (cols[i].role == Role::Timestamp) tsCol = static_cast<int>(i);
-      if (cols[i].role == Role::Gpu) gpuCol = static_cast<int>(i);
-    }
-    if (tsCol < 0 || gpuCol < 0)
-      text::fail(input, headerLine,
-                 fmt::format("expected an amd-smi metric header with 'timestamp' and 'gpu' "
-                             "columns, found '{}'",
-                             text::excerpt(headerText)));
-
-    tel::ZonePolicy zone(options.utc_offset_s);
-    std::map<int, GpuState> gpus;
-    tel::Tally nonFinite, truncated;
-    size_t rows = 0;
-    std::vector<double> gfx, mem;
-    while (reader.next(line)) {
-      const int64_t lineNo = reader.lineNumber();
-      if ((lineNo & 0x3FFF) == 0 && reader.fileSize() > 0)
-        progress.report(
-            static_cast<double>(reader.bytesRead()) / static_cast<double>(reader.fileSize()),
-            "reading amd-smi CSV");
-      const std::string_view trimmed = text::trim(line);
-      if (trimmed.empty()) continue;  // blank lines separate sample groups
-      if (trimmed == headerText) continue;
-      text::splitCsv(trimmed, fields);
-      if (!fields.empty() && text::lower(fields[0]) == text::lower(cols[0].header))
-        text::fail(input, lineNo,
-                   fmt::format("the CSV header changed halfway: expected '{}' (as on line {}), "
-                               "found '{}'",
-                               text::excerpt(headerText), headerLine, text::excerpt(trimmed)));
-      if (fields.size() != cols.size()) {
-        if (!reader.lastLineTerminated() && fields.size() < cols.size()) {
-          truncated.add(lineNo, trimmed);
-          break;
-        }
-        text::fail(input, lineNo,
-                   fmt::format("expected {} fields as in the header, found {}", cols.size(),
-                               fields.size()));
-      }
-      const std::string_view tsCell = fields[static_cast<size_t>(tsCol)];
-      int64_t t = 0;
-      if (const auto epoch = text::parseEpochSeconds(tsCell)) {
-        t = *epoch;
-      } else if (const auto dt = text::parseDateTime(tsCell)) {
-        t = zone.toUtc(*dt);
-      } else {
-        text::fail(input, lineNo,
-                   fmt::format("column 'timestamp': expected epoch seconds, found '{}'",
-                               text::excerpt(tsCell)));
-      }
-      const std::string_view gpuCell = fields[static_cast<size_t>(gpuCol)];
-      const auto g = text::parseInt(gpuCell);
-      if (!g || *g < 0 || *g > 4095)
-        text::fail(
-            input, lineNo,
-            fmt::format("column 'gpu': expected a GPU index, found '{}'", text::excerpt(gpuCell)));
-      GpuState& s = gpus[static_cast<int>(*g)];
-      if (s.tableColumn.empty()) {
-        s.tableColumn.assign(cols.size(), static_cast<size_t>(-1));
-        for (size_t i = 0; i < cols.size(); ++i)
-          if (cols[i].role == Role::Metric) s.tableColumn[i] = s.table.column(cols[i].metric);
-        s.smClock = s.table.column(metric::kSmClock);
-        s.memClock = s.table.column(metric::kMemClock);
-      }
-      s.table.addRow(t);
-      gfx.clear();
-      mem.clear();
-      for (size_t i = 0; i < cols.size(); ++i) {
-        Column& c = cols[i];
-        if (c.role == Role::Ignore || c.role == Role::Timestamp || c.role == Role::Gpu) continue;
-        const std::string_view cell = fields[i];
-        double value = kNaN;
-        if (!cell.empty() && cell.front() == '[') {
-          value = listMean(cell);
-        } else {
-          const text::Value v = text::parseValue(cell);
-          if (v.kind == text::ValueKind::Number) value = v.number;
-          if (v.kind == text::ValueKind::NonFinite) nonFinite.add(lineNo, cell);
-          if (v.kind == text::ValueKind::Text) {
-            if (c.known || c.role != Role::Metric)
-              text::fail(input, lineNo,
-                         fmt::format("column '{}': expected a number or N/A, found '{}'", c.header,
-                                     text::excerpt(cell)));
-            c.textSeen = true;  // ENABLED / DISABLED and other states: not a metric
-          }
-        }
-        switch (c.role) {
-          case Role::Metric:
-            s.table.set(s.tableColumn[i], value);
-            break;
-          case Role::GfxClk:
-            if (std::isfinite(value)) gfx.push_back(value);
-            break;
-          case Role::MemClk:
-            if (std::isfinite(value)) mem.push_back(value);
-            break;
-          case Role::GfxMaxClk:
-            if (std::isfinite(value) && !(value <= s.maxSm)) s.maxSm = value;
-            break;
-          case Role::MemMaxClk:
-            if (std::isfinite(value) && !(value <= s.maxMem)) s.maxMem = value;
-            break;
-          default:
-            break;
-        }
-      }
-      auto mean = [](const std::vector<double>& v) {
-        double sum = 0;
-        for (double x : v)
-          sum += x;
-        return v.empty() ? kNaN : sum / static_cast<double>(v.size());
-      };
-      s.table.set(s.smClock, mean(gfx));
-      s.table.set(s.memClock, mean(mem));
-      ++rows;
-    }
-    if (rows == 0) text::fail(input, headerLine, "a header but no data rows");
-
-    size_t edgeFallback = 0;
-    for (auto& [g, s] : gpus) {
-      ImportedGpu gpu;
-      gpu.info.local_index = g;
-      gpu.info.max_sm_clock_mhz = static_cast<float>(s.maxSm);
-      gpu.info.max_mem_clock_mhz = static_cast<float>(s.maxMem);
-      TelemetryTable table = s.table.finish();
-      for (const Column& c : cols)
-        if (c.role == Role::Metric && c.textSeen)
-          std::erase_if(table.columns,
-                        [&](const TelemetryColumn& tc) { return tc.metric == c.metric; });
-      // MI300-class GPUs report no edge temperature: the hotspot stands in for temp_c.
-      if (!table.column(metric::kTemp)) {
-        if (const TelemetryColumn* hot = table.column(metric::kHotspotTemp)) {
-          table.columns.push_back({std::string(metric::kTemp), hot->values});
-          ++edgeFallback;
-        }
-      }
-      gpu.table = std::move(table);
-      data.gpus.push_back(std::move(gpu));
-    }
-    tel::applyGcdPairs(data.gpus, false, data.notes);
-    data.sample_interval_s = tel::medianIntervalSeconds(data.gpus.front().table.t_ns);
-    const std::string subject = fmt::format("file {}", input.filename().string());
-    if (edgeFallback > 0)
-      data.notes.push_back(
-          {Severity::Info, "edge_temperature_missing", subject,
-           fmt::format("{} GPUs report no edge temperature (N/A); their temp_c is the hotspot "
-                       "temperature",
-                       edgeFallback)});
-    zone.addNote(data.notes, subject);
-    tel::addTallyNote(data.notes, nonFinite, "non_finite_values", input, "NaN or infinite values",
-                      "they were read as missing values");
-    tel::addTallyNote(data.notes, truncated, "truncated_last_line", input,
-                      "last line cut off (no newline, too few fields)", "it was skipped");
-    progress.report(1.0, "reading amd-smi CSV");
-    return data;
+    return AmdSmiCsvRead(input, options, progress).read(name());
   }
 };
 

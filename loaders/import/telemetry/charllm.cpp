@@ -379,6 +379,204 @@ std::vector<charllm::MatrixRow> loadMatrix(const fs::path& folder,
   return charllm::parseMatrix(charllm::embeddedMatrixCsv(), "charllm-experiment-matrix.csv");
 }
 
+// Progress over the files of a results folder.
+struct FileProgress {
+  const Progress& progress;
+  size_t files = 0, done = 0;
+  void step(std::string_view stage) {
+    progress.report(static_cast<double>(done++) / static_cast<double>(std::max<size_t>(files, 1)),
+                    stage);
+  }
+};
+
+// Step: the Kineto traces of the folder, first: their device names help to tell the platform.
+void readTraces(ImportedData& data, const Listing& listing, const ImportOptions& options,
+                FileProgress& fp) {
+  if (listing.traces.empty()) return;
+  const Importer* kineto = findImporter("kineto");
+  if (!kineto) {
+    data.notes.push_back(
+        {Severity::Warning, "kineto_importer_unavailable", "traces",
+         fmt::format("{} Kineto traces were found ({} ...) but this build has no 'kineto' "
+                     "importer; they were not imported",
+                     listing.traces.size(), listing.traces.front().filename().string())});
+    return;
+  }
+  for (size_t i = 0; i < listing.traces.size(); ++i) {
+    const double from = static_cast<double>(fp.done) / static_cast<double>(fp.files);
+    const double to = static_cast<double>(fp.done + 1) / static_cast<double>(fp.files);
+    ImportedData trace = kineto->read(listing.traces[i], options, fp.progress.sub(from, to));
+    appendRanks(data, std::move(trace), listing.traceRanks[i], listing.traces[i]);
+    ++fp.done;
+  }
+}
+
+// Step: the platform: folder names (the sweeps name their GPU), else the traces' device names,
+// else the set of metric files (only the NVIDIA poller writes PCIe, NVLink and memory power).
+// Returns whether the run is AMD's.
+bool inferPlatform(const fs::path& input, const Listing& listing, ImportedData& data) {
+  std::string platform = platformFromPath(input);
+  for (const ImportedRank& r : data.ranks)
+    if (platform.empty() && !r.deviceName.empty())
+      platform = tel::platformFromDeviceName(r.deviceName);
+  const bool nvidiaFiles = std::any_of(listing.metrics.begin(), listing.metrics.end(),
+                                       [](const MetricFile& m) { return m.stem->nvidiaOnly; });
+  const bool amd = platform.empty() ? !nvidiaFiles : isAmdPlatform(platform);
+  if (platform.empty())
+    data.notes.push_back(
+        {Severity::Info, "platform_inferred", "run",
+         amd ? std::string("no PCIe, NVLink or memory-power files: read as an AMD run "
+                           "(mem_util is VRAM used, stored as mem_used_pct)")
+             : std::string("PCIe / NVLink / memory-power files present: read as an NVIDIA "
+                           "run")});
+  data.platform = platform;
+  return amd;
+}
+
+// Step: the GPU metric files, grouped by rank.
+std::map<int, std::vector<tel::Series>> readMetricFiles(const Listing& listing, bool amd,
+                                                        ReadCounts& counts, FileProgress& fp) {
+  std::map<int, std::vector<tel::Series>> byRank;
+  for (const MetricFile& m : listing.metrics) {
+    fp.step("reading CharLLM-PPT metric files");
+    tel::Series s = readSeries(m.path, m.stem->stem, counts);
+    s.metric = std::string(m.stem->metric);
+    if (amd && m.stem->stem == "mem_util") s.metric = std::string(metric::kMemUsedPct);
+    auto& list = byRank[m.rank];
+    // gpu_power and the older power file both map to power_w: keep the first.
+    if (std::any_of(list.begin(), list.end(),
+                    [&](const tel::Series& o) { return o.metric == s.metric; }))
+      continue;
+    list.push_back(std::move(s));
+  }
+  return byRank;
+}
+
+// Step: GPUs per node: the experiment matrix's, else from the ranks that wrote system files
+// (each leads a node), else 8; fills in the configuration's GPUs per node and nodes.
+int nodeLayout(const Listing& listing, const std::map<int, std::vector<tel::Series>>& byRank,
+               ImportedData& data) {
+  std::set<int> leaders;
+  for (const SystemFile& f : listing.system)
+    leaders.insert(f.rank);
+  const int distinctRanks = static_cast<int>(byRank.size());
+  int gpn = 8;
+  std::string gpnSource = "the default of 8";
+  if (data.config.gpus_per_node) {
+    gpn = *data.config.gpus_per_node;
+    gpnSource = "the experiment matrix";
+  } else if (!leaders.empty()) {
+    const int nodes = static_cast<int>(leaders.size());
+    const int guess = (distinctRanks + nodes - 1) / nodes;
+    if (guess > 0 &&
+        std::all_of(leaders.begin(), leaders.end(), [&](int r) { return r % guess == 0; })) {
+      gpn = guess;
+      gpnSource =
+          fmt::format("{} ranks on {} nodes (ranks with system files)", distinctRanks, nodes);
+    }
+  }
+  if (gpn <= 0) gpn = 8;
+  for (int r : leaders)
+    if (r % gpn != 0)
+      data.notes.push_back(
+          {Severity::Warning, "node_layout", fmt::format("rank {}", r),
+           fmt::format("rank {} wrote node-level system files but is not local rank 0 with {} "
+                       "GPUs per node ({})",
+                       r, gpn, gpnSource)});
+  if (!data.config.gpus_per_node) data.config.gpus_per_node = gpn;
+  if (!data.config.nodes && distinctRanks > 0)
+    data.config.nodes = (byRank.rbegin()->first + gpn) / gpn;
+  return gpn;
+}
+
+// Counter columns whose values decrease (wraps or resets), as "WHO METRIC xN".
+void findWraps(const TelemetryTable& table, const std::string& who,
+               std::vector<std::string>& wraps) {
+  for (const TelemetryColumn& c : table.columns) {
+    const MetricDef* def = findMetric(c.metric);
+    if (def && def->kind == MetricKind::Counter)
+      if (const size_t n = tel::countDecreases(c.values); n > 0)
+        wraps.push_back(fmt::format("{} {} x{}", who, c.metric, n));
+  }
+}
+
+// Step: one GPU per rank, its series merged onto one time column.
+void gpusOfRanks(std::map<int, std::vector<tel::Series>>& byRank, int gpn, ImportedData& data,
+                 std::vector<std::string>& wraps, size_t& unsorted) {
+  for (auto& [rank, list] : byRank) {
+    const int64_t tol = tel::mergeTolerance(list);
+    tel::MergedTable merged = tel::mergeSeries(std::move(list), tol);
+    unsorted += merged.unsortedSeries;
+    ImportedGpu gpu;
+    gpu.info.rank = rank;
+    gpu.info.node = rank / gpn;
+    gpu.info.local_index = rank % gpn;
+    gpu.nodeKnown = true;
+    findWraps(merged.table, fmt::format("rank {}", rank), wraps);
+    gpu.table = std::move(merged.table);
+    std::erase_if(gpu.table.columns, [](const TelemetryColumn& c) {
+      return std::none_of(c.values.begin(), c.values.end(),
+                          [](double v) { return std::isfinite(v); });
+    });
+    data.gpus.push_back(std::move(gpu));
+  }
+}
+
+// Step: the node-level system files, one node per leading rank.
+void readSystemFiles(const Listing& listing, int gpn, ImportedData& data, ReadCounts& counts,
+                     std::vector<std::string>& wraps, FileProgress& fp) {
+  std::map<int, std::map<const SystemStem*, std::vector<tel::Series>>> bySystem;
+  for (const SystemFile& f : listing.system) {
+    fp.step("reading CharLLM-PPT system files");
+    bySystem[f.rank][f.stem].push_back(readSeries(f.path, f.stem->stem, counts));
+  }
+  for (auto& [rank, stems] : bySystem) {
+    std::vector<tel::Series> list;
+    for (auto& [stem, filesOfStem] : stems)
+      list.push_back(combineIds(std::move(filesOfStem), *stem));
+    const int64_t tol = tel::mergeTolerance(list);
+    tel::MergedTable merged = tel::mergeSeries(std::move(list), tol);
+    findWraps(merged.table, fmt::format("node {}", rank / gpn), wraps);
+    ImportedNode node;
+    node.node = rank / gpn;
+    node.table = std::move(merged.table);
+    data.nodes.push_back(std::move(node));
+  }
+}
+
+// Step: the notes of the read: counter wraps, -1 samples, non-finite values, unsorted files.
+void addReadNotes(ImportedData& data, const fs::path& input, const std::vector<std::string>& wraps,
+                  const ReadCounts& counts, size_t unsorted) {
+  if (!wraps.empty()) {
+    std::string list;
+    for (size_t i = 0; i < wraps.size() && i < 16; ++i)
+      list += (i ? ", " : "") + wraps[i];
+    if (wraps.size() > 16) list += fmt::format(", ... ({} more)", wraps.size() - 16);
+    data.notes.push_back(
+        {Severity::Warning, "counter_wrap", "counters",
+         fmt::format("cumulative counters decreased (32-bit wraps or resets): {}; raw values "
+                     "are kept, analyses take deltas as (2^32 - 1 - prev) + cur",
+                     list)});
+  }
+  if (counts.minusOne > 0) {
+    std::string byStem;
+    for (const auto& [stem, n] : counts.minusOneByStem)
+      byStem += fmt::format("{}{} {}", byStem.empty() ? "" : ", ", stem, n);
+    data.notes.push_back(
+        {Severity::Info, "missing_values", "files",
+         fmt::format("{} samples were -1 (read failed or unsupported) and were read as missing "
+                     "({})",
+                     counts.minusOne, byStem)});
+  }
+  tel::addTallyNote(data.notes, counts.nonFinite, "non_finite_values", input,
+                    "NaN or infinite values", "they were read as missing values");
+  if (unsorted > 0)
+    data.notes.push_back({Severity::Warning, "non_monotonic_timestamps", "files",
+                          fmt::format("{} metric files had timestamps out of order; they were "
+                                      "sorted by time",
+                                      unsorted)});
+}
+
 class CharLlmImporter final : public Importer {
  public:
   std::string_view name() const override { return "charllm"; }
@@ -429,181 +627,21 @@ class CharLlmImporter final : public Importer {
     for (QualityNote& n : lookup.notes)
       data.notes.push_back(std::move(n));
 
-    // Kineto traces first: their device names help to tell the platform.
-    const size_t files = listing.metrics.size() + listing.system.size() + listing.traces.size();
-    size_t done = 0;
-    auto step = [&](std::string_view stage) {
-      progress.report(static_cast<double>(done++) / static_cast<double>(std::max<size_t>(files, 1)),
-                      stage);
-    };
-    if (!listing.traces.empty()) {
-      const Importer* kineto = findImporter("kineto");
-      if (!kineto) {
-        data.notes.push_back(
-            {Severity::Warning, "kineto_importer_unavailable", "traces",
-             fmt::format("{} Kineto traces were found ({} ...) but this build has no 'kineto' "
-                         "importer; they were not imported",
-                         listing.traces.size(), listing.traces.front().filename().string())});
-      } else {
-        for (size_t i = 0; i < listing.traces.size(); ++i) {
-          const double from = static_cast<double>(done) / static_cast<double>(files);
-          const double to = static_cast<double>(done + 1) / static_cast<double>(files);
-          ImportedData trace = kineto->read(listing.traces[i], options, progress.sub(from, to));
-          appendRanks(data, std::move(trace), listing.traceRanks[i], listing.traces[i]);
-          ++done;
-        }
-      }
-    }
-
-    // Platform: folder names (the sweeps name their GPU), else the traces' device names, else
-    // the set of metric files (only the NVIDIA poller writes PCIe, NVLink and memory power).
-    std::string platform = platformFromPath(input);
-    for (const ImportedRank& r : data.ranks)
-      if (platform.empty() && !r.deviceName.empty())
-        platform = tel::platformFromDeviceName(r.deviceName);
-    const bool nvidiaFiles = std::any_of(listing.metrics.begin(), listing.metrics.end(),
-                                         [](const MetricFile& m) { return m.stem->nvidiaOnly; });
-    const bool amd = platform.empty() ? !nvidiaFiles : isAmdPlatform(platform);
-    if (platform.empty())
-      data.notes.push_back(
-          {Severity::Info, "platform_inferred", "run",
-           amd ? std::string("no PCIe, NVLink or memory-power files: read as an AMD run "
-                             "(mem_util is VRAM used, stored as mem_used_pct)")
-               : std::string("PCIe / NVLink / memory-power files present: read as an NVIDIA "
-                             "run")});
-    data.platform = platform;
-
-    // GPU metric files, grouped by rank.
+    FileProgress fp{progress,
+                    listing.metrics.size() + listing.system.size() + listing.traces.size()};
+    readTraces(data, listing, options, fp);
+    const bool amd = inferPlatform(input, listing, data);
     ReadCounts counts;
-    std::map<int, std::vector<tel::Series>> byRank;
-    for (const MetricFile& m : listing.metrics) {
-      step("reading CharLLM-PPT metric files");
-      tel::Series s = readSeries(m.path, m.stem->stem, counts);
-      s.metric = std::string(m.stem->metric);
-      if (amd && m.stem->stem == "mem_util") s.metric = std::string(metric::kMemUsedPct);
-      auto& list = byRank[m.rank];
-      // gpu_power and the older power file both map to power_w: keep the first.
-      if (std::any_of(list.begin(), list.end(),
-                      [&](const tel::Series& o) { return o.metric == s.metric; }))
-        continue;
-      list.push_back(std::move(s));
-    }
-
-    // Node layout: ranks that wrote system files lead a node each.
-    std::set<int> leaders;
-    for (const SystemFile& f : listing.system)
-      leaders.insert(f.rank);
-    const int distinctRanks = static_cast<int>(byRank.size());
-    int gpn = 8;
-    std::string gpnSource = "the default of 8";
-    if (data.config.gpus_per_node) {
-      gpn = *data.config.gpus_per_node;
-      gpnSource = "the experiment matrix";
-    } else if (!leaders.empty()) {
-      const int nodes = static_cast<int>(leaders.size());
-      const int guess = (distinctRanks + nodes - 1) / nodes;
-      if (guess > 0 &&
-          std::all_of(leaders.begin(), leaders.end(), [&](int r) { return r % guess == 0; })) {
-        gpn = guess;
-        gpnSource =
-            fmt::format("{} ranks on {} nodes (ranks with system files)", distinctRanks, nodes);
-      }
-    }
-    if (gpn <= 0) gpn = 8;
-    for (int r : leaders)
-      if (r % gpn != 0)
-        data.notes.push_back(
-            {Severity::Warning, "node_layout", fmt::format("rank {}", r),
-             fmt::format("rank {} wrote node-level system files but is not local rank 0 with {} "
-                         "GPUs per node ({})",
-                         r, gpn, gpnSource)});
-    if (!data.config.gpus_per_node) data.config.gpus_per_node = gpn;
-    if (!data.config.nodes && distinctRanks > 0)
-      data.config.nodes = (byRank.rbegin()->first + gpn) / gpn;
-
+    std::map<int, std::vector<tel::Series>> byRank = readMetricFiles(listing, amd, counts, fp);
+    const int gpn = nodeLayout(listing, byRank, data);
     std::vector<std::string> wraps;
     size_t unsorted = 0;
-    for (auto& [rank, list] : byRank) {
-      const int64_t tol = tel::mergeTolerance(list);
-      tel::MergedTable merged = tel::mergeSeries(std::move(list), tol);
-      unsorted += merged.unsortedSeries;
-      ImportedGpu gpu;
-      gpu.info.rank = rank;
-      gpu.info.node = rank / gpn;
-      gpu.info.local_index = rank % gpn;
-      gpu.nodeKnown = true;
-      for (const TelemetryColumn& c : merged.table.columns) {
-        const MetricDef* def = findMetric(c.metric);
-        if (def && def->kind == MetricKind::Counter)
-          if (const size_t n = tel::countDecreases(c.values); n > 0)
-            wraps.push_back(fmt::format("rank {} {} x{}", rank, c.metric, n));
-      }
-      gpu.table = std::move(merged.table);
-      std::erase_if(gpu.table.columns, [](const TelemetryColumn& c) {
-        return std::none_of(c.values.begin(), c.values.end(),
-                            [](double v) { return std::isfinite(v); });
-      });
-      data.gpus.push_back(std::move(gpu));
-    }
-    if (amd) {
-      const bool mi250 = platform.rfind("MI250", 0) == 0;
-      tel::applyGcdPairs(data.gpus, mi250, data.notes);
-    }
-
-    // Node-level system files.
-    std::map<int, std::map<const SystemStem*, std::vector<tel::Series>>> bySystem;
-    for (const SystemFile& f : listing.system) {
-      step("reading CharLLM-PPT system files");
-      bySystem[f.rank][f.stem].push_back(readSeries(f.path, f.stem->stem, counts));
-    }
-    for (auto& [rank, stems] : bySystem) {
-      std::vector<tel::Series> list;
-      for (auto& [stem, filesOfStem] : stems)
-        list.push_back(combineIds(std::move(filesOfStem), *stem));
-      const int64_t tol = tel::mergeTolerance(list);
-      tel::MergedTable merged = tel::mergeSeries(std::move(list), tol);
-      for (const TelemetryColumn& c : merged.table.columns) {
-        const MetricDef* def = findMetric(c.metric);
-        if (def && def->kind == MetricKind::Counter)
-          if (const size_t n = tel::countDecreases(c.values); n > 0)
-            wraps.push_back(fmt::format("node {} {} x{}", rank / gpn, c.metric, n));
-      }
-      ImportedNode node;
-      node.node = rank / gpn;
-      node.table = std::move(merged.table);
-      data.nodes.push_back(std::move(node));
-    }
-
+    gpusOfRanks(byRank, gpn, data, wraps, unsorted);
+    if (amd) tel::applyGcdPairs(data.gpus, data.platform.rfind("MI250", 0) == 0, data.notes);
+    readSystemFiles(listing, gpn, data, counts, wraps, fp);
     if (!data.gpus.empty())
       data.sample_interval_s = tel::medianIntervalSeconds(data.gpus.front().table.t_ns);
-    if (!wraps.empty()) {
-      std::string list;
-      for (size_t i = 0; i < wraps.size() && i < 16; ++i)
-        list += (i ? ", " : "") + wraps[i];
-      if (wraps.size() > 16) list += fmt::format(", ... ({} more)", wraps.size() - 16);
-      data.notes.push_back(
-          {Severity::Warning, "counter_wrap", "counters",
-           fmt::format("cumulative counters decreased (32-bit wraps or resets): {}; raw values "
-                       "are kept, analyses take deltas as (2^32 - 1 - prev) + cur",
-                       list)});
-    }
-    if (counts.minusOne > 0) {
-      std::string byStem;
-      for (const auto& [stem, n] : counts.minusOneByStem)
-        byStem += fmt::format("{}{} {}", byStem.empty() ? "" : ", ", stem, n);
-      data.notes.push_back(
-          {Severity::Info, "missing_values", "files",
-           fmt::format("{} samples were -1 (read failed or unsupported) and were read as missing "
-                       "({})",
-                       counts.minusOne, byStem)});
-    }
-    tel::addTallyNote(data.notes, counts.nonFinite, "non_finite_values", input,
-                      "NaN or infinite values", "they were read as missing values");
-    if (unsorted > 0)
-      data.notes.push_back({Severity::Warning, "non_monotonic_timestamps", "files",
-                            fmt::format("{} metric files had timestamps out of order; they were "
-                                        "sorted by time",
-                                        unsorted)});
+    addReadNotes(data, input, wraps, counts, unsorted);
     progress.report(1.0, "reading CharLLM-PPT results");
     return data;
   }

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/throttle_reasons.h"
+#include "import/telemetry/csv_telemetry.h"
 #include "import/telemetry/dcgm_fields.h"
 #include "import/telemetry/table_builder.h"
 #include "import/telemetry/telemetry_importers.h"
@@ -80,7 +81,14 @@ struct GpuSeries {
 };
 
 struct Tallies {
-  tel::Tally blanks, nonFinite, truncated, text;
+  tel::Tally blanks, nonFinite, text;
+};
+
+constexpr tel::CsvFormat kCsvFormat{
+    .emptyFile = "empty file; expected the DCGM CSV header GPUId,TimeStampUs,Field,Values",
+    .headerOnFirstLine = true,
+    .progressText = "reading DCGM CSV",
+    .progressEvery = 0x10000,
 };
 
 // Epoch time of a cell: microseconds under TimeStampUs; under "timestamp", an integer by its
@@ -210,52 +218,27 @@ class DcgmCsvImporter final : public Importer {
 
   ImportedData read(const std::filesystem::path& input, const ImportOptions& options,
                     const Progress& progress) const override {
-    text::LineReader reader(input);
-    std::string_view line;
-    std::vector<std::string_view> fields;
-    if (!reader.next(line) || text::trim(line).empty())
-      text::fail(input, 0,
-                 "empty file; expected the DCGM CSV header GPUId,TimeStampUs,Field,Values");
-    const std::string headerText(text::trim(line));
-    text::splitCsv(line, fields);
+    tel::CsvTelemetryReader csv(input, progress, kCsvFormat);
+    const std::vector<std::string_view>& fields = csv.readHeader();
     const HeaderColumns h = headerColumns(fields);
     const size_t ncols = fields.size();
     if (!complete(h))
       text::fail(input, 1,
                  fmt::format("expected the header GPUId,TimeStampUs,Field,Values, found '{}'",
-                             text::excerpt(headerText)));
+                             text::excerpt(csv.headerText())));
 
     std::map<int, GpuSeries> gpus;
     std::unordered_map<std::string, FieldKey> resolved;
     Tallies tallies;
     tel::ZonePolicy zone(options.utc_offset_s);
-    size_t rows = 0;
-    while (reader.next(line)) {
-      const int64_t lineNo = reader.lineNumber();
-      if ((lineNo & 0xFFFF) == 0 && reader.fileSize() > 0)
-        progress.report(
-            static_cast<double>(reader.bytesRead()) / static_cast<double>(reader.fileSize()),
-            "reading DCGM CSV");
-      const std::string_view trimmed = text::trim(line);
-      if (trimmed.empty() || trimmed == headerText) continue;
-      text::splitCsv(trimmed, fields);
-      if (complete(headerColumns(fields)))
-        text::fail(input, lineNo,
-                   fmt::format("the CSV header changed halfway: expected '{}' (as on line 1), "
-                               "found '{}'",
-                               text::excerpt(headerText), text::excerpt(trimmed)));
-      if (fields.size() != ncols) {
-        if (!reader.lastLineTerminated() && fields.size() < ncols) {
-          tallies.truncated.add(lineNo, trimmed);
-          break;
-        }
-        text::fail(
-            input, lineNo,
-            fmt::format("expected {} fields as in the header, found {}", ncols, fields.size()));
-      }
-      readRow(input, lineNo, h, fields, gpus, resolved, tallies, zone);
-      ++rows;
-    }
+    const size_t rows = csv.readRows(
+        ncols,
+        [](const std::vector<std::string_view>& row) {
+          return complete(headerColumns(row)) ? tel::HeaderLine::Changed : tel::HeaderLine::No;
+        },
+        [&](const std::vector<std::string_view>& row, int64_t lineNo) {
+          readRow(input, lineNo, h, row, gpus, resolved, tallies, zone);
+        });
     if (rows == 0) text::fail(input, 1, "a header but no data rows");
 
     ImportedData data;
@@ -270,8 +253,8 @@ class DcgmCsvImporter final : public Importer {
       text::fail(input, 1, "no GPU has a numeric field value (only identity or constant fields)");
     data.sample_interval_s = tel::medianIntervalSeconds(data.gpus.front().table.t_ns);
     data.platform = tel::platformFromDeviceName(data.gpus.front().info.device_name);
-    addNotes(data, input, tallies, unsorted, zone);
-    progress.report(1.0, "reading DCGM CSV");
+    addNotes(data, input, tallies, csv.truncated(), unsorted, zone);
+    csv.done();
     return data;
   }
 
@@ -348,7 +331,8 @@ class DcgmCsvImporter final : public Importer {
   }
 
   static void addNotes(ImportedData& data, const std::filesystem::path& input,
-                       const Tallies& tallies, size_t unsorted, const tel::ZonePolicy& zone) {
+                       const Tallies& tallies, const tel::Tally& truncated, size_t unsorted,
+                       const tel::ZonePolicy& zone) {
     const std::string subject = fmt::format("file {}", input.filename().string());
     if (unsorted > 0)
       data.notes.push_back({Severity::Warning, "non_monotonic_timestamps", subject,
@@ -363,7 +347,7 @@ class DcgmCsvImporter final : public Importer {
     tel::addTallyNote(data.notes, tallies.text, "dcgm_text_fields", input,
                       "text values of fields Wattline has no use for", "they were skipped",
                       Severity::Info);
-    tel::addTallyNote(data.notes, tallies.truncated, "truncated_last_line", input,
+    tel::addTallyNote(data.notes, truncated, "truncated_last_line", input,
                       "last line cut off (no newline, too few fields)", "it was skipped");
   }
 };

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/throttle_reasons.h"
+#include "import/telemetry/csv_telemetry.h"
 #include "import/telemetry/gpu_cycles.h"
 #include "import/telemetry/table_builder.h"
 #include "import/telemetry/telemetry_importers.h"
@@ -322,6 +323,287 @@ std::vector<std::unique_ptr<GpuState>> splitByPosition(const TelemetryTable& all
   return out;
 }
 
+constexpr tel::CsvFormat kCsvFormat{
+    .emptyFile = "empty file; expected an nvidia-smi --query-gpu CSV with a header line",
+    .progressText = "reading nvidia-smi CSV",
+    .progressEvery = 0x10000,
+    .changedHeaderAdvice = "; import the two parts as separate files",
+};
+
+// One read of one file: the header's columns, then every row into the table of its GPU.
+class SmiCsvRead {
+ public:
+  SmiCsvRead(const std::filesystem::path& input, const ImportOptions& options,
+             const Progress& progress)
+      : input_(input),
+        options_(options),
+        csv_(input, progress, kCsvFormat),
+        zone_(options.utc_offset_s) {}
+
+  ImportedData read(std::string_view format) {
+    readColumns();
+    const size_t rows = csv_.readRows(
+        cols_.size(), [&](const auto& fields) { return classify(fields); },
+        [&](const auto& fields, int64_t lineNo) { readRow(fields, lineNo); });
+    if (rows == 0)
+      text::fail(
+          input_, csv_.headerLine(),
+          fmt::format("a header but no data rows (header '{}')", text::excerpt(csv_.headerText())));
+    ImportedData data;
+    data.format = std::string(format);
+    data.path = input_;
+    const std::string subject = fmt::format("file {}", input_.filename().string());
+    splitGpus(data.notes, subject);
+    for (auto& s : gpus_) {
+      TelemetryTable table = s->table.finish();
+      finishGpuTable(*s, cols_, table);
+      s->gpu.table = std::move(table);
+      data.gpus.push_back(std::move(s->gpu));
+    }
+    std::sort(data.gpus.begin(), data.gpus.end(), [](const ImportedGpu& a, const ImportedGpu& b) {
+      return a.info.local_index < b.info.local_index;
+    });
+    if (!data.gpus.empty()) {
+      data.sample_interval_s = tel::medianIntervalSeconds(data.gpus.front().table.t_ns);
+      data.platform = tel::platformFromDeviceName(data.gpus.front().info.device_name);
+    }
+    zone_.addNote(data.notes, subject);
+    csv_.addNotes(data.notes);
+    tel::addTallyNote(data.notes, noKey_, "rows_without_gpu_key", input_,
+                      "rows with neither uuid nor pci.bus_id",
+                      "they were read as one more GPU of their own");
+    csv_.done();
+    return data;
+  }
+
+ private:
+  // The header: what each column is; a timestamp column is required.
+  void readColumns() {
+    const std::vector<std::string_view>& fields = csv_.readHeader();
+    if (text::parseDateTime(fields[0]))
+      text::fail(input_, csv_.headerLine(),
+                 "no header line: this looks like nvidia-smi --query-gpu output written with "
+                 "'noheader', so the field list is unknown; re-run without 'noheader' or put the "
+                 "--query-gpu field list (e.g. 'timestamp, index, power.draw [W]') as the first "
+                 "line");
+    cols_ = parseHeader(fields);
+    const auto findRole = [&](Role r) -> int {
+      for (size_t i = 0; i < cols_.size(); ++i)
+        if (cols_[i].role == r) return static_cast<int>(i);
+      return -1;
+    };
+    tsCol_ = findRole(Role::Timestamp);
+    if (tsCol_ < 0)
+      text::fail(input_, csv_.headerLine(),
+                 fmt::format("no 'timestamp' column in the header '{}'; add timestamp to "
+                             "--query-gpu so that samples can be placed in time",
+                             text::excerpt(csv_.headerText())));
+    indexCol_ = findRole(Role::Index);
+    uuidCol_ = findRole(Role::Uuid);
+    busCol_ = findRole(Role::BusId);
+    maskCol_ = findRole(Role::Mask);
+    haveReasons_ = findRole(Role::Reason) >= 0;
+    // Without any GPU column all rows go to one table, split by position at the end.
+    positional_ = indexCol_ < 0 && uuidCol_ < 0 && busCol_ < 0;
+  }
+
+  // A row with a valid timestamp is data (its time is kept for readRow()); any other row naming
+  // a timestamp column is another header.
+  tel::HeaderLine classify(const std::vector<std::string_view>& fields) {
+    dt_.reset();
+    if (fields.size() == cols_.size())
+      dt_ = text::parseDateTime(fields[static_cast<size_t>(tsCol_)]);
+    if (dt_) return tel::HeaderLine::No;
+    return std::any_of(fields.begin(), fields.end(),
+                       [](std::string_view f) { return normalizeField(f) == "timestamp"; })
+               ? tel::HeaderLine::Changed
+               : tel::HeaderLine::No;
+  }
+
+  GpuState& newGpu(int localIndex) {
+    auto s = std::make_unique<GpuState>();
+    s->gpu.info.local_index = localIndex;
+    s->tableColumn.assign(cols_.size(), static_cast<size_t>(-1));
+    for (size_t i = 0; i < cols_.size(); ++i)
+      if (cols_[i].role == Role::Metric) s->tableColumn[i] = s->table.column(cols_[i].metric);
+    gpus_.push_back(std::move(s));
+    return *gpus_.back();
+  }
+
+  // The GPU of a row: by its index column, else by uuid or pci.bus_id, else (positional) the
+  // one table of all rows.
+  GpuState& gpuOfRow(const std::vector<std::string_view>& fields, int64_t lineNo) {
+    if (indexCol_ >= 0) {
+      const std::string_view cell = fields[static_cast<size_t>(indexCol_)];
+      const auto idx = text::parseInt(cell);
+      if (!idx || *idx < 0 || *idx >= kMaxGpuIndex)
+        text::fail(input_, lineNo,
+                   fmt::format("column '{}': expected a GPU index 0..{}, found '{}'",
+                               cols_[static_cast<size_t>(indexCol_)].header, kMaxGpuIndex - 1,
+                               text::excerpt(cell)));
+      const auto i = static_cast<size_t>(*idx);
+      if (i >= byIndex_.size()) byIndex_.resize(i + 1, -1);
+      if (byIndex_[i] < 0) {
+        byIndex_[i] = static_cast<int>(gpus_.size());
+        newGpu(static_cast<int>(i));
+      }
+      return *gpus_[static_cast<size_t>(byIndex_[i])];
+    }
+    if (!positional_) {
+      // uuid, else pci.bus_id; a row that has neither goes to a GPU of its own (noted).
+      std::string_view key = uuidCol_ >= 0 ? fields[static_cast<size_t>(uuidCol_)] : "";
+      if (text::isMissing(key) && busCol_ >= 0) key = fields[static_cast<size_t>(busCol_)];
+      if (text::isMissing(key)) {
+        noKey_.add(lineNo, csv_.line());
+        key = {};
+      }
+      auto [it, inserted] = byKey_.emplace(std::string(key), static_cast<int>(gpus_.size()));
+      if (inserted) newGpu(static_cast<int>(gpus_.size()));
+      return *gpus_[static_cast<size_t>(it->second)];
+    }
+    if (gpus_.empty()) newGpu(0);
+    positions_.add(cols_, fields);
+    return *gpus_.front();
+  }
+
+  // One data row: a sample of its GPU at the row's time.
+  void readRow(const std::vector<std::string_view>& fields, int64_t lineNo) {
+    if (!dt_) {
+      const std::string_view ts = fields[static_cast<size_t>(tsCol_)];
+      text::fail(input_, lineNo,
+                 fmt::format("timestamp '{}' is not a date and time (expected 'YYYY/MM/DD "
+                             "HH:MM:SS.mmm' or ISO-8601 such as '2025-09-24T03:41:43.487Z')",
+                             text::excerpt(ts)));
+    }
+    const int64_t t = zone_.toUtc(*dt_);
+    GpuState& g = gpuOfRow(fields, lineNo);
+    g.table.addRow(t);
+    readCells(g, fields, lineNo);
+    ++rows_;
+    reserveTables(lineNo);
+  }
+
+  void readCells(GpuState& g, const std::vector<std::string_view>& fields, int64_t lineNo) {
+    uint32_t reasonMask = 0;
+    bool anyReason = false;
+    for (size_t i = 0; i < cols_.size(); ++i) {
+      Column& c = cols_[i];
+      const std::string_view cell = fields[i];
+      switch (c.role) {
+        case Role::Metric: {
+          const text::Value v = text::parseValue(cell);
+          double value = kNaN;
+          if (v.kind == ValueKind::Number) {
+            value = v.number;
+          } else if (v.kind == ValueKind::NonFinite) {
+            csv_.nonFinite.add(lineNo, cell);
+          } else if (v.kind == ValueKind::Text) {
+            if (c.known)
+              text::fail(input_, lineNo,
+                         fmt::format("column '{}': expected a number, found '{}'", c.header,
+                                     text::excerpt(cell)));
+            c.textSeen = true;
+          }
+          g.table.set(g.tableColumn[i], value);
+          break;
+        }
+        case Role::Mask:
+          if (!text::isMissing(cell)) {
+            const auto mask = text::parseHexOrDecimal(cell);
+            if (!mask)
+              text::fail(input_, lineNo,
+                         fmt::format("column '{}': expected a hex bitmask such as "
+                                     "0x0000000000000004, found '{}'",
+                                     c.header, text::excerpt(cell)));
+            g.table.setThrottle(static_cast<uint32_t>(*mask & 0xFFFFFFFFull));
+          } else {
+            g.table.setThrottle(throttle::kUnknown);
+          }
+          break;
+        case Role::Reason:
+          if (cell == "Active") {
+            reasonMask |= c.bit;
+            anyReason = true;
+          } else if (cell == "Not Active") {
+            anyReason = true;
+          }
+          break;
+        case Role::Name:
+          if (!text::isMissing(cell) && g.gpu.info.device_name.empty())
+            g.gpu.info.device_name = std::string(cell);
+          break;
+        case Role::Uuid:
+          if (!text::isMissing(cell) && g.gpu.info.uuid.empty())
+            g.gpu.info.uuid = std::string(cell);
+          break;
+        case Role::Host:
+          if (!text::isMissing(cell) && g.gpu.info.hostname.empty())
+            g.gpu.info.hostname = std::string(cell);
+          break;
+        default:
+          break;
+      }
+    }
+    if (maskCol_ < 0 && haveReasons_)
+      g.table.setThrottle(anyReason ? reasonMask : throttle::kUnknown);
+  }
+
+  // After a first stretch, size the tables for the whole file (plain text only: the size of a
+  // gzip file says little about its rows).
+  void reserveTables(int64_t lineNo) {
+    text::LineReader& reader = csv_.lines();
+    if (reserved_ || rows_ != 4096 || !reader.plainText() || reader.fileSize() == 0) return;
+    reserved_ = true;
+    const double perRow = static_cast<double>(reader.textConsumed()) / static_cast<double>(lineNo);
+    const double total = static_cast<double>(reader.fileSize()) / std::max(perRow, 1.0);
+    const auto perGpu = static_cast<size_t>(total * 1.05 / static_cast<double>(gpus_.size()));
+    if (perGpu < (size_t{1} << 31))
+      for (auto& s : gpus_)
+        s->table.reserve(perGpu);
+  }
+
+  // A file without a GPU column: the number of GPUs from timing, constants and continuity
+  // (gpu_cycles.h), then row i is GPU i mod N. A file that names GPUs ignores --gpus (noted).
+  void splitGpus(std::vector<QualityNote>& notes, const std::string& subject) {
+    if (positional_) {
+      const TelemetryTable& all = gpus_.front()->table.table();
+      tel::CycleEvidence e;
+      e.t_ns = all.t_ns;
+      e.signature = positions_.signature;
+      for (const TelemetryColumn& c : all.columns)
+        e.metrics.emplace_back(c.values);
+      e.given = options_.gpus;
+      for (const Column& c : cols_)
+        if (c.constant) e.constantFields += (e.constantFields.empty() ? "" : ", ") + c.field;
+      const tel::CycleResult found = tel::inferGpuCount(e);
+      notes.push_back({found.severity, "gpu_by_position", subject, found.message});
+      gpus_ = splitByPosition(all, positions_, found.gpus, gpus_.front()->gpu.info.hostname);
+    } else if (options_.gpus) {
+      notes.push_back(
+          {Severity::Info, "gpus_option_ignored", subject,
+           fmt::format("--gpus {} was not used: the file names the GPU of each "
+                       "row ({} column)",
+                       *options_.gpus, indexCol_ >= 0 ? "index" : "uuid or pci.bus_id")});
+    }
+  }
+
+  const std::filesystem::path& input_;
+  const ImportOptions& options_;
+  tel::CsvTelemetryReader csv_;
+  tel::ZonePolicy zone_;
+  std::vector<Column> cols_;
+  int tsCol_ = -1, indexCol_ = -1, uuidCol_ = -1, busCol_ = -1, maskCol_ = -1;
+  bool haveReasons_ = false, positional_ = false;
+  std::optional<text::DateTime> dt_;             // of the row classify() saw last
+  std::vector<std::unique_ptr<GpuState>> gpus_;  // by first appearance
+  std::vector<int> byIndex_;                     // GPU index -> position in gpus_
+  std::unordered_map<std::string, int> byKey_;   // uuid / bus id -> position in gpus_
+  PositionalRows positions_;
+  tel::Tally noKey_;
+  size_t rows_ = 0;
+  bool reserved_ = false;
+};
+
 class NvidiaSmiCsvImporter final : public Importer {
  public:
   std::string_view name() const override { return "nvidia-smi-csv"; }
@@ -367,272 +649,7 @@ class NvidiaSmiCsvImporter final : public Importer {
 
   ImportedData read(const std::filesystem::path& input, const ImportOptions& options,
                     const Progress& progress) const override {
-    text::LineReader reader(input);
-    ImportedData data;
-    data.format = std::string(name());
-    data.path = input;
-
-    std::string_view line;
-    std::vector<std::string_view> fields;
-    // Header: the first non-empty line.
-    bool haveHeader = false;
-    while (reader.next(line)) {
-      if (!text::trim(line).empty()) {
-        haveHeader = true;
-        break;
-      }
-    }
-    if (!haveHeader)
-      text::fail(input, 0, "empty file; expected an nvidia-smi --query-gpu CSV with a header line");
-    const int64_t headerLine = reader.lineNumber();
-    text::splitCsv(line, fields);
-    if (text::parseDateTime(fields[0]))
-      text::fail(input, headerLine,
-                 "no header line: this looks like nvidia-smi --query-gpu output written with "
-                 "'noheader', so the field list is unknown; re-run without 'noheader' or put the "
-                 "--query-gpu field list (e.g. 'timestamp, index, power.draw [W]') as the first "
-                 "line");
-    const std::string headerText(text::trim(line));
-    std::vector<Column> cols = parseHeader(fields);
-    const auto findRole = [&](Role r) -> int {
-      for (size_t i = 0; i < cols.size(); ++i)
-        if (cols[i].role == r) return static_cast<int>(i);
-      return -1;
-    };
-    const int tsCol = findRole(Role::Timestamp);
-    if (tsCol < 0)
-      text::fail(input, headerLine,
-                 fmt::format("no 'timestamp' column in the header '{}'; add timestamp to "
-                             "--query-gpu so that samples can be placed in time",
-                             text::excerpt(headerText)));
-    const int indexCol = findRole(Role::Index);
-    const int uuidCol = findRole(Role::Uuid);
-    const int busCol = findRole(Role::BusId);
-    const int maskCol = findRole(Role::Mask);
-    const bool haveReasons = findRole(Role::Reason) >= 0;
-
-    tel::ZonePolicy zone(options.utc_offset_s);
-    std::vector<std::unique_ptr<GpuState>> gpus;  // by first appearance
-    std::vector<int> byIndex;                     // GPU index -> position in gpus
-    std::unordered_map<std::string, int> byKey;   // uuid / bus id -> position in gpus
-    // Without any GPU column all rows go to one table, split by position at the end.
-    const bool positional = indexCol < 0 && uuidCol < 0 && busCol < 0;
-    PositionalRows positions;
-    tel::Tally nonFinite, truncated, noKey;
-    size_t rows = 0;
-    std::string lastTsText;
-    text::DateTime lastTs;
-    bool reserved = false;
-
-    auto newGpu = [&](int localIndex) -> GpuState& {
-      auto s = std::make_unique<GpuState>();
-      s->gpu.info.local_index = localIndex;
-      s->tableColumn.assign(cols.size(), static_cast<size_t>(-1));
-      for (size_t i = 0; i < cols.size(); ++i)
-        if (cols[i].role == Role::Metric) s->tableColumn[i] = s->table.column(cols[i].metric);
-      gpus.push_back(std::move(s));
-      return *gpus.back();
-    };
-
-    while (reader.next(line)) {
-      const int64_t lineNo = reader.lineNumber();
-      if ((lineNo & 0xFFFF) == 0 && reader.fileSize() > 0)
-        progress.report(
-            static_cast<double>(reader.bytesRead()) / static_cast<double>(reader.fileSize()),
-            "reading nvidia-smi CSV");
-      if (text::trim(line).empty()) continue;
-      text::splitCsv(line, fields);
-      std::optional<text::DateTime> dt;
-      if (fields.size() == cols.size())
-        dt = text::parseDateTime(fields[static_cast<size_t>(tsCol)]);
-      if (!dt) {
-        // Not a data row. The same header again is skipped (files appended to); another header
-        // is an error, as is a row with the wrong number of fields or a bad timestamp.
-        if (text::trim(line) == headerText) continue;
-        if (std::any_of(fields.begin(), fields.end(),
-                        [](std::string_view f) { return normalizeField(f) == "timestamp"; }))
-          text::fail(input, lineNo,
-                     fmt::format("the CSV header changed halfway: expected '{}' (as on line {}), "
-                                 "found '{}'; import the two parts as separate files",
-                                 text::excerpt(headerText), headerLine, text::excerpt(line)));
-        if (fields.size() != cols.size()) {
-          if (!reader.lastLineTerminated() && fields.size() < cols.size()) {
-            truncated.add(lineNo, line);  // the last line was cut off while being written
-            break;
-          }
-          text::fail(input, lineNo,
-                     fmt::format("expected {} fields as in the header, found {}", cols.size(),
-                                 fields.size()));
-        }
-        const std::string_view ts = fields[static_cast<size_t>(tsCol)];
-        text::fail(input, lineNo,
-                   fmt::format("timestamp '{}' is not a date and time (expected 'YYYY/MM/DD "
-                               "HH:MM:SS.mmm' or ISO-8601 such as '2025-09-24T03:41:43.487Z')",
-                               text::excerpt(ts)));
-      }
-      const int64_t t = zone.toUtc(*dt);
-
-      // Which GPU.
-      GpuState* g = nullptr;
-      if (indexCol >= 0) {
-        const std::string_view cell = fields[static_cast<size_t>(indexCol)];
-        const auto idx = text::parseInt(cell);
-        if (!idx || *idx < 0 || *idx >= kMaxGpuIndex)
-          text::fail(input, lineNo,
-                     fmt::format("column '{}': expected a GPU index 0..{}, found '{}'",
-                                 cols[static_cast<size_t>(indexCol)].header, kMaxGpuIndex - 1,
-                                 text::excerpt(cell)));
-        const auto i = static_cast<size_t>(*idx);
-        if (i >= byIndex.size()) byIndex.resize(i + 1, -1);
-        if (byIndex[i] < 0) {
-          byIndex[i] = static_cast<int>(gpus.size());
-          newGpu(static_cast<int>(i));
-        }
-        g = gpus[static_cast<size_t>(byIndex[i])].get();
-      } else if (!positional) {
-        // uuid, else pci.bus_id; a row that has neither goes to a GPU of its own (noted).
-        std::string_view key = uuidCol >= 0 ? fields[static_cast<size_t>(uuidCol)] : "";
-        if (text::isMissing(key) && busCol >= 0) key = fields[static_cast<size_t>(busCol)];
-        if (text::isMissing(key)) {
-          noKey.add(lineNo, line);
-          key = {};
-        }
-        auto [it, inserted] = byKey.emplace(std::string(key), static_cast<int>(gpus.size()));
-        if (inserted) newGpu(static_cast<int>(gpus.size()));
-        g = gpus[static_cast<size_t>(it->second)].get();
-      } else {
-        if (gpus.empty()) newGpu(0);
-        g = gpus.front().get();
-        positions.add(cols, fields);
-      }
-
-      g->table.addRow(t);
-      uint32_t reasonMask = 0;
-      bool anyReason = false;
-      for (size_t i = 0; i < cols.size(); ++i) {
-        Column& c = cols[i];
-        const std::string_view cell = fields[i];
-        switch (c.role) {
-          case Role::Metric: {
-            const text::Value v = text::parseValue(cell);
-            double value = kNaN;
-            if (v.kind == ValueKind::Number) {
-              value = v.number;
-            } else if (v.kind == ValueKind::NonFinite) {
-              nonFinite.add(lineNo, cell);
-            } else if (v.kind == ValueKind::Text) {
-              if (c.known)
-                text::fail(input, lineNo,
-                           fmt::format("column '{}': expected a number, found '{}'", c.header,
-                                       text::excerpt(cell)));
-              c.textSeen = true;
-            }
-            g->table.set(g->tableColumn[i], value);
-            break;
-          }
-          case Role::Mask:
-            if (!text::isMissing(cell)) {
-              const auto mask = text::parseHexOrDecimal(cell);
-              if (!mask)
-                text::fail(input, lineNo,
-                           fmt::format("column '{}': expected a hex bitmask such as "
-                                       "0x0000000000000004, found '{}'",
-                                       c.header, text::excerpt(cell)));
-              g->table.setThrottle(static_cast<uint32_t>(*mask & 0xFFFFFFFFull));
-            } else {
-              g->table.setThrottle(throttle::kUnknown);
-            }
-            break;
-          case Role::Reason:
-            if (cell == "Active") {
-              reasonMask |= c.bit;
-              anyReason = true;
-            } else if (cell == "Not Active") {
-              anyReason = true;
-            }
-            break;
-          case Role::Name:
-            if (!text::isMissing(cell) && g->gpu.info.device_name.empty())
-              g->gpu.info.device_name = std::string(cell);
-            break;
-          case Role::Uuid:
-            if (!text::isMissing(cell) && g->gpu.info.uuid.empty())
-              g->gpu.info.uuid = std::string(cell);
-            break;
-          case Role::Host:
-            if (!text::isMissing(cell) && g->gpu.info.hostname.empty())
-              g->gpu.info.hostname = std::string(cell);
-            break;
-          default:
-            break;
-        }
-      }
-      if (maskCol < 0 && haveReasons)
-        g->table.setThrottle(anyReason ? reasonMask : throttle::kUnknown);
-      ++rows;
-      // After a first stretch, size the tables for the whole file (plain text only: the size of
-      // a gzip file says little about its rows).
-      if (!reserved && rows == 4096 && reader.plainText() && reader.fileSize() > 0) {
-        reserved = true;
-        const double perRow =
-            static_cast<double>(reader.textConsumed()) / static_cast<double>(lineNo);
-        const double total = static_cast<double>(reader.fileSize()) / std::max(perRow, 1.0);
-        const auto perGpu = static_cast<size_t>(total * 1.05 / static_cast<double>(gpus.size()));
-        if (perGpu < (size_t{1} << 31))
-          for (auto& s : gpus)
-            s->table.reserve(perGpu);
-      }
-    }
-    if (rows == 0)
-      text::fail(input, headerLine,
-                 fmt::format("a header but no data rows (header '{}')", text::excerpt(headerText)));
-
-    // Tables and GPU metadata.
-    const std::string subject = fmt::format("file {}", input.filename().string());
-    if (positional) {
-      const TelemetryTable& all = gpus.front()->table.table();
-      tel::CycleEvidence e;
-      e.t_ns = all.t_ns;
-      e.signature = positions.signature;
-      for (const TelemetryColumn& c : all.columns)
-        e.metrics.emplace_back(c.values);
-      e.given = options.gpus;
-      for (const Column& c : cols)
-        if (c.constant) e.constantFields += (e.constantFields.empty() ? "" : ", ") + c.field;
-      const tel::CycleResult found = tel::inferGpuCount(e);
-      data.notes.push_back({found.severity, "gpu_by_position", subject, found.message});
-      gpus = splitByPosition(all, positions, found.gpus, gpus.front()->gpu.info.hostname);
-    } else if (options.gpus) {
-      data.notes.push_back(
-          {Severity::Info, "gpus_option_ignored", subject,
-           fmt::format("--gpus {} was not used: the file names the GPU of each "
-                       "row ({} column)",
-                       *options.gpus, indexCol >= 0 ? "index" : "uuid or pci.bus_id")});
-    }
-    for (auto& s : gpus) {
-      TelemetryTable table = s->table.finish();
-      finishGpuTable(*s, cols, table);
-      s->gpu.table = std::move(table);
-      data.gpus.push_back(std::move(s->gpu));
-    }
-    std::sort(data.gpus.begin(), data.gpus.end(), [](const ImportedGpu& a, const ImportedGpu& b) {
-      return a.info.local_index < b.info.local_index;
-    });
-    if (!data.gpus.empty()) {
-      data.sample_interval_s = tel::medianIntervalSeconds(data.gpus.front().table.t_ns);
-      data.platform = tel::platformFromDeviceName(data.gpus.front().info.device_name);
-    }
-
-    zone.addNote(data.notes, subject);
-    tel::addTallyNote(data.notes, nonFinite, "non_finite_values", input, "NaN or infinite values",
-                      "they were read as missing values");
-    tel::addTallyNote(data.notes, truncated, "truncated_last_line", input,
-                      "last line cut off (no newline, too few fields)", "it was skipped");
-    tel::addTallyNote(data.notes, noKey, "rows_without_gpu_key", input,
-                      "rows with neither uuid nor pci.bus_id",
-                      "they were read as one more GPU of their own");
-    progress.report(1.0, "reading nvidia-smi CSV");
-    return data;
+    return SmiCsvRead(input, options, progress).read(name());
   }
 };
 
