@@ -32,7 +32,8 @@ QString counterTitle(const TrackRow& r) {
 
 QString heatmapTitle(const RunFile& run, const HeatmapRow& h) {
   const MetricInfo& m = run.series().metrics[static_cast<size_t>(h.metric)];
-  const QString label = QString::fromStdString(m.label);
+  const QString label =
+      h.domainPower ? QObject::tr("Package power") : QString::fromStdString(m.label);
   return m.unit.empty()
              ? label
              : QStringLiteral("%1 (%2)").arg(label, unitText(QString::fromStdString(m.unit)));
