@@ -237,6 +237,15 @@ void TrackTree::addRun(const std::shared_ptr<const RunFile>& run, int runIndex) 
   expand(root->index());
   for (int i = 0; i < root->rowCount(); ++i)
     expand(root->child(i)->index());
+  // A run with packages opens its first node and that node's packages, so node > package > GCD
+  // shows at once (the others stay folded: a run may have hundreds of packages).
+  if (hasPackages(*run) && root->rowCount() > 0 && !run->series().metrics.empty() &&
+      root->child(0)->rowCount() > 0) {
+    QStandardItem* node = root->child(0)->child(0);
+    expand(node->index());
+    for (int i = 0; i < node->rowCount(); ++i)
+      if (node->child(i)->data(KindRole).toInt() == PackageItem) expand(node->child(i)->index());
+  }
 }
 
 }  // namespace wl
