@@ -374,9 +374,11 @@ std::vector<AxisTick> gpuTicks(const RunFile& run, const QRectF& content, double
       nice = n;
       break;
     }
+  // The devices of a run with MI250 packages are GCDs.
+  const QString name = hasPackages(run) ? QObject::tr("GCD %1") : QObject::tr("GPU %1");
   for (size_t gi = 0; gi < gpus; gi += nice)
     ticks.push_back({content.top() + (static_cast<double>(gi) + 0.5) * rowH,
-                     QObject::tr("GPU %1").arg(run.gpus()[gi].id), true});
+                     name.arg(run.gpus()[gi].id), true});
   return ticks;
 }
 
