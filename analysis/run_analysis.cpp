@@ -107,7 +107,14 @@ std::vector<double> windowMeans(const RunFile& run, std::string_view metric,
   const int64_t lo = std::max(window.t0, grid.origin_ns);
   const int64_t first = std::clamp<int64_t>((lo - grid.origin_ns + w - 1) / w, 0, nb);
   const int64_t last = std::clamp<int64_t>((window.t1 - grid.origin_ns) / w, 0, nb);
-  if (last <= first) return out;
+  if (last <= first) {
+    // A window inside one bucket (a few short iterations of a small model): no whole bucket to
+    // read, so the exact time-weighted mean from the raw samples, which are few here.
+    const std::vector<MetricStats> raw = metricStats(run, metric, gpus, window);
+    for (size_t k = 0; k < gpus.size(); ++k)
+      out[k] = raw[k].mean;
+    return out;
+  }
   const PyramidRows rows(run, SeriesKind::Gpu, metric, level, gpus, static_cast<size_t>(first),
                          static_cast<size_t>(last));
   for (size_t k = 0; k < gpus.size(); ++k) {

@@ -2,6 +2,7 @@
 #include "track_tree.h"
 
 #include <QHeaderView>
+#include <QStringList>
 
 #include <algorithm>
 #include <map>
@@ -83,7 +84,7 @@ void TrackTree::showContextMenu(const QPoint& pos) {
   QStandardItem* item = model_->itemFromIndex(idx.siblingAtColumn(0));
   const int kind = item->data(KindRole).toInt();
   if (kind != MetricItem && kind != StreamItem && kind != StepsItem && kind != GpuItem &&
-      kind != RankItem)
+      kind != RankItem && kind != PackageItem)
     return;
   QMenu menu(this);
   const bool pinned = item->data(PinnedRole).toBool();
@@ -104,6 +105,68 @@ void TrackTree::showContextMenu(const QPoint& pos) {
   menu.exec(viewport()->mapToGlobal(pos));
 }
 
+namespace {
+
+QStandardItem* makeMetricItem(const MetricInfo& m, int run, const QString& key, int gpu,
+                              const QString& label, const SeriesGroupMeta& tel) {
+  auto* mi = makeItem(label, TrackTree::MetricItem, run, key, gpu, QString::fromStdString(m.id));
+  // The four metrics the throttling story needs are shown; the rest are a click away.
+  if (!isDefaultMetric(m.id, tel)) mi->setCheckState(Qt::Unchecked);
+  mi->setDropEnabled(false);
+  return mi;
+}
+
+QStandardItem* unitItem(const MetricInfo& m) {
+  auto* unit = new QStandardItem(QString::fromStdString(m.unit));
+  unit->setEditable(false);
+  return unit;
+}
+
+}  // namespace
+
+QStandardItem* TrackTree::addPackage(const RunFile& run, int r, const PowerDomain& d,
+                                     QStandardItem* node) {
+  const int number = run.gpus()[static_cast<size_t>(d.gpus.front())].package;
+  auto* package = makeItem(tr("Package %1").arg(number >= 0 ? number : d.id), PackageItem, r,
+                           rowkey::package(r, d.id), d.id);
+  package->setDropEnabled(false);
+  QStringList members;
+  for (int g : d.gpus)
+    members << QString::number(g);
+  auto* detail = new QStandardItem(tr("GCD %1").arg(members.join(QStringLiteral(", "))));
+  detail->setEditable(false);
+  // The package's power and energy, once, above its GCDs (when one GCD reports the package's).
+  const SeriesGroupMeta& tel = run.series();
+  if (d.power_gpu >= 0)
+    for (const MetricInfo& m : orderedMetrics(tel))
+      if (isDomainMetric(m.id))
+        package->appendRow(
+            {makeMetricItem(m, r, rowkey::packageMetric(r, d.id, m.id), d.power_gpu,
+                            tr("Package %1").arg(QString::fromStdString(m.label).toLower()), tel),
+             unitItem(m)});
+  node->appendRow({package, detail});
+  return package;
+}
+
+void TrackTree::addGpu(const RunFile& run, int r, const GpuInfo& g, QStandardItem* parent) {
+  const bool gcd = parent->data(KindRole).toInt() == PackageItem;
+  auto* gpu = makeItem((gcd ? tr("GCD %1") : tr("GPU %1")).arg(g.id), GpuItem, r,
+                       rowkey::gpu(r, g.id), g.id);
+  gpu->setDropEnabled(false);
+  auto* detail = new QStandardItem(
+      tr("local %1%2").arg(g.local_index).arg(g.rank >= 0 ? tr(", rank %1").arg(g.rank) : ""));
+  detail->setEditable(false);
+  const SeriesGroupMeta& tel = run.series();
+  const bool packagePower = gcd && run.domainOf(g.id).power_gpu >= 0;
+  for (const MetricInfo& m : orderedMetrics(tel)) {
+    if (packagePower && isDomainMetric(m.id)) continue;  // shown once, on the package
+    gpu->appendRow({makeMetricItem(m, r, rowkey::metric(r, g.id, m.id), g.id,
+                                   QString::fromStdString(m.label), tel),
+                    unitItem(m)});
+  }
+  parent->appendRow({gpu, detail});
+}
+
 void TrackTree::addRun(const std::shared_ptr<const RunFile>& run, int runIndex) {
   const int r = runIndex;
   auto* root = makeItem(runTitle(*run), RunItem, r, rowkey::run(r));
@@ -117,7 +180,7 @@ void TrackTree::addRun(const std::shared_ptr<const RunFile>& run, int runIndex) 
   // its GPUs in the run summary, not as empty rows).
   if (!run->gpus().empty() && !tel.metrics.empty()) {
     auto* group = makeItem(tr("GPU telemetry"), GroupItem, r, rowkey::telemetry(r));
-    std::map<int, QStandardItem*> nodes;
+    std::map<int, QStandardItem*> nodes, packages;
     for (const GpuInfo& g : run->gpus()) {
       QStandardItem*& node = nodes[g.node];
       if (!node) {
@@ -126,22 +189,14 @@ void TrackTree::addRun(const std::shared_ptr<const RunFile>& run, int runIndex) 
         if (!host.empty()) node->setToolTip(QString::fromStdString(host));
         group->appendRow(node);
       }
-      auto* gpu = makeItem(tr("GPU %1").arg(g.id), GpuItem, r, rowkey::gpu(r, g.id), g.id);
-      gpu->setDropEnabled(false);
-      auto* detail = new QStandardItem(
-          tr("local %1%2").arg(g.local_index).arg(g.rank >= 0 ? tr(", rank %1").arg(g.rank) : ""));
-      detail->setEditable(false);
-      for (const MetricInfo& m : orderedMetrics(tel)) {
-        auto* mi = makeItem(QString::fromStdString(m.label), MetricItem, r,
-                            rowkey::metric(r, g.id, m.id), g.id, QString::fromStdString(m.id));
-        // The four metrics the throttling story needs are shown; the rest are a click away.
-        if (!isDefaultMetric(m.id, tel)) mi->setCheckState(Qt::Unchecked);
-        mi->setDropEnabled(false);
-        auto* unit = new QStandardItem(QString::fromStdString(m.unit));
-        unit->setEditable(false);
-        gpu->appendRow({mi, unit});
+      const PowerDomain& domain = run->domainOf(g.id);
+      QStandardItem* parent = node;
+      if (isPackage(domain)) {
+        QStandardItem*& package = packages[domain.id];
+        if (!package) package = addPackage(*run, r, domain, node);
+        parent = package;
       }
-      node->appendRow({gpu, detail});
+      addGpu(*run, r, g, parent);
     }
     root->appendRow(group);
   }
@@ -182,6 +237,15 @@ void TrackTree::addRun(const std::shared_ptr<const RunFile>& run, int runIndex) 
   expand(root->index());
   for (int i = 0; i < root->rowCount(); ++i)
     expand(root->child(i)->index());
+  // A run with packages opens its first node and that node's packages, so node > package > GCD
+  // shows at once (the others stay folded: a run may have hundreds of packages).
+  if (hasPackages(*run) && root->rowCount() > 0 && !run->series().metrics.empty() &&
+      root->child(0)->rowCount() > 0) {
+    QStandardItem* node = root->child(0)->child(0);
+    expand(node->index());
+    for (int i = 0; i < node->rowCount(); ++i)
+      if (node->child(i)->data(KindRole).toInt() == PackageItem) expand(node->child(i)->index());
+  }
 }
 
 }  // namespace wl

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The track tree: what the open runs contain, as run > GPU telemetry > node > GPU > metric and
-// run > kernels > rank > stream. Items are checkable (show / hide), can be pinned and moved; the
-// timeline follows through visibilityChanged() and state(), a plain value planRows() takes.
+// run > kernels > rank > stream. The GCDs of an MI250 package sit under their package (node >
+// package > GCD > metric), the package's power first, once, above them. Items are checkable (show /
+// hide), can be pinned and moved; the timeline follows through visibilityChanged() and state(), a
+// plain value planRows() takes.
 
 #include <QMenu>
 #include <QStandardItemModel>
@@ -21,7 +23,17 @@ class TrackTree : public QTreeView {
  public:
   // Item data roles describing what an item stands for.
   enum Role { KindRole = Qt::UserRole + 1, RunRole, EntityRole, MetricRole, PinnedRole, KeyRole };
-  enum Kind { RunItem, GroupItem, NodeItem, GpuItem, MetricItem, RankItem, StreamItem, StepsItem };
+  enum Kind {
+    RunItem,
+    GroupItem,
+    NodeItem,
+    GpuItem,
+    MetricItem,
+    RankItem,
+    StreamItem,
+    StepsItem,
+    PackageItem
+  };
 
   explicit TrackTree(QWidget* parent = nullptr);
 
@@ -37,6 +49,9 @@ class TrackTree : public QTreeView {
 
  private:
   void showContextMenu(const QPoint& pos);
+  QStandardItem* addPackage(const RunFile& run, int runIndex, const PowerDomain& domain,
+                            QStandardItem* node);
+  void addGpu(const RunFile& run, int runIndex, const GpuInfo& gpu, QStandardItem* parent);
   QStandardItemModel* model_;
 };
 

@@ -223,8 +223,13 @@ void MainWindow::rebuildRows() {
     const QString current = heatmapMetric_->currentData().toString();
     heatmapMetric_->blockSignals(true);
     heatmapMetric_->clear();
-    for (const MetricInfo& m : page_->store()->run(0).series().metrics)
-      heatmapMetric_->addItem(QString::fromStdString(m.label), QString::fromStdString(m.id));
+    // A run with MI250 packages colours its power heatmap by package power (every GCD's row).
+    const RunFile& run0 = page_->store()->run(0);
+    for (const MetricInfo& m : run0.series().metrics)
+      heatmapMetric_->addItem(m.id == "power_w" && hasPackages(run0)
+                                  ? tr("Package power")
+                                  : QString::fromStdString(m.label),
+                              QString::fromStdString(m.id));
     const int idx =
         heatmapMetric_->findData(current.isEmpty() ? QStringLiteral("temp_c") : current);
     heatmapMetric_->setCurrentIndex(std::max(0, idx));

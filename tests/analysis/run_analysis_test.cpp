@@ -70,6 +70,33 @@ TEST(RunAnalysis, TotalsThroughputAndEnergyPerToken) {
   EXPECT_DOUBLE_EQ(h.duration_s, 50);
 }
 
+// Iterations of a small model are short: ten steps of 30 ms make a 0.3 s window, inside one
+// pyramid bucket at 10 Hz (8 samples wide, 1.07 s), with no whole bucket to read. The window power
+// comes from the raw samples. GPU 0 draws 400 W until 40.1 s, then 800 W; GPU 1 600 W.
+TEST(RunAnalysis, IterationWindowInsideOneBucket) {
+  test::TempDir dir;
+  test::RunSpec s = steadyRun();
+  s.telemetry.clear();
+  s.iterations.clear();
+  for (int g = 0; g < 2; ++g)
+    s.telemetry.push_back(
+        test::sampled(kT0, kT0 + 100 * kSec, 100 * kMs, {"power_w"}, [g](size_t, int64_t t) {
+          if (g == 1) return 600.0;
+          return t < kT0 + 40'100 * kMs ? 400.0 : 800.0;
+        }));
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 10; ++i)
+      s.iterations.push_back({r, i, kT0 + (40'000 + 30 * i) * kMs, kT0 + (40'030 + 30 * i) * kMs});
+  const auto run = test::writeAndOpen(s, dir / "run.h5");
+  const RunTotals t = analyzeRun(*run).totals;
+  EXPECT_NEAR(t.iteration_window_s, 0.3, 1e-12);
+  // Left Riemann over [40.0, 40.3): GPU 0 holds 400, 800, 800 W for 0.1 s each.
+  const double power = (400 + 800 + 800) / 3.0 + 600;
+  EXPECT_NEAR(t.iteration_window_power_w, power, 1e-9);
+  EXPECT_NEAR(t.energy_per_iteration_j, power * 0.03, 1e-9);
+  EXPECT_NEAR(t.energy_per_token_j, power * 0.03 / (32 * 1024), 1e-12);
+}
+
 TEST(RunAnalysis, InvalidRunAndDataQuality) {
   test::TempDir dir;
   test::RunSpec s = steadyRun();

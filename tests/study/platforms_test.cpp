@@ -142,5 +142,43 @@ TEST_F(Platforms, CompareSaysWhatPerGpuMeans) {
   EXPECT_EQ(bad.exitCode, 2) << bad.err;
 }
 
+// The study as a new user makes it: one small model, three TP x PP layouts on each
+// platform, `wattline simulate` defaults (ten iterations of tens of milliseconds, 20 Hz telemetry:
+// the TP 2 windows of H100 and H200, 0.2-0.6 s, hold no whole pyramid bucket of 0.54 s, and had
+// no energy per token before windowMeans read their raw samples). Every row has an energy per
+// token, an efficiency and a place in the Pareto figure.
+TEST(PlatformLayouts, EveryLayoutOfEveryPlatformIsOnTheParetoFigure) {
+  test::TempDir dir;
+  std::vector<fs::path> paths;
+  for (const char* platform : {"h100", "h200", "mi250"})
+    for (const auto& [tp, pp] : {std::pair{2, 1}, std::pair{1, 2}, std::pair{2, 2}}) {
+      sim::SimConfig c = test::tinySimConfig();
+      c.platform = *sim::findProfile(platform);
+      c.tp = tp, c.pp = pp, c.dp = 8 / (tp * pp);
+      c.gbs = c.dp * c.mbs * 2 * pp;  // the simulate command's defaults
+      c.seed = 1;
+      c.durationS = 0;
+      c.iterations = 10;
+      c.runName = std::string(platform) + "-tp" + std::to_string(tp) + "pp" + std::to_string(pp);
+      paths.push_back(dir.path() / (c.runName + ".h5"));
+      sim::simulate(c, paths.back());
+    }
+  StudyLoadOptions o;
+  o.cache.write = false;
+  const Study study = loadStudy(paths, o);
+  const StudyTable t = makeStudyTable(study, {});
+  ASSERT_EQ(t.rows.size(), 9u);
+  for (const StudyRow& r : t.rows) {
+    const RunSummary& s = study.runs[r.run].summary;
+    EXPECT_TRUE(s.valid) << s.name;
+    EXPECT_GT(s.totals.energy_per_token_j, 0) << s.name;
+    EXPECT_GT(s.totals.efficiency_samples_per_s_mj, 0) << s.name;
+  }
+  const ThroughputEnergyScatter scatter = throughputEnergyScatter(study, tableRuns(t));
+  EXPECT_EQ(scatter.points.size(), 9u);
+  EXPECT_TRUE(scatter.left_out.empty());
+  EXPECT_FALSE(scatter.front.empty());
+}
+
 }  // namespace
 }  // namespace wl

@@ -360,8 +360,11 @@ std::unique_ptr<TimelineFigure> timelineFigure(const TimelinePage& page, bool on
       y = r ? std::max(y + 1, static_cast<int>(std::ceil(rect.bottom()))) : y + 1;
     }
   } else {
+    std::set<QString> folded;
     for (const TrackRow& r : all)
-      if (r.group.isEmpty() || !view->isCollapsed(r.group)) spec.rows.push_back(r);
+      if (r.isHeader() && view->isCollapsed(r.key)) folded.insert(r.key);
+    for (size_t i : unfoldedRows(all, folded))
+      spec.rows.push_back(all[i]);
   }
   spec.range = page.viewport()->range();
   TileStore& store = *page.store();

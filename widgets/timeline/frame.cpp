@@ -32,7 +32,8 @@ QString counterTitle(const TrackRow& r) {
 
 QString heatmapTitle(const RunFile& run, const HeatmapRow& h) {
   const MetricInfo& m = run.series().metrics[static_cast<size_t>(h.metric)];
-  const QString label = QString::fromStdString(m.label);
+  const QString label =
+      h.domainPower ? QObject::tr("Package power") : QString::fromStdString(m.label);
   return m.unit.empty()
              ? label
              : QStringLiteral("%1 (%2)").arg(label, unitText(QString::fromStdString(m.unit)));
@@ -373,9 +374,11 @@ std::vector<AxisTick> gpuTicks(const RunFile& run, const QRectF& content, double
       nice = n;
       break;
     }
+  // The devices of a run with MI250 packages are GCDs.
+  const QString name = hasPackages(run) ? QObject::tr("GCD %1") : QObject::tr("GPU %1");
   for (size_t gi = 0; gi < gpus; gi += nice)
     ticks.push_back({content.top() + (static_cast<double>(gi) + 0.5) * rowH,
-                     QObject::tr("GPU %1").arg(run.gpus()[gi].id), true});
+                     name.arg(run.gpus()[gi].id), true});
   return ticks;
 }
 

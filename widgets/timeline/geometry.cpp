@@ -551,4 +551,26 @@ HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metri
   return g;
 }
 
+void showDomainPower(HeatmapGeometry& g, const RunFile& run) {
+  if (g.rows != run.gpus().size()) return;
+  const std::vector<float> own = g.values;  // rows as read, before any is replaced
+  auto rowOf = [&](int gpu) { return own.data() + static_cast<size_t>(gpu) * g.columns; };
+  for (const PowerDomain& d : run.domains()) {
+    if (d.gpus.size() < 2) continue;
+    for (size_t c = 0; c < g.columns; ++c) {
+      float v = kNaNf;
+      if (d.power_gpu >= 0) {
+        v = rowOf(d.power_gpu)[c];
+      } else {
+        double sum = 0;
+        for (int m : d.gpus)
+          sum += rowOf(m)[c];  // NaN if a share is missing
+        v = static_cast<float>(sum);
+      }
+      for (int m : d.gpus)
+        g.values[static_cast<size_t>(m) * g.columns + c] = v;
+    }
+  }
+}
+
 }  // namespace wl

@@ -122,4 +122,9 @@ HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metri
                                      const TimeMapping& map, const TileFetch& fetch,
                                      std::vector<TileKey>* missing);
 
+// A power heatmap's rows as power domains' power: every device's row shows its domain's power.
+// A GCD without power of its own takes the row of the GCD reporting its package's; devices that
+// each report a share show the sum of the shares (NaN where one is missing). Boards are unchanged.
+void showDomainPower(HeatmapGeometry& g, const RunFile& run);
+
 }  // namespace wl

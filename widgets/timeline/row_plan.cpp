@@ -8,6 +8,7 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "core/metrics.h"
@@ -55,6 +56,12 @@ QString stream(int r, int rank, int64_t s) {
 }
 QString heatmap(int r) {
   return run(r) + QStringLiteral("/heatmap");
+}
+QString package(int r, int domain) {
+  return run(r) + QStringLiteral("/p%1").arg(domain);
+}
+QString packageMetric(int r, int domain, const std::string& id) {
+  return package(r, domain) + QLatin1Char('/') + QString::fromStdString(id);
 }
 }  // namespace rowkey
 
@@ -105,6 +112,33 @@ int metricIndex(const RunFile& run, const std::string& id) {
 int heatmapRowHeight(size_t gpus) {
   if (gpus == 0) return 14;
   return std::clamp(static_cast<int>(600 / gpus), 2, 14);
+}
+
+bool isPackage(const PowerDomain& d) {
+  return d.gpus.size() >= 2;
+}
+
+bool hasPackages(const RunFile& run) {
+  return std::any_of(run.domains().begin(), run.domains().end(), isPackage);
+}
+
+bool isDomainMetric(const std::string& id) {
+  return id == "power_w" || id == "energy_j";
+}
+
+std::vector<size_t> unfoldedRows(const std::vector<TrackRow>& rows,
+                                 const std::set<QString>& collapsed) {
+  std::vector<size_t> out;
+  std::set<QString> hiddenHeaders;  // headers hidden by a folded outer group
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const TrackRow& r = rows[i];
+    if (!r.group.isEmpty() && (collapsed.count(r.group) || hiddenHeaders.count(r.group))) {
+      if (r.isHeader()) hiddenHeaders.insert(r.key);
+      continue;
+    }
+    out.push_back(i);
+  }
+  return out;
 }
 
 namespace {
@@ -165,8 +199,12 @@ class Planner {
       else
         for (int node : nodesOf(r))
           if (shown(rowkey::node(r, node)))
-            for (int g : gpusOfNode(r, node))
-              if (shown(rowkey::gpu(r, g))) gpu(r, g);
+            for (const Unit& u : unitsOfNode(r, node)) {
+              if (u.package && shown(rowkey::package(r, u.id)))
+                package(r, u.id, gcdsOf(r, u.id));
+              else if (!u.package && shown(rowkey::gpu(r, u.id)))
+                gpu(r, u.id);
+            }
     }
     if (!run.tracks().empty() && shown(rowkey::kernels(r)))
       for (int rank : ranksOf(r))
@@ -182,17 +220,31 @@ class Planner {
       figureHeatmaps(r);
       return;
     }
-    std::set<int> done;
+    std::set<int> done, packages;
     bool every = true;
+    auto gpuWithRanks = [&](int g, const QString& parent) {
+      gpu(r, g, parent);
+      for (int rank : ranksOfGpu(run, g)) {
+        rankRows(r, rank, rowkey::gpu(r, g), false);
+        done.insert(rank);
+      }
+    };
     for (int g : gpusInOrder(r)) {
       if (!shown(rowkey::gpu(r, g))) {
         every = false;
         continue;
       }
-      gpu(r, g);
-      for (int rank : ranksOfGpu(run, g)) {
-        rankRows(r, rank, rowkey::gpu(r, g), false);
-        done.insert(rank);
+      const PowerDomain& d = run.domainOf(g);
+      if (!isPackage(d)) {
+        gpuWithRanks(g, {});
+      } else if (packages.insert(d.id).second) {
+        // A package's shown GCDs follow its header together, in the selection's order.
+        std::vector<int> gcds;
+        for (int m : gpusInOrder(r))
+          if (run.domainOf(m).id == d.id && shown(rowkey::gpu(r, m))) gcds.push_back(m);
+        package(r, d.id, {});
+        for (int m : gcds)
+          gpuWithRanks(m, rowkey::package(r, d.id));
       }
     }
     if (!every) return;
@@ -209,7 +261,9 @@ class Planner {
     for (const MetricInfo& m : metricsInOrder(r, 0)) {
       const QString key = rowkey::metric(r, 0, m.id);
       if (!shown(key, false)) continue;
-      TrackRow h = row(HeatmapRow{r, metricIndex(run, m.id)}, QString::fromStdString(m.label),
+      const bool byDomain = m.id == "power_w" && hasPackages(run);
+      TrackRow h = row(HeatmapRow{r, metricIndex(run, m.id), byDomain},
+                       byDomain ? QObject::tr("Package power") : QString::fromStdString(m.label),
                        rowkey::heatmap(r) + QLatin1Char('/') + QString::fromStdString(m.id), {},
                        std::max(160, rows0));
       h.detail = QString::fromStdString(m.unit);
@@ -217,22 +271,27 @@ class Planner {
     }
   }
 
-  // A GPU's header and its shown counters.
-  void gpu(int r, int g) {
+  // A GPU's header and its shown counters. A GCD of a package (`parent` is the package's key)
+  // folds under the package's header, and leaves the package's power to the package's rows.
+  void gpu(int r, int g, const QString& parent = {}) {
     const RunFile& run = *runs_[static_cast<size_t>(r)];
     const GpuInfo& gi = run.gpus()[static_cast<size_t>(g)];
-    TrackRow h = row(GroupHeaderRow{r, g, -1, -1, -1}, QObject::tr("GPU %1").arg(g),
-                     rowkey::gpu(r, g), {}, figure_ ? 18 : 20);
+    const bool gcd = !parent.isEmpty();
+    TrackRow h = row(GroupHeaderRow{r, g, -1, -1, -1},
+                     (gcd ? QObject::tr("GCD %1") : QObject::tr("GPU %1")).arg(g),
+                     rowkey::gpu(r, g), parent, figure_ ? 18 : 20);
     QStringList d;
     d << QObject::tr("node %1").arg(gi.node) << QObject::tr("local %1").arg(gi.local_index);
     if (gi.slot >= 0) d << QObject::tr("slot %1").arg(gi.slot);
     for (int rank : ranksOfGpu(run, g))
       d << QObject::tr("rank %1").arg(rank);
     h.detail = d.join(QStringLiteral(" · "));
-    h.pinned = tree_.isPinned(h.key);
+    h.pinned = tree_.isPinned(h.key) || (gcd && tree_.isPinned(parent));
     rows.push_back(h);
+    const bool packagePower = gcd && run.domainOf(g).power_gpu >= 0;
     for (const MetricInfo& m : metricsInOrder(r, g)) {
       const QString key = rowkey::metric(r, g, m.id);
+      if (packagePower && isDomainMetric(m.id)) continue;
       if (!shown(key, isDefaultMetric(m.id, run.series()))) continue;
       TrackRow c = row(CounterRow{r, g, metricIndex(run, m.id)}, QString::fromStdString(m.label),
                        key, h.key, o_.counterHeight);
@@ -241,6 +300,40 @@ class Planner {
       if (c.pinned && !h.pinned) c.label = h.label + QStringLiteral(" · ") + c.label;
       rows.push_back(c);
     }
+  }
+
+  // A package's header, its power (when one GCD reports the package's) and its GCDs `gcds`.
+  void package(int r, int id, const std::vector<int>& gcds) {
+    const RunFile& run = *runs_[static_cast<size_t>(r)];
+    const PowerDomain& dom = run.domains()[static_cast<size_t>(id)];
+    const int number = run.gpus()[static_cast<size_t>(dom.gpus.front())].package;
+    TrackRow h = row(GroupHeaderRow{r, -1, -1, -1, -1, id},
+                     QObject::tr("Package %1").arg(number >= 0 ? number : id),
+                     rowkey::package(r, id), {}, figure_ ? 18 : 20);
+    QStringList members, d;
+    for (int g : dom.gpus)
+      members << QString::number(g);
+    d << QObject::tr("GCD %1").arg(members.join(QStringLiteral(", ")))
+      << QObject::tr("node %1").arg(dom.node);
+    if (std::isfinite(dom.power_limit_w)) d << QObject::tr("cap %1 W").arg(dom.power_limit_w);
+    if (dom.power_gpu < 0) d << QObject::tr("power per GCD");
+    h.detail = d.join(QStringLiteral(" · "));
+    h.pinned = tree_.isPinned(h.key);
+    rows.push_back(h);
+    if (dom.power_gpu >= 0)
+      for (const MetricInfo& m : packageMetricsInOrder(r, id)) {
+        const QString key = rowkey::packageMetric(r, id, m.id);
+        if (!shown(key, isDefaultMetric(m.id, run.series()))) continue;
+        TrackRow c = row(CounterRow{r, dom.power_gpu, metricIndex(run, m.id)},
+                         QObject::tr("Package %1").arg(QString::fromStdString(m.label).toLower()),
+                         key, h.key, o_.counterHeight);
+        c.detail = QString::fromStdString(m.unit);
+        c.pinned = h.pinned || tree_.isPinned(key);
+        if (c.pinned && !h.pinned) c.label = h.label + QStringLiteral(" · ") + c.label;
+        rows.push_back(c);
+      }
+    for (int g : gcds)
+      if (shown(rowkey::gpu(r, g))) gpu(r, g, h.key);
   }
 
   // A rank under its own header (window: "Rank 2", figure: ranks no shown GPU ran).
@@ -293,13 +386,20 @@ class Planner {
     int m = metricIndex(run, o_.heatmapMetric);
     if (m < 0 && !run.series().metrics.empty()) m = 0;
     if (m < 0) return;
+    const MetricInfo& mi = run.series().metrics[static_cast<size_t>(m)];
+    // Power of a run with packages: each GCD's row shows its package's power (only one GCD of a
+    // pair reports it; the other's own column is empty).
+    const bool byDomain = mi.id == "power_w" && hasPackages(run);
     TrackRow h =
-        row(HeatmapRow{r, m},
+        row(HeatmapRow{r, m, byDomain},
             QObject::tr("Heatmap: %1")
-                .arg(QString::fromStdString(run.series().metrics[static_cast<size_t>(m)].label)),
+                .arg(byDomain ? QObject::tr("Package power") : QString::fromStdString(mi.label)),
             rowkey::heatmap(r), {},
             heatmapRowHeight(run.gpus().size()) * static_cast<int>(run.gpus().size()));
     h.detail = QObject::tr("%1 GPUs, one row each").arg(run.gpus().size());
+    if (byDomain)
+      h.detail = QObject::tr("%1 GCDs, one row each, coloured by their package's power")
+                     .arg(run.gpus().size());
     rows.push_back(h);
   }
 
@@ -403,6 +503,41 @@ class Planner {
       if (g.node == node) out.push_back(g.id);
     return inTreeOrder(out, tree_, [r](int g) { return rowkey::gpu(r, g); });
   }
+  // A node's GPUs and packages (Unit::package: id is a PowerDomain id), in the order of their
+  // first GPU unless the tree moved them. A run without packages gives gpusOfNode's order.
+  struct Unit {
+    bool package = false;
+    int id = 0;
+  };
+  std::vector<Unit> unitsOfNode(int r, int node) const {
+    const RunFile& run = *runs_[static_cast<size_t>(r)];
+    std::vector<Unit> out;
+    std::set<int> seen;
+    for (const GpuInfo& g : run.gpus()) {
+      if (g.node != node) continue;
+      const PowerDomain& d = run.domainOf(g.id);
+      if (!isPackage(d))
+        out.push_back({false, g.id});
+      else if (seen.insert(d.id).second)
+        out.push_back({true, d.id});
+    }
+    return inTreeOrder(out, tree_, [r](const Unit& u) {
+      return u.package ? rowkey::package(r, u.id) : rowkey::gpu(r, u.id);
+    });
+  }
+  std::vector<int> gcdsOf(int r, int domain) const {
+    const RunFile& run = *runs_[static_cast<size_t>(r)];
+    return inTreeOrder(run.domains()[static_cast<size_t>(domain)].gpus, tree_,
+                       [r](int g) { return rowkey::gpu(r, g); });
+  }
+  std::vector<MetricInfo> packageMetricsInOrder(int r, int domain) const {
+    std::vector<MetricInfo> out;
+    for (const MetricInfo& m : orderedMetrics(runs_[static_cast<size_t>(r)]->series()))
+      if (isDomainMetric(m.id)) out.push_back(m);
+    return inTreeOrder(out, tree_, [r, domain](const MetricInfo& m) {
+      return rowkey::packageMetric(r, domain, m.id);
+    });
+  }
   std::vector<int> gpusInOrder(int r) const {
     std::vector<int> out;
     for (const GpuInfo& g : runs_[static_cast<size_t>(r)]->gpus())
@@ -487,6 +622,18 @@ TreeState figureTreeState(const RunFile& run, int r, const FigureSelection& s) {
       const auto mp = std::find(s.metrics.begin(), s.metrics.end(), m.id);
       t.shown[key] = mp != s.metrics.end();
       if (mp != s.metrics.end()) t.order[key] = static_cast<int>(mp - s.metrics.begin());
+    }
+  }
+  // A package is shown with any of its GCDs, its power when the figure's metrics have it.
+  for (const PowerDomain& d : run.domains()) {
+    if (!isPackage(d)) continue;
+    t.shown[rowkey::package(r, d.id)] = std::any_of(d.gpus.begin(), d.gpus.end(), [&](int g) {
+      return std::find(s.gpus.begin(), s.gpus.end(), g) != s.gpus.end();
+    });
+    for (const MetricInfo& m : run.series().metrics) {
+      if (!isDomainMetric(m.id)) continue;
+      const auto mp = std::find(s.metrics.begin(), s.metrics.end(), m.id);
+      t.shown[rowkey::packageMetric(r, d.id, m.id)] = mp != s.metrics.end();
     }
   }
   for (const TrackInfo& ti : run.tracks()) {

@@ -38,11 +38,13 @@ struct RunHeaderRow {
   auto operator<=>(const RunHeaderRow&) const = default;
 };
 // The header of a group of rows: a GPU's (gpu >= 0), a rank's (rank >= 0), a pair of compared
-// GPUs (gpu of run A, gpu2 of run B) or a section (both -1). Click to fold the group.
+// GPUs (gpu of run A, gpu2 of run B), a power domain's of several devices (domain >= 0: an MI250
+// package, its power above its GCDs) or a section (all -1). Click to fold the group.
 struct GroupHeaderRow {
   int run = 0;
   int gpu = -1, rank = -1;
   int run2 = -1, gpu2 = -1;  // pair headers: the GPU of run B
+  int domain = -1;           // package headers: the PowerDomain id
   auto operator<=>(const GroupHeaderRow&) const = default;
 };
 // One GPU's metric over time (the min-max envelope of its samples).
@@ -65,10 +67,13 @@ struct StepsRow {
   int rank = 0;
   auto operator<=>(const StepsRow&) const = default;
 };
-// Every GPU of a run as one thin line each, coloured by a metric.
+// Every GPU of a run as one thin line each, coloured by a metric. With domainPower (the power
+// metric of a run with packages), every device's line shows its power domain's power: both GCDs
+// of an MI250 package show the package's power, though only one of them reports it.
 struct HeatmapRow {
   int run = 0;
   int metric = 0;
+  bool domainPower = false;
   auto operator<=>(const HeatmapRow&) const = default;
 };
 // A metric of GPU a (run A) minus the same metric of GPU b (run B), on the display clock.
@@ -92,7 +97,8 @@ struct TrackRow {
   QString label;   // shown in the label column
   QString detail;  // second line / tooltip; a counter's or difference's unit
   QString key;     // stable identity (fold state, the track tree's item)
-  QString group;   // key of the group header it folds under ("" for headers)
+  QString group;   // key of the group header it folds under ("" for top-level headers; a GCD's
+                   // header folds under its package's)
   int height = 40;
   bool pinned = false;
 
@@ -117,6 +123,8 @@ QString rank(int run, int rank);                          // "r0/rank2"
 QString steps(int run, int rank);                         // "r0/rank2/steps"
 QString stream(int run, int rank, int64_t stream);        // "r0/rank2/s7"
 QString heatmap(int run);                                 // "r0/heatmap"
+QString package(int run, int domain);                     // "r0/p1" (a domain of several GPUs)
+QString packageMetric(int run, int domain, const std::string& id);  // "r0/p1/power_w"
 }  // namespace rowkey
 
 // ---- The inputs of a plan ----
@@ -191,5 +199,16 @@ QString runTitle(const RunFile& run);
 int metricIndex(const RunFile& run, const std::string& id);
 // Heatmap row height for n GPUs: rows of 2..14 px, about 600 px in all.
 int heatmapRowHeight(size_t gpus);
+// Power domains shown as a package (node > package > GCD): domains of several devices. Boards
+// (H100, H200) are not, so their runs keep the plain node > GPU structure.
+bool isPackage(const PowerDomain& d);
+bool hasPackages(const RunFile& run);
+// Metrics a package owns when one of its devices reports the package's value (power_gpu >= 0):
+// power and the energy counter. They are shown once, above the package's GCDs.
+bool isDomainMetric(const std::string& id);
+// The rows left when the groups in `collapsed` are folded: a row is hidden when its group is
+// folded or its group's header is hidden (a folded package hides its GCDs and their counters).
+std::vector<size_t> unfoldedRows(const std::vector<TrackRow>& rows,
+                                 const std::set<QString>& collapsed);
 
 }  // namespace wl

@@ -101,8 +101,11 @@ const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const HeatmapRow& row,
                                                          std::vector<TileKey>* missing) {
   const RunFile& run = store_.run(row.run);
   return &std::get<HeatmapGeometry>(cached<HeatmapGeometry>(row, map, [&] {
-                                      return buildHeatmapGeometry(run, row.run, row.metric,
-                                                                  heatmapMax_, map, fetch, missing);
+                                      HeatmapGeometry g =
+                                          buildHeatmapGeometry(run, row.run, row.metric,
+                                                               heatmapMax_, map, fetch, missing);
+                                      if (row.domainPower) showDomainPower(g, run);
+                                      return g;
                                     }).geom);
 }
 

@@ -106,9 +106,8 @@ void TimelineView::relayout() {
   visibleRows_.clear();
   totalHeight_ = 0;
   pinnedHeight_ = 0;
-  for (size_t i = 0; i < rows_.size(); ++i) {
+  for (size_t i : unfoldedRows(rows_, collapsed_)) {
     const TrackRow& r = rows_[i];
-    if (!r.group.isEmpty() && collapsed_.count(r.group)) continue;
     visibleRows_.push_back(i);
     if (r.pinned)
       pinnedHeight_ += r.height;
@@ -576,6 +575,12 @@ QString TimelineView::heatmapTip(const HeatmapRow& row, const TimeMapping& map, 
   const MetricInfo& m = run.series().metrics[static_cast<size_t>(row.metric)];
   const float v = g->values[r * g->columns + c];
   const GpuInfo& gi = run.gpus()[r];
+  if (row.domainPower && isPackage(run.domainOf(static_cast<int>(r))))
+    return tr("<b>GCD %1</b> (node %2, package %3)<br>Package power: %4")
+        .arg(r)
+        .arg(gi.node)
+        .arg(QString::fromStdString(run.domainOf(static_cast<int>(r)).name))
+        .arg(std::isnan(v) ? tr("no data") : valueText(v, m.unit));
   return QStringLiteral("<b>GPU %1</b> (node %2, local %3)<br>%4: %5")
       .arg(r)
       .arg(gi.node)
