@@ -56,6 +56,9 @@ QString stream(int r, int rank, int64_t s) {
 QString heatmap(int r) {
   return run(r) + QStringLiteral("/heatmap");
 }
+QString throttle(int r, int g) {
+  return gpu(r, g) + QStringLiteral("/throttle");
+}
 }  // namespace rowkey
 
 bool TreeState::isShown(const QString& key, bool byDefault) const {
@@ -215,6 +218,7 @@ class Planner {
       h.detail = QString::fromStdString(m.unit);
       rows.push_back(h);
     }
+    if (o_.throttleHeatmap) throttleHeatmap(r, std::max(160, rows0));
   }
 
   // A GPU's header and its shown counters.
@@ -231,6 +235,7 @@ class Planner {
     h.detail = d.join(QStringLiteral(" · "));
     h.pinned = tree_.isPinned(h.key);
     rows.push_back(h);
+    throttleStrip(r, g, h);
     for (const MetricInfo& m : metricsInOrder(r, g)) {
       const QString key = rowkey::metric(r, g, m.id);
       if (!shown(key, isDefaultMetric(m.id, run.series()))) continue;
@@ -241,6 +246,33 @@ class Planner {
       if (c.pinned && !h.pinned) c.label = h.label + QStringLiteral(" · ") + c.label;
       rows.push_back(c);
     }
+  }
+
+  // The throttle strip right under a GPU's header: only for runs with an SM clock (the
+  // detector has nothing to say without one).
+  void throttleStrip(int r, int g, const TrackRow& header) {
+    const RunFile& run = *runs_[static_cast<size_t>(r)];
+    const QString key = rowkey::throttle(r, g);
+    if (!o_.throttleStrip || metricIndex(run, std::string(metric::kSmClock)) < 0 || !shown(key))
+      return;
+    TrackRow s = row(ThrottleStripRow{r, g}, QObject::tr("Throttling"), key, header.key,
+                     figure_ ? std::max(o_.throttleStripHeight, 12) : o_.throttleStripHeight);
+    s.detail = QObject::tr("reason by colour, depth of the clock deficit by strength");
+    s.pinned = header.pinned || tree_.isPinned(key);
+    rows.push_back(s);
+  }
+
+  // A run's reason heatmap (window: the heatmap's "Throttling" choice; figures: after the
+  // metrics' heatmaps).
+  void throttleHeatmap(int r, int height) {
+    const RunFile& run = *runs_[static_cast<size_t>(r)];
+    if (metricIndex(run, std::string(metric::kSmClock)) < 0) return;
+    TrackRow h = row(ThrottleHeatmapRow{r}, QObject::tr("Heatmap: throttling"),
+                     rowkey::heatmap(r) + QStringLiteral("/throttle"), {}, height);
+    if (figure_) h.label = QObject::tr("Throttling");
+    h.detail =
+        QObject::tr("%1 GPUs · reason by colour, clock deficit by strength").arg(run.gpus().size());
+    rows.push_back(h);
   }
 
   // A rank under its own header (window: "Rank 2", figure: ranks no shown GPU ran).
@@ -290,6 +322,11 @@ class Planner {
 
   void heatmap(int r) {
     const RunFile& run = *runs_[static_cast<size_t>(r)];
+    if (o_.heatmapMetric == kThrottleHeatmapMetric &&
+        metricIndex(run, std::string(metric::kSmClock)) >= 0) {
+      throttleHeatmap(r, heatmapRowHeight(run.gpus().size()) * static_cast<int>(run.gpus().size()));
+      return;
+    }
     int m = metricIndex(run, o_.heatmapMetric);
     if (m < 0 && !run.series().metrics.empty()) m = 0;
     if (m < 0) return;

@@ -81,14 +81,17 @@ uint32_t reasonBits(const ThrottleInterval& iv) {
 void TimelinePage::computeThrottle(int index, const std::shared_ptr<const RunFile>& run) {
   // The analysis's throttle intervals, off the UI thread (a 1,024-GPU hour takes seconds).
   using Spans = std::vector<std::vector<TimelineRenderer::ThrottleSpan>>;
-  auto* watcher = new QFutureWatcher<Spans>(this);
+  using Found = std::pair<Spans, std::shared_ptr<const RunThrottleView>>;
+  auto* watcher = new QFutureWatcher<Found>(this);
   const uint64_t generation = generation_;
-  connect(watcher, &QFutureWatcher<Spans>::finished, this, [this, watcher, index, generation] {
+  connect(watcher, &QFutureWatcher<Found>::finished, this, [this, watcher, index, generation] {
     watcher->deleteLater();
     if (generation != generation_) return;  // the runs were closed meanwhile
     Spans spans;
     try {
-      spans = watcher->result();
+      Found found = watcher->result();
+      spans = std::move(found.first);
+      view_->renderer().setThrottleView(index, std::move(found.second));
     } catch (const std::exception&) {
       return;  // no strong bands; the reason bits are still drawn
     }
@@ -100,18 +103,20 @@ void TimelinePage::computeThrottle(int index, const std::shared_ptr<const RunFil
     if (index == 0) overview_->setThrottled(std::move(all));
     view_->viewport()->update();
   });
-  watcher->setFuture(QtConcurrent::run([run]() -> Spans {
+  watcher->setFuture(QtConcurrent::run([run]() -> Found {
     std::vector<int> gpus;
     for (const GpuInfo& g : run->gpus())
       gpus.push_back(g.id);
     const auto found = detectThrottle(*run, gpus, TimeRange{}, AnalysisOptions{});
+    auto view =
+        std::make_shared<const RunThrottleView>(makeThrottleView(found, run->gpus().size()));
     Spans out(run->gpus().size());
     for (const GpuThrottle& g : found)
       for (const ThrottleInterval& iv : g.intervals)
         out[static_cast<size_t>(g.gpu)].push_back({iv.start_ns, iv.end_ns, reasonBits(iv)});
     for (auto& v : out)
       std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.t0 < b.t0; });
-    return out;
+    return Found{std::move(out), std::move(view)};
   }));
 }
 

@@ -57,9 +57,10 @@ TimelineRenderer::CounterView TimelineRenderer::counter(const CounterRow& row,
     src.gpu = row.gpu;
     src.metric = row.metric;
     src.gapThresholdNs = run.series().gapThresholdNs[static_cast<size_t>(row.gpu)];
+    src.throttleBands = tint_;
     CounterGeometry g = buildCounterGeometry(run, src, map, fetch, missing);
     auto it = throttleSpans_.find(row.run);
-    if (it != throttleSpans_.end() && static_cast<size_t>(row.gpu) < it->second.size()) {
+    if (tint_ && it != throttleSpans_.end() && static_cast<size_t>(row.gpu) < it->second.size()) {
       const auto& spans = it->second[static_cast<size_t>(row.gpu)];
       // Spans are sorted by start: skip to the first that can reach the view.
       auto first = std::lower_bound(spans.begin(), spans.end(), map.t0,
@@ -104,6 +105,28 @@ const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const HeatmapRow& row,
                                       return buildHeatmapGeometry(run, row.run, row.metric,
                                                                   heatmapMax_, map, fetch, missing);
                                     }).geom);
+}
+
+const ThrottleStripGeometry* TimelineRenderer::throttleStripGeometry(const ThrottleStripRow& row,
+                                                                     const TimeMapping& map) {
+  return &std::get<ThrottleStripGeometry>(
+      cached<ThrottleStripGeometry>(row, map, [&] {
+        const RunThrottleView* v = throttleView(row.run);
+        if (!v || static_cast<size_t>(row.gpu) >= v->gpus.size())
+          return buildThrottleStrip(GpuThrottleView{}, map);
+        return buildThrottleStrip(v->gpus[static_cast<size_t>(row.gpu)], map);
+      }).geom);
+}
+
+const ThrottleHeatmapGeometry* TimelineRenderer::throttleHeatmapGeometry(
+    const ThrottleHeatmapRow& row, const TimeMapping& map) {
+  return &std::get<ThrottleHeatmapGeometry>(cached<ThrottleHeatmapGeometry>(row, map, [&] {
+                                              const RunThrottleView* v = throttleView(row.run);
+                                              if (v) return buildThrottleHeatmap(*v, map);
+                                              RunThrottleView none;
+                                              none.gpus.resize(store_.run(row.run).gpus().size());
+                                              return buildThrottleHeatmap(none, map);
+                                            }).geom);
 }
 
 TimelineRenderer::DifferenceView TimelineRenderer::difference(const DifferenceRow& row,
@@ -179,11 +202,27 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::extents(int run, i
 
 namespace {
 
-ValueRange niceRange(std::string_view metric, std::string_view unit, float lo, float hi) {
+// Ends rounded outward to a tenth of the span's decade (1,738 .. 1,992 -> 1,730 .. 2,000).
+ValueRange fitted(double lo, double hi) {
+  double span = hi - lo;
+  const double pad = span > 0 ? 0.05 * span : std::max(1.0, 0.02 * std::fabs(hi));
+  lo -= pad;
+  hi += pad;
+  span = hi - lo;
+  const double q = std::pow(10.0, std::floor(std::log10(span)) - 1);
+  return {std::floor(lo / q) * q, std::ceil(hi / q) * q, true};
+}
+
+}  // namespace
+
+ValueRange counterRange(std::string_view metric, std::string_view unit, float lo, float hi,
+                        bool fit) {
   if (unit == "%") return {0, 100};
   if (std::isnan(lo) || std::isnan(hi)) return {0, 1};
-  double mn = lo, mx = hi;
   const bool temperature = unit == "C";
+  const bool clock = metric == metric::kSmClock || metric == metric::kMemClock || unit == "MHz";
+  if (fit && (temperature || clock)) return fitted(lo, hi);
+  double mn = lo, mx = hi;
   if (!temperature && mn >= 0 &&
       (metric == metric::kPower || metric == metric::kSmClock || metric == metric::kMemClock ||
        mn < 0.3 * mx))
@@ -194,14 +233,13 @@ ValueRange niceRange(std::string_view metric, std::string_view unit, float lo, f
   return {mn, mx};
 }
 
-}  // namespace
-
 ValueRange TimelineRenderer::valueRange(const CounterRow& row, const CounterGeometry& g) {
   const RunFile& run = store_.run(row.run);
   const MetricInfo& m = run.series().metrics[static_cast<size_t>(row.metric)];
   float lo = kNaNf, hi = kNaNf;
   switch (yMode_) {
     case YMode::SharedPerMetric:
+    case YMode::SharedFitted:
       for (const auto& [a, b] : extents(row.run, row.metric)) {
         if (std::isnan(a)) continue;
         lo = std::isnan(lo) ? a : std::min(lo, a);
@@ -219,7 +257,7 @@ ValueRange TimelineRenderer::valueRange(const CounterRow& row, const CounterGeom
       hi = g.visibleMax;
       break;
   }
-  return niceRange(m.id, m.unit, lo, hi);
+  return counterRange(m.id, m.unit, lo, hi, yMode_ == YMode::SharedFitted);
 }
 
 ValueRange TimelineRenderer::heatmapRange(int run, int metric) {
@@ -341,6 +379,18 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
       QPainter ip(&img);
       paintHeatmap(ip, local, *g, vr, theme_, nodeSeparators(hr->run));
     });
+  } else if (const auto* sr = row.as<ThrottleStripRow>()) {
+    const ThrottleStripGeometry* g = throttleStripGeometry(*sr, map);
+    render(0, 0, [&](QImage& img) {
+      QPainter ip(&img);
+      paintThrottleStrip(ip, local, *g, theme_);
+    });
+  } else if (const auto* th = row.as<ThrottleHeatmapRow>()) {
+    const ThrottleHeatmapGeometry* g = throttleHeatmapGeometry(*th, map);
+    render(0, 0, [&](QImage& img) {
+      QPainter ip(&img);
+      paintThrottleHeatmap(ip, local, *g, theme_, nodeSeparators(th->run));
+    });
   } else {
     return;
   }
@@ -381,6 +431,10 @@ void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, cons
     p.fillRect(c, theme_.trackAltBackground);
     const HeatmapGeometry* g = heatmapGeometry(*hr, map, fetch, missing);
     paintHeatmap(p, c, *g, heatmapRange(hr->run, hr->metric), theme_, nodeSeparators(hr->run));
+  } else if (const auto* sr = row.as<ThrottleStripRow>()) {
+    paintThrottleStrip(p, c, *throttleStripGeometry(*sr, map), theme_);
+  } else if (const auto* th = row.as<ThrottleHeatmapRow>()) {
+    paintThrottleHeatmap(p, c, *throttleHeatmapGeometry(*th, map), theme_, nodeSeparators(th->run));
   }
 }
 
