@@ -83,16 +83,17 @@ TEST(ThrottleStrip, CellsTakeTheDeepestDeficitAndTheDominantReason) {
 }
 
 TEST(ThrottleStrip, StrengthFollowsTheDeficit) {
+  // 0.25 + 0.75 sqrt(deficit / 20 %), at most 1.
   EXPECT_EQ(throttleIntensity(0.0), 0.0);
-  EXPECT_DOUBLE_EQ(throttleIntensity(0.125), 0.25 + 0.75 * 0.5);
-  EXPECT_DOUBLE_EQ(throttleIntensity(0.25), 1.0);
+  EXPECT_DOUBLE_EQ(throttleIntensity(0.05), 0.25 + 0.75 * 0.5);
+  EXPECT_DOUBLE_EQ(throttleIntensity(0.2), 1.0);
   EXPECT_DOUBLE_EQ(throttleIntensity(0.6), 1.0);
   const Theme t = Theme::light();
   const QColor bg(255, 255, 255);
   const QColor hue = t.reasonColor(throttle::kSwPowerCap);  // 0xffa800
   EXPECT_EQ(throttleCellColor(t, throttle::kSwPowerCap, 0.25, bg), QColor(hue.rgb()));
-  // Half the full deficit: 62.5 % of the way from white to the hue.
-  const QColor half = throttleCellColor(t, throttle::kSwPowerCap, 0.125, bg);
+  // A quarter of the full deficit: 62.5 % of the way from white to the hue.
+  const QColor half = throttleCellColor(t, throttle::kSwPowerCap, 0.05, bg);
   EXPECT_EQ(half.red(), 255);
   EXPECT_EQ(half.green(), static_cast<int>(std::lround(255 + (0xa8 - 255) * 0.625)));
   EXPECT_EQ(half.blue(), static_cast<int>(std::lround(255 + (0 - 255) * 0.625)));

@@ -81,7 +81,7 @@ std::vector<LegendEntry> figureLegend(const std::vector<TrackRow>& rows, Timelin
                                       const TileFetch& fetch, const Theme& theme) {
   std::array<bool, kKernelClassCount> classes{};
   uint32_t reasons = 0;
-  bool otherBand = false;
+  bool otherBand = false, cells = false;
   for (const TrackRow& r : rows) {
     if (const auto* k = r.as<KernelsRow>()) {
       const TrackInfo& ti = store.run(k->run).tracks()[static_cast<size_t>(k->track)];
@@ -101,6 +101,7 @@ std::vector<LegendEntry> figureLegend(const std::vector<TrackRow>& rows, Timelin
                            : renderer.throttleHeatmapGeometry(*h, map)->reasons;
       for (size_t i = 0; i < deficit.size(); ++i)
         if (deficit[i] > 0) {
+          cells = true;
           reasons |= bits[i] & throttle::kSlowdownMask;
           otherBand = otherBand || (bits[i] & throttle::kSlowdownMask) == 0;
         }
@@ -112,14 +113,26 @@ std::vector<LegendEntry> figureLegend(const std::vector<TrackRow>& rows, Timelin
       legend.push_back({theme.kernelClass[c],
                         QString::fromUtf8(kernelClassName(static_cast<KernelClass>(c)).data()),
                         {}});
+  // Strips and reason heatmaps draw a reason at full strength from kFullDeficit on; bands are
+  // translucent.
+  auto colour = [&](uint32_t bit) {
+    return cells ? throttleCellColor(theme, bit, kFullDeficit, theme.background)
+                 : theme.reasonColor(bit);
+  };
   for (const auto& def : throttle::reasons())
     if (reasons & def.bit)
       legend.push_back(
-          {theme.reasonColor(def.bit),
+          {colour(def.bit),
            QObject::tr("throttled: %1")
                .arg(QString::fromUtf8(def.label.data(), static_cast<int>(def.label.size()))),
            {}});
-  if (otherBand) legend.push_back({theme.reasonColor(0), QObject::tr("throttled: other"), {}});
+  if (otherBand) legend.push_back({colour(0), QObject::tr("throttled: other"), {}});
+  if (cells)
+    legend.push_back({throttleCellColor(theme, reasons ? reasons : 0, 0.01, theme.background),
+                      QObject::tr("paler: a smaller clock deficit (full colour from %1 % below "
+                                  "the reference clock)")
+                          .arg(kFullDeficit * 100, 0, 'f', 0),
+                      {}});
   return legend;
 }
 
@@ -274,17 +287,17 @@ void paintScreenLabel(QPainter& p, const Theme& theme, const TrackRow& row, cons
       p.setPen(theme.text);
       const QString unit =
           row.detail.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(row.detail);
-      const QString fitted =
-          range && range->fitted ? QObject::tr(" · fitted") : QString();  // not from zero
       p.drawText(text.adjusted(8, 0, -34, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                 QFontMetricsF(f).elidedText(row.label + unit + fitted, Qt::ElideRight,
-                                             text.width() - 42));
+                 QFontMetricsF(f).elidedText(row.label + unit, Qt::ElideRight, text.width() - 42));
       if (range) {
         f.setPointSizeF(base * 0.8);
         p.setFont(f);
         p.setPen(theme.mutedText);
         p.drawText(text, Qt::AlignTop | Qt::AlignRight, numberText(range->max));
-        p.drawText(text, Qt::AlignBottom | Qt::AlignRight, numberText(range->min));
+        // A fitted axis does not start at zero: its lower end says so.
+        p.drawText(text, Qt::AlignBottom | Qt::AlignRight,
+                   range->fitted ? QObject::tr("fitted, from %1").arg(numberText(range->min))
+                                 : numberText(range->min));
       }
       break;
     }

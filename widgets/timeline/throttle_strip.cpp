@@ -136,7 +136,7 @@ ThrottleHeatmapGeometry buildThrottleHeatmap(const RunThrottleView& view, const 
 
 double throttleIntensity(double deficit) {
   if (!(deficit > 0)) return 0.0;
-  return 0.25 + 0.75 * std::min(1.0, deficit / kFullDeficit);
+  return 0.25 + 0.75 * std::sqrt(std::min(1.0, deficit / kFullDeficit));
 }
 
 QColor throttleCellColor(const Theme& theme, uint32_t reasons, double deficit,

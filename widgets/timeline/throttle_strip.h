@@ -74,8 +74,10 @@ struct ThrottleHeatmapGeometry {
 ThrottleHeatmapGeometry buildThrottleHeatmap(const RunThrottleView& view, const TimeMapping& map);
 
 // The strength (alpha, 0..1) of a cell with this deficit: 0 for none, else from 0.25 (a clock a
-// hair below its reference) to 1 at kFullDeficit and beyond.
-inline constexpr double kFullDeficit = 0.25;
+// hair below its reference) to 1 at kFullDeficit and beyond, along a square root: a clock held
+// 5 % below its reference (a common power cap) is already clearly coloured, yet 5 % and 20 %
+// read differently.
+inline constexpr double kFullDeficit = 0.20;
 double throttleIntensity(double deficit);
 // The colour of a cell over `background` (opaque): the reason's hue at the deficit's strength.
 QColor throttleCellColor(const Theme& theme, uint32_t reasons, double deficit,

@@ -31,6 +31,7 @@ void TimelineRenderer::clearCaches() {
   cache_.clear();
   images_.clear();
   extents_.clear();
+  busyExtents_.clear();
   nodeSeparators_.clear();
 }
 
@@ -200,6 +201,49 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::extents(int run, i
   return extents_.emplace(key, std::move(out)).first->second;
 }
 
+const std::vector<std::pair<float, float>>& TimelineRenderer::busyExtents(int run, int metric) {
+  const auto key = std::make_pair(run, metric);
+  auto it = busyExtents_.find(key);
+  if (it != busyExtents_.end()) return it->second;
+  const RunFile& rf = store_.run(run);
+  const SeriesGroupMeta& tel = rf.series();
+  const int util = metricIndex(rf, std::string(metric::kUtil));
+  std::vector<std::pair<float, float>> out(tel.entities, {kNaNf, kNaNf});
+  bool any = false;
+  if (util >= 0 && tel.grid.levels() > 0) {
+    // The top level's buckets in which the GPU was busy throughout (its lowest utilization at or
+    // above the detector's busy threshold): idle clocks before and after the training do not
+    // stretch the axis.
+    const int top = static_cast<int>(tel.grid.levels()) - 1;
+    const int64_t tiles =
+        static_cast<int64_t>((tel.grid.buckets.back() + kTileBuckets - 1) / kTileBuckets);
+    const float busy = static_cast<float>(AnalysisOptions{}.busyUtilPct);
+    for (int64_t i = 0; i < tiles; ++i) {
+      TilePtr vp, up;
+      try {
+        vp = store_.load(TileKey{run, TileKind::Heatmap, -1, metric, top, i});
+        up = store_.load(TileKey{run, TileKind::Heatmap, -1, util, top, i});
+      } catch (const std::exception&) {
+      }
+      if (!vp || !up) continue;
+      const auto& v = std::get<HeatmapTile>(*vp);
+      const auto& u = std::get<HeatmapTile>(*up);
+      if (u.buckets != v.buckets || u.entities != v.entities) continue;
+      for (size_t e = 0; e < v.entities && e < out.size(); ++e)
+        for (size_t b = 0; b < v.buckets; ++b) {
+          const size_t k = e * v.buckets + b;
+          if (std::isnan(v.min[k]) || !(u.min[k] >= busy)) continue;
+          auto& [mn, mx] = out[e];
+          mn = std::isnan(mn) ? v.min[k] : std::min(mn, v.min[k]);
+          mx = std::isnan(mx) ? v.max[k] : std::max(mx, v.max[k]);
+          any = true;
+        }
+    }
+  }
+  if (!any) out = extents(run, metric);  // no utilization, or never busy: every value
+  return busyExtents_.emplace(key, std::move(out)).first->second;
+}
+
 namespace {
 
 // Ends rounded outward to a tenth of the span's decade (1,738 .. 1,992 -> 1,730 .. 2,000).
@@ -237,10 +281,14 @@ ValueRange TimelineRenderer::valueRange(const CounterRow& row, const CounterGeom
   const RunFile& run = store_.run(row.run);
   const MetricInfo& m = run.series().metrics[static_cast<size_t>(row.metric)];
   float lo = kNaNf, hi = kNaNf;
+  // Fitted clocks: over the time the GPUs were busy (what a clock drop costs), see busyExtents.
+  const bool clock = m.id == metric::kSmClock || m.id == metric::kMemClock || m.unit == "MHz";
   switch (yMode_) {
     case YMode::SharedPerMetric:
     case YMode::SharedFitted:
-      for (const auto& [a, b] : extents(row.run, row.metric)) {
+      for (const auto& [a, b] : yMode_ == YMode::SharedFitted && clock
+                                    ? busyExtents(row.run, row.metric)
+                                    : extents(row.run, row.metric)) {
         if (std::isnan(a)) continue;
         lo = std::isnan(lo) ? a : std::min(lo, a);
         hi = std::isnan(hi) ? b : std::max(hi, b);

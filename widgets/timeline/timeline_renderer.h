@@ -202,6 +202,9 @@ class TimelineRenderer {
   ValueRange valueRange(const CounterRow& row, const CounterGeometry& g);
   // Whole-run min/max per GPU of a metric (from the top pyramid level).
   const std::vector<std::pair<float, float>>& extents(int run, int metric);
+  // The same over the top level's buckets in which the GPU was busy (utilization at or above the
+  // throttle detector's busy threshold); extents() when the run has no utilization.
+  const std::vector<std::pair<float, float>>& busyExtents(int run, int metric);
   void paintContentRaster(QPainter& p, const TrackRow& row, const QRectF& content,
                           const TimeMapping& map, const TileFetch& fetch,
                           std::vector<TileKey>* missing, const Highlight& highlight);
@@ -229,6 +232,7 @@ class TimelineRenderer {
   };
   std::map<RowContent, CachedImage> images_;
   std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> extents_;
+  std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> busyExtents_;
   std::map<int, std::vector<size_t>> nodeSeparators_;
   std::map<int, std::vector<std::vector<ThrottleSpan>>> throttleSpans_;
   std::map<int, int64_t> offsets_;
