@@ -441,6 +441,39 @@ class TimelineInteractionTest : public QObject {
     QCOMPARE(vp->range(), range(4.0, 7.0));
   }
 
+  void reasonHeatmapNamesGpuReasonDeficitAndClickZooms() {
+    QVERIFY(throttleReady());
+    for (QAction* a : window->findChildren<QAction*>())
+      if (QString(a->text()).remove('&') == QStringLiteral("Heatmap of GPUs: Throttling"))
+        a->trigger();
+    settle(page);
+    QRectF rr;
+    const TrackRow* heat =
+        findRow(view, &rr, [](const TrackRow& r) { return r.as<ThrottleHeatmapRow>(); });
+    QVERIFY(heat);
+    QCOMPARE(rr.height(), 4.0 * 14);  // 4 GPUs, 14 px each
+    const TimeMapping map = view->renderer().rowMapping(*heat, view->mapping());
+    const int x =
+        TimelineView::kLabelWidth + static_cast<int>(map.x(src.info.start_ns + 5'500'000'000));
+    const QPoint gpu0(x, static_cast<int>(rr.top()) + 7);
+    const QString tip = view->tooltipAt(gpu0);
+    QVERIFY2(tip.contains(QStringLiteral("GPU 0")), qPrintable(tip));
+    QVERIFY2(tip.count(QStringLiteral("SW power cap")) == 1, qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("24.2 % below")), qPrintable(tip));
+    // GPU 1's row at 2.25 s: HW thermal slowdown, 1,600 MHz (19.2 % below 1,980 MHz).
+    const QString tip1 = view->tooltipAt(QPoint(
+        TimelineView::kLabelWidth + static_cast<int>(map.x(src.info.start_ns + 2'250'000'000)),
+        static_cast<int>(rr.top()) + 14 + 7));
+    QVERIFY2(tip1.contains(QStringLiteral("GPU 1")) &&
+                 tip1.contains(QStringLiteral("HW thermal")) &&
+                 tip1.contains(QStringLiteral("19.2 % below")),
+             qPrintable(tip1));
+    // A click zooms to the interval under it, with its context.
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, gpu0);
+    const int64_t t0 = src.info.start_ns;
+    QCOMPARE(vp->range(), (TimeRange{t0 + 4'000'000'000, t0 + 7'000'000'000}));
+  }
+
   void screenshotMatchesReference() {
     // A standalone page at a fixed size, so the docks of the main window do not matter.
     TimelinePage standalone;
