@@ -438,10 +438,7 @@ void MainWindow::createViewMenu() {
   tint->setToolTip(
       tr("Tint every track of a GPU where it throttled (the throttle strip under "
          "each GPU's header shows it once)"));
-  connect(tint, &QAction::toggled, view, [view](bool on) {
-    view->renderer().setThrottleTint(on);
-    view->viewport()->update();
-  });
+  connect(tint, &QAction::toggled, page_, &TimelinePage::setThrottleTint);
   QMenu* themeMenu = viewMenu->addMenu(tr("&Theme"));
   auto* themeGroup = new QActionGroup(this);
   const QString savedTheme = QSettings().value("theme", "system").toString();

@@ -82,6 +82,24 @@ TEST(ThrottleStrip, CellsTakeTheDeepestDeficitAndTheDominantReason) {
   EXPECT_EQ(h.deficit[20 + 5], 0.0f);
 }
 
+TEST(ThrottleStrip, TouchingSegmentsAtOneClockAreOnePiece) {
+  GpuThrottle g;
+  g.gpu = 0;
+  g.reference_clock_mhz = 1980;
+  // Held at 1,845 MHz for three samples, then one sample lower, then a gap, then 1,845 again.
+  g.segments = {seg(0, 50, 1845, throttle::kSwPowerCap), seg(50, 100, 1845, throttle::kSwPowerCap),
+                seg(100, 150, 1845, throttle::kSwPowerCap),
+                seg(150, 200, 1830, throttle::kSwPowerCap),
+                seg(300, 350, 1845, throttle::kSwPowerCap)};
+  const RunThrottleView v = makeThrottleView({g}, 1);
+  ASSERT_EQ(v.gpus[0].pieces.size(), 3u);
+  EXPECT_EQ(v.gpus[0].pieces[0].t0, 0);
+  EXPECT_EQ(v.gpus[0].pieces[0].t1, 150);
+  EXPECT_EQ(v.gpus[0].pieces[1].t0, 150);
+  EXPECT_EQ(v.gpus[0].pieces[2].t0, 300);
+  EXPECT_FLOAT_EQ(v.gpus[0].pieces[1].deficit, static_cast<float>((1980.0 - 1830.0) / 1980.0));
+}
+
 TEST(ThrottleStrip, StrengthFollowsTheDeficit) {
   // 0.25 + 0.75 sqrt(deficit / 20 %), at most 1.
   EXPECT_EQ(throttleIntensity(0.0), 0.0);

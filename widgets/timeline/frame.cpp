@@ -49,7 +49,7 @@ constexpr int kGap = 14;
 
 // ---- Legend ----
 
-std::vector<LegendEntry> screenLegend(const Theme& theme) {
+std::vector<LegendEntry> screenLegend(const Theme& theme, bool bands) {
   std::vector<LegendEntry> e;
   for (int c = 0; c < kKernelClassCount; ++c) {
     const auto cls = static_cast<KernelClass>(c);
@@ -64,12 +64,14 @@ std::vector<LegendEntry> screenLegend(const Theme& theme) {
       {throttle::kHwSlowdown, QObject::tr("HW slowdown")},
       {throttle::kHwPowerBrake, QObject::tr("power brake")}};
   for (const auto& [bit, label] : reasons)
-    e.push_back({throttleCellColor(theme, bit, kFullDeficit, theme.trackBackground),
+    e.push_back({bands ? theme.reasonColor(bit, true)
+                       : throttleCellColor(theme, bit, kFullDeficit, theme.trackBackground),
                  QObject::tr("throttled: %1").arg(label),
                  QObject::tr("busy with the SM clock below its threshold, by reason: the throttle "
                              "strip under each GPU and the reason heatmap, paler the smaller the "
                              "clock deficit (full colour at %1 % below the reference clock)")
                      .arg(kFullDeficit * 100, 0, 'f', 0)});
+  if (!bands) return e;
   e.push_back({theme.reasonColor(throttle::kSwPowerCap, false), QObject::tr("reason bit only"),
                QObject::tr("a throttle reason bit is set but the clock stayed near its maximum: "
                            "not counted as throttling (faint band)")});

@@ -52,8 +52,16 @@ RunThrottleView makeThrottleView(const std::vector<GpuThrottle>& found, size_t g
     for (const ThrottleSegment& s : g.segments) {
       if (s.end_ns <= s.start_ns) continue;
       const double d = std::isfinite(ref) && ref > 0 ? (ref - s.clock_mhz) / ref : 0.0;
-      out.pieces.push_back({s.start_ns, s.end_ns, s.clock_mhz,
-                            static_cast<float>(std::clamp(d, 0.0, 1.0)), segmentReasonBits(s)});
+      const uint32_t bits = segmentReasonBits(s);
+      // Touching segments at the same clock for the same reasons are one piece: clocks come in
+      // steps (15 MHz on an H100), so an hour of a held clock is a few pieces, not 72,000.
+      if (!out.pieces.empty() && out.pieces.back().t1 == s.start_ns &&
+          out.pieces.back().clockMhz == s.clock_mhz && out.pieces.back().reasons == bits) {
+        out.pieces.back().t1 = s.end_ns;
+        continue;
+      }
+      out.pieces.push_back(
+          {s.start_ns, s.end_ns, s.clock_mhz, static_cast<float>(std::clamp(d, 0.0, 1.0)), bits});
     }
     std::sort(out.pieces.begin(), out.pieces.end(),
               [](const ThrottlePiece& a, const ThrottlePiece& b) { return a.t0 < b.t0; });

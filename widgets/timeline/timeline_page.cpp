@@ -142,6 +142,12 @@ void TimelinePage::clearRuns() {
   find_->hide();
 }
 
+void TimelinePage::setThrottleTint(bool on) {
+  view_->renderer().setThrottleTint(on);
+  legend_->setThrottleBands(on);
+  view_->viewport()->update();
+}
+
 void TimelinePage::setTheme(const Theme& theme) {
   view_->setTheme(theme);
   ruler_->setTheme(theme);
