@@ -7,7 +7,8 @@
 // Navigation follows Perfetto and Tracy: W/S zoom, A/D pan, Ctrl+wheel zooms at the cursor, the
 // wheel scrolls rows, Shift+wheel pans, Shift+drag or middle-drag pans, a left drag selects a time
 // range, F fits the selection (or everything), Esc clears it. Clicking a kernel selects it;
-// double-clicking zooms to it; clicking a group header folds it.
+// double-clicking zooms to it; clicking a group header folds it. N / Shift+N centre the next /
+// previous throttle interval; a click in the reason heatmap zooms to the interval under it.
 
 #include <QAbstractScrollArea>
 
