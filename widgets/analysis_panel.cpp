@@ -375,4 +375,29 @@ void AnalysisPanel::showChart() {
   delete old;
 }
 
+bool AnalysisPanel::selectThrottleInterval(int gpu, int64_t start) {
+  int found = -1;
+  for (int r = 0; r < throttleModel_->rowCount(); ++r) {
+    const QStandardItem* first = throttleModel_->item(r, ThrGpu);
+    if (first->data(Qt::UserRole).toDouble() != gpu) continue;
+    const qlonglong s0 = first->data(StartRole).toLongLong(),
+                    s1 = first->data(EndRole).toLongLong();
+    if (s0 == start || (found < 0 && s0 <= start && start < s1)) found = r;
+    if (s0 == start) break;
+  }
+  if (found < 0) return false;
+  const QModelIndex i = throttleProxy_->mapFromSource(throttleModel_->index(found, 0));
+  throttleView_->selectionModel()->select(
+      i, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  throttleView_->setCurrentIndex(i);
+  throttleView_->scrollTo(i);
+  return true;
+}
+
+int AnalysisPanel::selectedThrottleRow() const {
+  const QModelIndexList rows = throttleView_->selectionModel()->selectedRows();
+  if (rows.isEmpty()) return -1;
+  return throttleProxy_->mapToSource(rows.front()).row();
+}
+
 }  // namespace wl

@@ -111,6 +111,12 @@ class AnalysisPanel : public QWidget {
   bool busy() const { return running_; }
   std::optional<TimeRange> range() const { return range_; }
 
+  // Selects (and scrolls to) the throttling table's row of GPU `gpu`'s interval starting at
+  // `start` (or the one covering it), without emitting rangeActivated; false if there is none.
+  bool selectThrottleInterval(int gpu, int64_t start);
+  // The source row of the selected throttle interval, or -1.
+  int selectedThrottleRow() const;
+
   QStandardItemModel* gpuTable() const { return gpuModel_; }
   QStandardItemModel* throttleTable() const { return throttleModel_; }
   QStandardItemModel* rankTable() const { return rankModel_; }

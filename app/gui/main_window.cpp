@@ -182,6 +182,12 @@ MainWindow::MainWindow(QWidget* parent)
   auto showGpu = [this](int gpu) { page_->view()->scrollToGpu(0, gpu); };
   connect(selection_, &SelectionSummaryView::gpuActivated, this, showGpu);
   connect(analysis_, &AnalysisPanel::gpuActivated, this, showGpu);
+  // N / Shift+N and clicks in the reason heatmap: the throttling table follows (run 0 is the
+  // one the panel analyses).
+  connect(page_->view(), &TimelineView::throttleIntervalActivated, analysis_,
+          [this](int run, int gpu, qint64 start, qint64) {
+            if (run == 0) analysis_->selectThrottleInterval(gpu, start);
+          });
   connect(analysis_, &AnalysisPanel::rangeActivated, this, [this](int64_t t0, int64_t t1) {
     const int64_t pad = std::max<int64_t>((t1 - t0) / 4, 1'000'000);
     page_->viewport()->setRange({t0 - pad, t1 + pad});
@@ -196,6 +202,7 @@ MainWindow::MainWindow(QWidget* parent)
 void MainWindow::rebuildRows() {
   RowPlanOptions o;
   o.heatmap = heatmapAction_ && heatmapAction_->isChecked();
+  o.throttleStrip = true;
   // Compact rows when there are many GPUs, so kernels are not far below the counters.
   size_t gpus = 0;
   for (const auto& r : page_->store()->runs())
@@ -230,6 +237,9 @@ void MainWindow::rebuildRows() {
                                   ? tr("Package power")
                                   : QString::fromStdString(m.label),
                               QString::fromStdString(m.id));
+    if (metricIndex(run0, std::string(metric::kSmClock)) >= 0)
+      heatmapMetric_->addItem(tr("Throttling (reason, clock deficit)"),
+                              QString::fromLatin1(kThrottleHeatmapMetric));
     const int idx =
         heatmapMetric_->findData(current.isEmpty() ? QStringLiteral("temp_c") : current);
     heatmapMetric_->setCurrentIndex(std::max(0, idx));
@@ -382,6 +392,8 @@ void MainWindow::createNavigateMenu() {
            "<tr><td><b>Shift + drag</b>, middle drag</td><td>pan</td></tr>"
            "<tr><td><b>F</b></td><td>fit the selection (or the selected kernel)</td></tr>"
            "<tr><td><b>0</b>, Home</td><td>fit the whole run</td></tr>"
+           "<tr><td><b>N / Shift + N</b></td><td>next / previous throttle interval (of the GPU "
+           "under the cursor, else of any GPU)</td></tr>"
            "<tr><td><b>Esc</b></td><td>clear the selection</td></tr>"
            "<tr><td><b>Alt + ← / →</b></td><td>zoom history back / forward</td></tr>"
            "<tr><td><b>Ctrl + F</b>, F3</td><td>find kernels by name, next match</td></tr>"
@@ -411,17 +423,43 @@ void MainWindow::createViewMenu() {
   QMenu* yMenu = viewMenu->addMenu(tr("Counter &Y Range"));
   auto* yGroup = new QActionGroup(this);
   const std::pair<QString, YMode> yModes[] = {
-      {tr("Shared per metric (hotter GPUs stand out)"), YMode::SharedPerMetric},
+      {tr("Shared per metric, clocks and temperatures fitted to their values"),
+       YMode::SharedFitted},
+      {tr("Shared per metric, from zero (hotter GPUs stand out)"), YMode::SharedPerMetric},
       {tr("Per track (whole run)"), YMode::PerTrack},
       {tr("Fit visible data"), YMode::FitVisible}};
   for (const auto& [label, mode] : yModes) {
     QAction* a = yMenu->addAction(label);
     a->setCheckable(true);
-    a->setChecked(mode == YMode::SharedPerMetric);
+    a->setChecked(mode == YMode::SharedFitted);
     yGroup->addAction(a);
     const YMode m = mode;
     connect(a, &QAction::triggered, view, [view, m] { view->setYMode(m); });
   }
+  QAction* throttleHeatmap = viewMenu->addAction(tr("Heatmap of GPUs: Thro&ttling"));
+  throttleHeatmap->setToolTip(
+      tr("Every GPU as one row coloured by its throttle reason, stronger the deeper the clock "
+         "deficit"));
+  connect(throttleHeatmap, &QAction::triggered, this, [this] {
+    const int i = heatmapMetric_->findData(QString::fromLatin1(kThrottleHeatmapMetric));
+    if (i < 0) {
+      statusBar()->showMessage(tr("The run has no SM clock: nothing to say about throttling."),
+                               5000);
+      return;
+    }
+    heatmapMetric_->setCurrentIndex(i);
+    if (heatmapAction_->isChecked())
+      rebuildRows();
+    else
+      heatmapAction_->setChecked(true);
+  });
+  QAction* tint = viewMenu->addAction(tr("Throttle &Bands Behind Tracks"));
+  tint->setCheckable(true);
+  tint->setChecked(false);
+  tint->setToolTip(
+      tr("Tint every track of a GPU where it throttled (the throttle strip under "
+         "each GPU's header shows it once)"));
+  connect(tint, &QAction::toggled, page_, &TimelinePage::setThrottleTint);
   QMenu* themeMenu = viewMenu->addMenu(tr("&Theme"));
   auto* themeGroup = new QActionGroup(this);
   const QString savedTheme = QSettings().value("theme", "system").toString();

@@ -74,7 +74,9 @@ TEST_F(TimelineExport, SvgHoldsAxesLabelsAndOneEnvelopePerCounterRow) {
   EXPECT_EQ(svg.viewBox, QStringLiteral("0 0 1600 1000"));
   EXPECT_EQ(svg.width, QStringLiteral("423.333mm"));
   // Text stays text: row titles with units, GPU headers, axis titles, tick labels, caption.
-  const QString temp = QString::fromStdString(metricLabel("temp_c")) + QStringLiteral(" (°C)");
+  // Temperature axes are fitted to the values (not from zero), and their titles say so.
+  const QString temp =
+      QString::fromStdString(metricLabel("temp_c")) + QStringLiteral(" (°C, fitted)");
   for (const QString& t :
        {QStringLiteral("Power (W)"), temp, QStringLiteral("GPU 0"), QStringLiteral("GPU 1"),
         QStringLiteral("Time since run start (min)"), QStringLiteral("export-test"),
@@ -93,8 +95,9 @@ TEST_F(TimelineExport, SvgHoldsAxesLabelsAndOneEnvelopePerCounterRow) {
   for (const auto* e : svg.shapes(power, QStringLiteral("none")))
     areas += e->fillOpacity < 0.5;
   EXPECT_EQ(areas, 2u);
-  // The throttle band of GPU 0 ([600 s, 900 s), SW power cap) is in the legend.
+  // GPU 0's throttling ([600 s, 900 s), SW power cap) is in its throttle strip and the legend.
   EXPECT_TRUE(svg.hasText(QStringLiteral("throttled: SW power cap")));
+  EXPECT_EQ(svg.texts().filter(QStringLiteral("Throttling")).size(), 2);  // one strip per GPU
 }
 
 TEST_F(TimelineExport, WholeRunSvgStaysSmallAndKeepsTheOneSampleSpike) {

@@ -11,10 +11,13 @@
 #include <cmath>
 #include <set>
 
+#include "analysis_panel.h"
+#include "core/throttle_reasons.h"
 #include "gui/main_window.h"
 #include "kernel_details_view.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
+#include "timeline/throttle_strip.h"
 #include "timeline/timeline_page.h"
 #include "track_tree.h"
 
@@ -23,6 +26,36 @@ using namespace wl;  // NOLINT: test file
 namespace {
 
 // Processes events until the tile store is idle and the view has repainted with every tile.
+// Three throttle intervals to step through: GPU 1 held at 1,600 MHz by HW thermal slowdown over
+// [2 s, 2.5 s), GPU 0 power capped at 1,500 MHz over [5 s, 6 s) (as the synthetic run has it) and
+// [8 s, 8.5 s); every other sample at 1,980 MHz, the GPUs' maximum.
+void addThrottleIntervals(test::SyntheticRun& run) {
+  for (int g : {0, 1}) {
+    TelemetryTable& t = run.telemetry[static_cast<size_t>(g)];
+    auto& clock = t.columns[2].values;
+    for (size_t i = 0; i < t.size(); ++i) {
+      const int64_t at = t.t_ns[i] - run.info.start_ns;
+      auto in = [at](double a, double b) {
+        return at >= static_cast<int64_t>(a * 1e9) && at < static_cast<int64_t>(b * 1e9);
+      };
+      const bool hot = g == 1 && in(2.0, 2.5);
+      const bool capped = g == 0 && (in(5.0, 6.0) || in(8.0, 8.5));
+      clock[i] = hot ? 1600 : (capped ? 1500 : 1980);
+      t.throttle_reasons[i] = hot ? throttle::kHwThermal : (capped ? throttle::kSwPowerCap : 0);
+    }
+  }
+}
+
+// The placed row of the view that `pred` accepts, and its rectangle.
+template <class Pred>
+const TrackRow* findRow(TimelineView* view, QRectF* rect, Pred pred) {
+  for (int y = 0; y < view->viewport()->height(); ++y)
+    if (const TrackRow* r = view->rowAt(QPoint(TimelineView::kLabelWidth + 5, y), rect);
+        r && pred(*r))
+      return r;
+  return nullptr;
+}
+
 void settle(TimelinePage* page) {
   for (int i = 0; i < 200; ++i) {
     QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
@@ -47,6 +80,7 @@ class TimelineInteractionTest : public QObject {
     QSettings().clear();
     QSettings().setValue("theme", "light");
     src = test::makeSyntheticRun();
+    addThrottleIntervals(src);
     test::writeSyntheticRun(src, dir.path() / "run.h5");
   }
 
@@ -209,7 +243,9 @@ class TimelineInteractionTest : public QObject {
         k << QStringLiteral("%1@%2").arg(r.key).arg(r.height);
       return k;
     };
-    const auto plan = planRows(page->store()->runs(), TreeState{}, {}, {});
+    RowPlanOptions o;
+    o.throttleStrip = true;  // the window shows the throttle strips
+    const auto plan = planRows(page->store()->runs(), TreeState{}, {}, o);
     QCOMPARE(keys(view->rows()), keys(plan));
     auto* tree = window->findChild<TrackTree*>();
     QStandardItem* gpu1 = tree->trackModel()->item(0)->child(0)->child(0)->child(1);
@@ -217,8 +253,8 @@ class TimelineInteractionTest : public QObject {
     gpu1->setCheckState(Qt::Unchecked);
     TreeState hidden;
     hidden.shown[QStringLiteral("r0/g1")] = false;
-    QCOMPARE(keys(view->rows()), keys(planRows(page->store()->runs(), hidden, {}, {})));
-    QCOMPARE(view->rows().size(), plan.size() - 5);
+    QCOMPARE(keys(view->rows()), keys(planRows(page->store()->runs(), hidden, {}, o)));
+    QCOMPARE(view->rows().size(), plan.size() - 6);  // header, strip, 4 counters
   }
 
   void foldingAGroupHidesItsTracks() {
@@ -271,6 +307,182 @@ class TimelineInteractionTest : public QObject {
     QFAIL("no heatmap row on screen");
   }
 
+  // The throttle analysis arrives from a worker after the run opens.
+  bool throttleReady() {
+    return QTest::qWaitFor([this] { return view->renderer().throttleView(0) != nullptr; }, 10000);
+  }
+
+  void clockAxesAreFittedToTheValues() {
+    // SM clock 1,500..1,980 MHz: 5 % of the span each side (1,476..2,004), rounded outward to
+    // tens; power stays zero-based.
+    QRectF rr;
+    const TrackRow* clock = findRow(view, &rr, [](const TrackRow& r) {
+      return r.as<CounterRow>() && r.label == QStringLiteral("SM clock");
+    });
+    QVERIFY(clock);
+    const TimeMapping map = view->renderer().rowMapping(*clock, view->mapping());
+    auto fetch = [this](const TileKey& k) { return page->store()->find(k); };
+    const auto range = view->renderer().rowRange(*clock, map, fetch);
+    QVERIFY(range);
+    QCOMPARE(range->min, 1470.0);
+    QCOMPARE(range->max, 2010.0);
+    QVERIFY(range->fitted);
+    const TrackRow* power = findRow(view, &rr, [](const TrackRow& r) {
+      return r.as<CounterRow>() && r.label == QStringLiteral("Power");
+    });
+    QVERIFY(power);
+    QCOMPARE(view->renderer().rowRange(*power, map, fetch)->min, 0.0);
+    // The earlier default (View > Counter Y Range) is still there.
+    view->setYMode(YMode::SharedPerMetric);
+    QCOMPARE(view->renderer().rowRange(*clock, map, fetch)->min, 0.0);
+    view->setYMode(YMode::SharedFitted);
+  }
+
+  void throttleStripShowsTheClockDeficit() {
+    QVERIFY(throttleReady());
+    settle(page);
+    QRectF rr;
+    const TrackRow* strip = findRow(view, &rr, [](const TrackRow& r) {
+      return r.as<ThrottleStripRow>() && r.as<ThrottleStripRow>()->gpu == 0;
+    });
+    QVERIFY(strip);
+    QCOMPARE(rr.height(), 10.0);
+    // Right under GPU 0's header.
+    QRectF hr;
+    const TrackRow* header = view->rowAt(QPoint(5, static_cast<int>(rr.top()) - 2), &hr);
+    QVERIFY(header && header->as<GroupHeaderRow>() && header->as<GroupHeaderRow>()->gpu == 0);
+    const TimeMapping map = view->renderer().rowMapping(*strip, view->mapping());
+    const ThrottleStripGeometry* g =
+        view->renderer().throttleStripGeometry(*strip->as<ThrottleStripRow>(), map);
+    const auto at = [&](double s) {
+      return static_cast<size_t>(map.x(src.info.start_ns + static_cast<int64_t>(s * 1e9)));
+    };
+    // 1,500 MHz against the 1,980 MHz maximum: 24.2 % below.
+    const double deficit = (1980.0 - 1500.0) / 1980.0;
+    QVERIFY(std::abs(g->deficit[at(5.5)] - deficit) < 1e-4);
+    QCOMPARE(g->reasons[at(5.5)], throttle::kSwPowerCap);
+    QCOMPARE(g->deficit[at(3.0)], 0.0f);
+    QCOMPARE(g->deficit[at(7.0)], 0.0f);
+    // On screen: the reason's colour at the deficit's strength, the background elsewhere.
+    const QImage shot = view->viewport()->grab().toImage();
+    const Theme& th = view->renderer().theme();
+    const int y = static_cast<int>(rr.top()) + 4;
+    const QColor want = throttleCellColor(th, throttle::kSwPowerCap, deficit, th.trackBackground);
+    const QColor got = shot.pixelColor(TimelineView::kLabelWidth + static_cast<int>(at(5.5)), y);
+    QVERIFY2(std::abs(got.red() - want.red()) <= 2 && std::abs(got.green() - want.green()) <= 2 &&
+                 std::abs(got.blue() - want.blue()) <= 2,
+             qPrintable(got.name() + " != " + want.name()));
+    QCOMPARE(shot.pixelColor(TimelineView::kLabelWidth + static_cast<int>(at(3.0)), y),
+             th.trackBackground);
+    // Its tooltip names the reason once, with the deficit and the interval's duration.
+    const QString tip =
+        view->tooltipAt(QPoint(TimelineView::kLabelWidth + static_cast<int>(at(5.5)), y));
+    QCOMPARE(tip.count(QStringLiteral("SW power cap")), 1);
+    QVERIFY2(tip.contains(QStringLiteral("1.000 s")) || tip.contains(QStringLiteral("1 s")),
+             qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("24.2 % below")), qPrintable(tip));
+  }
+
+  void throttledSampleTooltipNamesTheReasonOnce() {
+    QVERIFY(throttleReady());
+    for (bool tint : {false, true}) {
+      view->renderer().setThrottleTint(tint);
+      settle(page);
+      QRectF rr;
+      const TrackRow* power = findRow(view, &rr, [](const TrackRow& r) {
+        const auto* c = r.as<CounterRow>();
+        return c && c->gpu == 0 && r.label == QStringLiteral("Power");
+      });
+      QVERIFY(power);
+      const TimeMapping map = view->renderer().rowMapping(*power, view->mapping());
+      const int x =
+          TimelineView::kLabelWidth + static_cast<int>(map.x(src.info.start_ns + 5'500'000'000));
+      const QString tip = view->tooltipAt(QPoint(x, static_cast<int>(rr.center().y())));
+      QVERIFY2(tip.count(QStringLiteral("throttled")) == 1, qPrintable(tip));
+      QVERIFY2(tip.count(QStringLiteral("SW power cap")) == 1, qPrintable(tip));
+    }
+    view->renderer().setThrottleTint(false);
+  }
+
+  void nAndShiftNStepThroughThrottleIntervals() {
+    QVERIFY(throttleReady());
+    auto* panel = window->findChild<AnalysisPanel*>();
+    QVERIFY(panel);
+    QVERIFY(QTest::qWaitFor([panel] { return panel->throttleTable()->rowCount() == 3; }, 20000));
+    const int64_t t0 = src.info.start_ns, s = 1'000'000'000;
+    auto range = [t0](double a, double b) {
+      return TimeRange{t0 + static_cast<int64_t>(a * 1e9), t0 + static_cast<int64_t>(b * 1e9)};
+    };
+    auto tableRow = [panel] {
+      const int r = panel->selectedThrottleRow();
+      if (r < 0) return std::pair<int, qlonglong>{-1, -1};
+      const QStandardItem* first = panel->throttleTable()->item(r, 0);
+      return std::pair<int, qlonglong>{static_cast<int>(first->data(Qt::UserRole).toDouble()),
+                                       first->data(AnalysisPanel::StartRole).toLongLong()};
+    };
+    vp->setRange({t0, t0 + s});  // from 0.5 s, of any GPU (nothing hovered or selected)
+    // Each interval in the middle third of the view.
+    QTest::keyClick(view, Qt::Key_N);
+    QCOMPARE(vp->range(), range(1.5, 3.0));  // GPU 1, [2 s, 2.5 s)
+    QCOMPARE(tableRow(), (std::pair<int, qlonglong>{1, t0 + 2 * s}));
+    QTest::keyClick(view, Qt::Key_N);
+    QCOMPARE(vp->range(), range(4.0, 7.0));  // GPU 0, [5 s, 6 s)
+    QCOMPARE(tableRow(), (std::pair<int, qlonglong>{0, t0 + 5 * s}));
+    QTest::keyClick(view, Qt::Key_N);
+    QCOMPARE(vp->range(), range(7.5, 9.0));  // GPU 0, [8 s, 8.5 s)
+    QTest::keyClick(view, Qt::Key_N);        // no further interval: the view stays
+    QCOMPARE(vp->range(), range(7.5, 9.0));
+    QTest::keyClick(view, Qt::Key_N, Qt::ShiftModifier);
+    QCOMPARE(vp->range(), range(4.0, 7.0));
+    QTest::keyClick(view, Qt::Key_N, Qt::ShiftModifier);
+    QCOMPARE(vp->range(), range(1.5, 3.0));
+    QCOMPARE(tableRow(), (std::pair<int, qlonglong>{1, t0 + 2 * s}));
+    // Over a row of GPU 0, N skips GPU 1's interval.
+    vp->setRange({t0, t0 + s});
+    QRectF rr;
+    QVERIFY(findRow(view, &rr, [](const TrackRow& r) {
+      const auto* c = r.as<CounterRow>();
+      return c && c->gpu == 0;
+    }));
+    QTest::mouseMove(view->viewport(),
+                     QPoint(TimelineView::kLabelWidth + 20, static_cast<int>(rr.center().y())));
+    QTest::keyClick(view, Qt::Key_N);
+    QCOMPARE(vp->range(), range(4.0, 7.0));
+  }
+
+  void reasonHeatmapNamesGpuReasonDeficitAndClickZooms() {
+    QVERIFY(throttleReady());
+    for (QAction* a : window->findChildren<QAction*>())
+      if (QString(a->text()).remove('&') == QStringLiteral("Heatmap of GPUs: Throttling"))
+        a->trigger();
+    settle(page);
+    QRectF rr;
+    const TrackRow* heat =
+        findRow(view, &rr, [](const TrackRow& r) { return r.as<ThrottleHeatmapRow>(); });
+    QVERIFY(heat);
+    QCOMPARE(rr.height(), 4.0 * 14);  // 4 GPUs, 14 px each
+    const TimeMapping map = view->renderer().rowMapping(*heat, view->mapping());
+    const int x =
+        TimelineView::kLabelWidth + static_cast<int>(map.x(src.info.start_ns + 5'500'000'000));
+    const QPoint gpu0(x, static_cast<int>(rr.top()) + 7);
+    const QString tip = view->tooltipAt(gpu0);
+    QVERIFY2(tip.contains(QStringLiteral("GPU 0")), qPrintable(tip));
+    QVERIFY2(tip.count(QStringLiteral("SW power cap")) == 1, qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("24.2 % below")), qPrintable(tip));
+    // GPU 1's row at 2.25 s: HW thermal slowdown, 1,600 MHz (19.2 % below 1,980 MHz).
+    const QString tip1 = view->tooltipAt(QPoint(
+        TimelineView::kLabelWidth + static_cast<int>(map.x(src.info.start_ns + 2'250'000'000)),
+        static_cast<int>(rr.top()) + 14 + 7));
+    QVERIFY2(tip1.contains(QStringLiteral("GPU 1")) &&
+                 tip1.contains(QStringLiteral("HW thermal")) &&
+                 tip1.contains(QStringLiteral("19.2 % below")),
+             qPrintable(tip1));
+    // A click zooms to the interval under it, with its context.
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, gpu0);
+    const int64_t t0 = src.info.start_ns;
+    QCOMPARE(vp->range(), (TimeRange{t0 + 4'000'000'000, t0 + 7'000'000'000}));
+  }
+
   void screenshotMatchesReference() {
     // A standalone page at a fixed size, so the docks of the main window do not matter.
     TimelinePage standalone;
@@ -279,7 +491,9 @@ class TimelineInteractionTest : public QObject {
     const int index = standalone.addRun(run);
     tree.addRun(run, index);
     standalone.setTheme(Theme::light());
-    standalone.setRows(planRows(standalone.store()->runs(), tree.state(), {}, {}));
+    RowPlanOptions o;
+    o.throttleStrip = true;
+    standalone.setRows(planRows(standalone.store()->runs(), tree.state(), {}, o));
     standalone.resize(1100, 820);
     standalone.show();
     settle(&standalone);

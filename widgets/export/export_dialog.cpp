@@ -370,6 +370,10 @@ std::unique_ptr<TimelineFigure> timelineFigure(const TimelinePage& page, bool on
   TileStore& store = *page.store();
   spec.origin = store.runs().empty() ? spec.range.t0 : store.run(0).info().start_ns;
   spec.yMode = view->renderer().yMode();
+  spec.throttleTint = view->renderer().throttleTint();
+  for (size_t i = 0; i < store.runs().size(); ++i)
+    if (auto tv = view->renderer().sharedThrottleView(static_cast<int>(i)))
+      spec.throttleViews[static_cast<int>(i)] = std::move(tv);
   auto fig = std::make_unique<TimelineFigure>(store, std::move(spec));
   if (store.runs().size() == 1) {
     const RunFile& run = store.run(0);

@@ -256,7 +256,8 @@ const std::array kViews = {
                "with metric ids, kernels, steps)",
                kRange | kGpus | kMetrics, &makeTimelineFigure},
     ExportView{"heatmap",
-               "one row per GPU over time, coloured by a metric (--metrics: one row each)",
+               "one row per GPU over time, coloured by a metric (--metrics: one row each; "
+               "throttle: by throttle reason and clock deficit)",
                kRange | kMetrics, &makeHeatmapFigure},
     ExportView{"summary", "per-GPU bars: mean and peak power, temperature, SM clock",
                kRange | kGpus, &makeSummaryFigure},
@@ -351,6 +352,7 @@ std::unique_ptr<Figure> makeTimelineFigure(const ExportRequest& rq) {
   o.style = RowStyle::Figure;
   o.counterHeight = 56;
   o.kernelHeight = 22;
+  o.throttleStrip = true;
   spec.rows = planRows(store->runs(), figureTreeState(run, runIndex, sel), {}, o);
   auto fig = std::make_unique<TimelineFigure>(std::move(store), std::move(spec));
   setCaption(*fig, run, r.range);
@@ -375,13 +377,19 @@ std::unique_ptr<Figure> makeHeatmapFigure(const ExportRequest& rq) {
   TimelineFigureSpec spec;
   spec.range = {r.range.t0, std::min(r.range.t1, std::max(run.info().end_ns, r.range.t0 + 1))};
   spec.origin = run.info().start_ns;
+  // "throttle": the reason heatmap (GPU x time by dominant throttle reason and clock deficit).
+  const bool throttle = std::erase(metrics, std::string(kThrottleHeatmapMetric)) > 0;
+  if (throttle && metricIndex(run, std::string(metric::kSmClock)) < 0)
+    throw Error(fmt::format("{}: the run has no SM clock ({}), so no throttling to draw",
+                            run.path().string(), metric::kSmClock));
   for (const std::string& m : metrics)
     if (metricIndex(run, m) < 0)
-      throw Error(fmt::format("{}: no metric '{}' in the run (it has: {})", run.path().string(), m,
-                              metricList(run)));
+      throw Error(fmt::format("{}: no metric '{}' in the run (it has: {}; and throttle)",
+                              run.path().string(), m, metricList(run)));
   RowPlanOptions o;
   o.style = RowStyle::Figure;
   o.heatmap = true;
+  o.throttleHeatmap = throttle;
   spec.rows =
       planRows(store->runs(), figureTreeState(run, runIndex, {{}, metrics, false, false}), {}, o);
   auto fig = std::make_unique<TimelineFigure>(std::move(store), std::move(spec));

@@ -18,6 +18,20 @@ TimelineFigure::TimelineFigure(TileStore& store, TimelineFigureSpec spec)
     runs.insert(r.run());
   if (runs.size() <= 1)
     std::erase_if(spec_.rows, [](const TrackRow& r) { return r.kind() == RowKind::RunHeader; });
+  renderer_->setThrottleTint(spec_.throttleTint);
+  for (const auto& [run, view] : spec_.throttleViews)
+    renderer_->setThrottleView(run, view);
+}
+
+void TimelineFigure::ensureThrottleViews() {
+  // Strips and reason heatmaps need the detector's segments: the same analysis the window runs
+  // when a run opens, here synchronously (an export waits for its data).
+  for (const TrackRow& r : spec_.rows) {
+    if (r.kind() != RowKind::ThrottleStrip && r.kind() != RowKind::ThrottleHeatmap) continue;
+    if (renderer_->throttleView(r.run())) continue;
+    renderer_->setThrottleView(r.run(), std::make_shared<const RunThrottleView>(
+                                            computeThrottleView(store_->run(r.run()))));
+  }
 }
 
 TimelineFigure::TimelineFigure(std::unique_ptr<TileStore> store, TimelineFigureSpec spec)
@@ -30,7 +44,7 @@ TimelineFigure::~TimelineFigure() = default;
 QString TimelineFigure::kind() const {
   bool heat = false, other = false;
   for (const TrackRow& r : spec_.rows) {
-    if (r.kind() == RowKind::Heatmap) heat = true;
+    if (r.kind() == RowKind::Heatmap || r.kind() == RowKind::ThrottleHeatmap) heat = true;
     if (r.kind() == RowKind::Counter || r.kind() == RowKind::Kernels) other = true;
   }
   return heat && !other ? QStringLiteral("heatmap") : QStringLiteral("timeline");
@@ -47,6 +61,7 @@ QSizeF TimelineFigure::preferredSize(double width) const {
 void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QRectF& body) {
   renderer_->setTheme(canvas.theme);
   renderer_->setYMode(spec_.yMode);
+  ensureThrottleViews();
   FigureFrameSpec frame;
   frame.range = spec_.range;
   frame.origin = spec_.origin;

@@ -11,6 +11,7 @@
 // a half-loaded view. PNG rows are drawn per device pixel by the renderer's raster path; SVG and
 // PDF rows by its vector path (vector_track.h: one path per envelope).
 
+#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -26,7 +27,12 @@ struct TimelineFigureSpec {
   std::vector<TrackRow> rows;  // in order; RunHeader rows are dropped when only one run is shown
   TimeRange range;             // the visible range
   int64_t origin = 0;          // time zero of the time axis (the first run's start)
-  YMode yMode = YMode::SharedPerMetric;
+  YMode yMode = YMode::SharedFitted;
+  // Throttle bands behind counters (the screen's View > Throttle Bands Behind Tracks).
+  bool throttleTint = false;
+  // The throttle analysis of runs (index in the store) the caller has at hand (the window's);
+  // runs with a throttle strip or reason heatmap and none given are analysed when drawn.
+  std::map<int, std::shared_ptr<const RunThrottleView>> throttleViews;
   // Offsets added to a run's timestamps to put it on the first run's clock (a comparison).
   std::vector<std::pair<int, int64_t>> runOffsets;
 };
@@ -47,6 +53,7 @@ class TimelineFigure : public Figure {
   void paintBody(QPainter& p, const FigureCanvas& canvas, const QRectF& body) override;
 
  private:
+  void ensureThrottleViews();
   std::unique_ptr<TileStore> ownedStore_;
   TileStore* store_;
   TimelineFigureSpec spec_;

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "core/throttle_reasons.h"
+#include "timeline/throttle_strip.h"
 
 namespace wl {
 namespace {
@@ -25,8 +26,11 @@ QString numberText(double v) {
   return QString::number(v, 'f', 2);
 }
 
-QString counterTitle(const TrackRow& r) {
-  const QString unit = unitText(r.detail);
+// "SM clock (MHz)"; "SM clock (MHz, fitted)" when the axis is fitted to the values rather than
+// started at zero (the axis says so: a reader would otherwise take the row's height for the clock).
+QString counterTitle(const TrackRow& r, bool fitted = false) {
+  QString unit = unitText(r.detail);
+  if (fitted) unit = unit.isEmpty() ? QObject::tr("fitted") : QObject::tr("%1, fitted").arg(unit);
   return unit.isEmpty() ? r.label : QStringLiteral("%1 (%2)").arg(r.label, unit);
 }
 
@@ -46,7 +50,7 @@ constexpr int kGap = 14;
 
 // ---- Legend ----
 
-std::vector<LegendEntry> screenLegend(const Theme& theme) {
+std::vector<LegendEntry> screenLegend(const Theme& theme, bool bands) {
   std::vector<LegendEntry> e;
   for (int c = 0; c < kKernelClassCount; ++c) {
     const auto cls = static_cast<KernelClass>(c);
@@ -61,9 +65,14 @@ std::vector<LegendEntry> screenLegend(const Theme& theme) {
       {throttle::kHwSlowdown, QObject::tr("HW slowdown")},
       {throttle::kHwPowerBrake, QObject::tr("power brake")}};
   for (const auto& [bit, label] : reasons)
-    e.push_back(
-        {theme.reasonColor(bit, true), QObject::tr("throttled: %1").arg(label),
-         QObject::tr("busy with the SM clock below its threshold (strong band), by reason")});
+    e.push_back({bands ? theme.reasonColor(bit, true)
+                       : throttleCellColor(theme, bit, kFullDeficit, theme.trackBackground),
+                 QObject::tr("throttled: %1").arg(label),
+                 QObject::tr("busy with the SM clock below its threshold, by reason: the throttle "
+                             "strip under each GPU and the reason heatmap, paler the smaller the "
+                             "clock deficit (full colour at %1 % below the reference clock)")
+                     .arg(kFullDeficit * 100, 0, 'f', 0)});
+  if (!bands) return e;
   e.push_back({theme.reasonColor(throttle::kSwPowerCap, false), QObject::tr("reason bit only"),
                QObject::tr("a throttle reason bit is set but the clock stayed near its maximum: "
                            "not counted as throttling (faint band)")});
@@ -75,7 +84,7 @@ std::vector<LegendEntry> figureLegend(const std::vector<TrackRow>& rows, Timelin
                                       const TileFetch& fetch, const Theme& theme) {
   std::array<bool, kKernelClassCount> classes{};
   uint32_t reasons = 0;
-  bool otherBand = false;
+  bool otherBand = false, cells = false;
   for (const TrackRow& r : rows) {
     if (const auto* k = r.as<KernelsRow>()) {
       const TrackInfo& ti = store.run(k->run).tracks()[static_cast<size_t>(k->track)];
@@ -86,6 +95,19 @@ std::vector<LegendEntry> figureLegend(const std::vector<TrackRow>& rows, Timelin
         reasons |= b.reasons & throttle::kSlowdownMask;
         otherBand = otherBand || (b.reasons & throttle::kSlowdownMask) == 0;
       }
+    } else if (r.kind() == RowKind::ThrottleStrip || r.kind() == RowKind::ThrottleHeatmap) {
+      const auto* s = r.as<ThrottleStripRow>();
+      const auto* h = r.as<ThrottleHeatmapRow>();
+      const auto& deficit = s ? renderer.throttleStripGeometry(*s, map)->deficit
+                              : renderer.throttleHeatmapGeometry(*h, map)->deficit;
+      const auto& bits = s ? renderer.throttleStripGeometry(*s, map)->reasons
+                           : renderer.throttleHeatmapGeometry(*h, map)->reasons;
+      for (size_t i = 0; i < deficit.size(); ++i)
+        if (deficit[i] > 0) {
+          cells = true;
+          reasons |= bits[i] & throttle::kSlowdownMask;
+          otherBand = otherBand || (bits[i] & throttle::kSlowdownMask) == 0;
+        }
     }
   }
   std::vector<LegendEntry> legend;
@@ -94,14 +116,26 @@ std::vector<LegendEntry> figureLegend(const std::vector<TrackRow>& rows, Timelin
       legend.push_back({theme.kernelClass[c],
                         QString::fromUtf8(kernelClassName(static_cast<KernelClass>(c)).data()),
                         {}});
+  // Strips and reason heatmaps draw a reason at full strength from kFullDeficit on; bands are
+  // translucent.
+  auto colour = [&](uint32_t bit) {
+    return cells ? throttleCellColor(theme, bit, kFullDeficit, theme.background)
+                 : theme.reasonColor(bit);
+  };
   for (const auto& def : throttle::reasons())
     if (reasons & def.bit)
       legend.push_back(
-          {theme.reasonColor(def.bit),
+          {colour(def.bit),
            QObject::tr("throttled: %1")
                .arg(QString::fromUtf8(def.label.data(), static_cast<int>(def.label.size()))),
            {}});
-  if (otherBand) legend.push_back({theme.reasonColor(0), QObject::tr("throttled: other"), {}});
+  if (otherBand) legend.push_back({colour(0), QObject::tr("throttled: other"), {}});
+  if (cells)
+    legend.push_back({throttleCellColor(theme, reasons ? reasons : 0, 0.01, theme.background),
+                      QObject::tr("paler: a smaller clock deficit (full colour from %1 % below "
+                                  "the reference clock)")
+                          .arg(kFullDeficit * 100, 0, 'f', 0),
+                      {}});
   return legend;
 }
 
@@ -263,7 +297,10 @@ void paintScreenLabel(QPainter& p, const Theme& theme, const TrackRow& row, cons
         p.setFont(f);
         p.setPen(theme.mutedText);
         p.drawText(text, Qt::AlignTop | Qt::AlignRight, numberText(range->max));
-        p.drawText(text, Qt::AlignBottom | Qt::AlignRight, numberText(range->min));
+        // A fitted axis does not start at zero: its lower end says so.
+        p.drawText(text, Qt::AlignBottom | Qt::AlignRight,
+                   range->fitted ? QObject::tr("fitted, from %1").arg(numberText(range->min))
+                                 : numberText(range->min));
       }
       break;
     }
@@ -283,6 +320,39 @@ void paintScreenLabel(QPainter& p, const Theme& theme, const TrackRow& row, cons
       p.drawText(QRectF(bar.left(), bar.bottom() + 1, bar.width(), 14),
                  Qt::AlignRight | Qt::AlignTop, numberText(vr.max));
       p.drawText(text.adjusted(0, 48, 0, 0), Qt::AlignTop | Qt::AlignLeft, row.detail);
+      break;
+    }
+    case RowKind::ThrottleStrip:
+      f.setPointSizeF(base * 0.75);
+      p.setFont(f);
+      p.setPen(theme.mutedText);
+      p.drawText(text.adjusted(8, -2, 0, 2), Qt::AlignVCenter | Qt::AlignLeft, row.label);
+      break;
+    case RowKind::ThrottleHeatmap: {
+      p.setFont(f);
+      p.setPen(theme.text);
+      p.drawText(text.adjusted(0, 2, 0, 0), Qt::AlignTop | Qt::AlignLeft, row.label);
+      // The key: each reason's colour from pale (a shallow deficit) to full.
+      f.setPointSizeF(base * 0.8);
+      p.setFont(f);
+      const std::pair<uint32_t, QString> keys[] = {{throttle::kSwPowerCap, QObject::tr("power")},
+                                                   {throttle::kSwThermal, QObject::tr("thermal")},
+                                                   {throttle::kHwSlowdown, QObject::tr("HW")}};
+      double y = text.top() + 22;
+      for (const auto& [bit, name] : keys) {
+        if (y + 12 > r.bottom()) break;
+        for (int i = 0; i < 60; ++i)
+          p.fillRect(
+              QRectF(text.left() + i, y + 2, 1, 8),
+              throttleCellColor(theme, bit, kFullDeficit * (i + 1) / 60.0, theme.trackBackground));
+        p.setPen(theme.mutedText);
+        p.drawText(QRectF(text.left() + 66, y, text.width() - 66, 12),
+                   Qt::AlignVCenter | Qt::AlignLeft, name);
+        y += 13;
+      }
+      if (y + 14 < r.bottom())
+        p.drawText(QRectF(text.left(), y, text.width(), 14), Qt::AlignVCenter | Qt::AlignLeft,
+                   QObject::tr("clock deficit 0 → %1 %").arg(kFullDeficit * 100, 0, 'f', 0));
       break;
     }
     case RowKind::Kernels:
@@ -335,7 +405,11 @@ void layoutLabelColumn(FrameLayout& f, const std::vector<TrackRow>& rows, TileSt
   for (const TrackRow& r : rows) {
     switch (r.kind()) {
       case RowKind::Counter:
-        titleW = std::max(titleW, tm.horizontalAdvance(counterTitle(r)));
+        titleW = std::max(titleW, tm.horizontalAdvance(counterTitle(r, true)));
+        break;
+      case RowKind::ThrottleHeatmap:
+        titleW = std::max(titleW, tm.horizontalAdvance(r.label));
+        f.tickWidth = std::max(f.tickWidth, sm.horizontalAdvance(QStringLiteral("GPU 0000")));
         break;
       case RowKind::Heatmap:
         titleW = std::max(
@@ -408,6 +482,8 @@ void layoutRows(FrameLayout& f, const std::vector<TrackRow>& rows, TimelineRende
     } else if (const auto* hm = r.as<HeatmapRow>()) {
       fr.range = renderer.heatmapRange(hm->run, hm->metric);
       fr.ticks = gpuTicks(store.run(hm->run), fr.content, sm.height());
+    } else if (const auto* th = r.as<ThrottleHeatmapRow>()) {
+      fr.ticks = gpuTicks(store.run(th->run), fr.content, sm.height());
     }
     f.rows.push_back(std::move(fr));
   }
@@ -529,7 +605,7 @@ void paintCounterAxis(QPainter& p, const FrameLayout& f, const FrameRow& fr, dou
   const double titleRoom = f.labelWidth - f.tickWidth - f.tickLength - 8;
   p.drawText(QRectF(fr.label.left() + 2, fr.label.top(), titleRoom, fr.label.height()),
              Qt::AlignLeft | Qt::AlignVCenter,
-             tm.elidedText(counterTitle(*fr.row), Qt::ElideRight, titleRoom));
+             tm.elidedText(counterTitle(*fr.row, vr.fitted), Qt::ElideRight, titleRoom));
 }
 
 // A heatmap's label column: its title, a colour bar with the value range, the GPU axis.
@@ -572,6 +648,29 @@ void paintHeatmapAxis(QPainter& p, const FrameLayout& f, const FrameRow& fr, dou
   }
 }
 
+// A throttle strip's or reason heatmap's label column: its title in the small font (a strip is
+// thin), and a heatmap's GPU axis.
+void paintThrottleAxis(QPainter& p, const FrameLayout& f, const FrameRow& fr, double axisX) {
+  const QFontMetricsF sm(f.fonts.small);
+  const double room = f.labelWidth - f.tickWidth - f.tickLength - 8;
+  p.setFont(f.fonts.small);
+  p.setPen(f.theme.text);
+  const bool strip = fr.row->kind() == RowKind::ThrottleStrip;
+  p.drawText(QRectF(fr.label.left() + 2, fr.label.top(), strip ? f.labelWidth - 8 : room,
+                    strip ? fr.label.height() : sm.height()),
+             Qt::AlignLeft | (strip ? Qt::AlignVCenter : Qt::AlignTop),
+             sm.elidedText(fr.row->label, Qt::ElideRight, strip ? f.labelWidth - 8 : room));
+  if (fr.ticks.empty()) return;
+  p.setPen(QPen(f.theme.text, f.fonts.hairline));
+  p.drawLine(QPointF(axisX, fr.content.top()), QPointF(axisX, fr.content.bottom()));
+  for (const AxisTick& t : fr.ticks) {
+    p.drawLine(QPointF(axisX - f.tickLength, t.pos), QPointF(axisX, t.pos));
+    p.drawText(QRectF(axisX - f.tickLength - 2 - f.tickWidth, t.pos - sm.height() / 2, f.tickWidth,
+                      sm.height()),
+               Qt::AlignRight | Qt::AlignVCenter, t.label);
+  }
+}
+
 void paintFigureRow(QPainter& p, const FrameLayout& f, const FrameRow& fr,
                     TimelineRenderer& renderer, TileStore& store, const TileFetch& fetch) {
   const TrackRow& r = *fr.row;
@@ -589,6 +688,10 @@ void paintFigureRow(QPainter& p, const FrameLayout& f, const FrameRow& fr,
       break;
     case RowKind::Heatmap:
       paintHeatmapAxis(p, f, fr, axisX, store);
+      break;
+    case RowKind::ThrottleStrip:
+    case RowKind::ThrottleHeatmap:
+      paintThrottleAxis(p, f, fr, axisX);
       break;
     default: {  // kernels, steps, A - B (symmetric around zero, see differenceRange): a title
       const QFontMetricsF tm(f.fonts.text);

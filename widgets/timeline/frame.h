@@ -82,8 +82,10 @@ struct FrameLayout {
 
 // ---- Legend ----
 
-// The screen's legend bar: every kernel class and throttle reason, and what a faint band means.
-std::vector<LegendEntry> screenLegend(const Theme& theme);
+// The screen's legend bar: every kernel class and throttle reason in the throttle strip's
+// colours; with `bands` (View > Throttle Bands Behind Tracks), in the bands' colours and what a
+// faint band means.
+std::vector<LegendEntry> screenLegend(const Theme& theme, bool bands = false);
 // A figure's legend: the kernel classes of the streams shown, the reasons of the bands drawn
 // (geometry of counter rows for `map`, built and cached by `renderer`).
 std::vector<LegendEntry> figureLegend(const std::vector<TrackRow>& rows, TimelineRenderer& renderer,

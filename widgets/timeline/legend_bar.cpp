@@ -15,7 +15,7 @@ LegendBar::LegendBar(QWidget* parent) : QWidget(parent) {
 }
 
 std::vector<LegendEntry> LegendBar::entries() const {
-  return screenLegend(theme_);
+  return screenLegend(theme_, bands_);
 }
 
 QFont LegendBar::legendFont() const {

@@ -17,6 +17,11 @@ class LegendBar : public QWidget {
     theme_ = t;
     update();
   }
+  // Throttle bands behind the tracks are shown (their colours and the faint band's entry).
+  void setThrottleBands(bool on) {
+    bands_ = on;
+    update();
+  }
   QSize sizeHint() const override { return {800, 22}; }
 
   // The entries in order (exposed for tests).
@@ -29,6 +34,7 @@ class LegendBar : public QWidget {
  private:
   QFont legendFont() const;
   Theme theme_ = Theme::light();
+  bool bands_ = false;
 };
 
 }  // namespace wl

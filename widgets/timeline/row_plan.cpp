@@ -63,6 +63,9 @@ QString package(int r, int domain) {
 QString packageMetric(int r, int domain, const std::string& id) {
   return package(r, domain) + QLatin1Char('/') + QString::fromStdString(id);
 }
+QString throttle(int r, int g) {
+  return gpu(r, g) + QStringLiteral("/throttle");
+}
 }  // namespace rowkey
 
 bool TreeState::isShown(const QString& key, bool byDefault) const {
@@ -269,6 +272,7 @@ class Planner {
       h.detail = QString::fromStdString(m.unit);
       rows.push_back(h);
     }
+    if (o_.throttleHeatmap) throttleHeatmap(r, std::max(160, rows0));
   }
 
   // A GPU's header and its shown counters. A GCD of a package (`parent` is the package's key)
@@ -289,6 +293,7 @@ class Planner {
     h.pinned = tree_.isPinned(h.key) || (gcd && tree_.isPinned(parent));
     rows.push_back(h);
     const bool packagePower = gcd && run.domainOf(g).power_gpu >= 0;
+    throttleStrip(r, g, h);
     for (const MetricInfo& m : metricsInOrder(r, g)) {
       const QString key = rowkey::metric(r, g, m.id);
       if (packagePower && isDomainMetric(m.id)) continue;
@@ -334,6 +339,33 @@ class Planner {
       }
     for (int g : gcds)
       if (shown(rowkey::gpu(r, g))) gpu(r, g, h.key);
+  }
+
+  // The throttle strip right under a GPU's header: only for runs with an SM clock (the
+  // detector has nothing to say without one).
+  void throttleStrip(int r, int g, const TrackRow& header) {
+    const RunFile& run = *runs_[static_cast<size_t>(r)];
+    const QString key = rowkey::throttle(r, g);
+    if (!o_.throttleStrip || metricIndex(run, std::string(metric::kSmClock)) < 0 || !shown(key))
+      return;
+    TrackRow s = row(ThrottleStripRow{r, g}, QObject::tr("Throttling"), key, header.key,
+                     figure_ ? std::max(o_.throttleStripHeight, 12) : o_.throttleStripHeight);
+    s.detail = QObject::tr("reason by colour, depth of the clock deficit by strength");
+    s.pinned = header.pinned || tree_.isPinned(key);
+    rows.push_back(s);
+  }
+
+  // A run's reason heatmap (window: the heatmap's "Throttling" choice; figures: after the
+  // metrics' heatmaps).
+  void throttleHeatmap(int r, int height) {
+    const RunFile& run = *runs_[static_cast<size_t>(r)];
+    if (metricIndex(run, std::string(metric::kSmClock)) < 0) return;
+    TrackRow h = row(ThrottleHeatmapRow{r}, QObject::tr("Heatmap: throttling"),
+                     rowkey::heatmap(r) + QStringLiteral("/throttle"), {}, height);
+    if (figure_) h.label = QObject::tr("Throttling");
+    h.detail =
+        QObject::tr("%1 GPUs · reason by colour, clock deficit by strength").arg(run.gpus().size());
+    rows.push_back(h);
   }
 
   // A rank under its own header (window: "Rank 2", figure: ranks no shown GPU ran).
@@ -383,6 +415,11 @@ class Planner {
 
   void heatmap(int r) {
     const RunFile& run = *runs_[static_cast<size_t>(r)];
+    if (o_.heatmapMetric == kThrottleHeatmapMetric &&
+        metricIndex(run, std::string(metric::kSmClock)) >= 0) {
+      throttleHeatmap(r, heatmapRowHeight(run.gpus().size()) * static_cast<int>(run.gpus().size()));
+      return;
+    }
     int m = metricIndex(run, o_.heatmapMetric);
     if (m < 0 && !run.series().metrics.empty()) m = 0;
     if (m < 0) return;

@@ -82,12 +82,36 @@ struct DifferenceRow {
   auto operator<=>(const DifferenceRow&) const = default;
 };
 
+// A GPU's throttle strip: one thin row under its header, coloured by the throttle reason, its
+// strength the clock deficit (throttle_strip.h).
+struct ThrottleStripRow {
+  int run = 0;
+  int gpu = 0;
+  auto operator<=>(const ThrottleStripRow&) const = default;
+};
+// Every GPU of a run as one thin line each, coloured by the dominant throttle reason, its
+// strength the clock deficit (the heatmap's "Throttling" choice).
+struct ThrottleHeatmapRow {
+  int run = 0;
+  auto operator<=>(const ThrottleHeatmapRow&) const = default;
+};
+
 using RowContent = std::variant<RunHeaderRow, GroupHeaderRow, CounterRow, KernelsRow, StepsRow,
-                                HeatmapRow, DifferenceRow>;
+                                HeatmapRow, DifferenceRow, ThrottleStripRow, ThrottleHeatmapRow>;
 
 // The kinds in the variant's order (TrackRow::kind() is the variant's index).
-enum class RowKind { RunHeader, GroupHeader, Counter, Kernels, Steps, Heatmap, Difference };
-static_assert(std::variant_size_v<RowContent> == static_cast<size_t>(RowKind::Difference) + 1);
+enum class RowKind {
+  RunHeader,
+  GroupHeader,
+  Counter,
+  Kernels,
+  Steps,
+  Heatmap,
+  Difference,
+  ThrottleStrip,
+  ThrottleHeatmap
+};
+static_assert(std::variant_size_v<RowContent> == static_cast<size_t>(RowKind::ThrottleHeatmap) + 1);
 
 // The run a row belongs to (run A for a difference).
 int rowRun(const RowContent& c);
@@ -125,6 +149,7 @@ QString stream(int run, int rank, int64_t stream);        // "r0/rank2/s7"
 QString heatmap(int run);                                 // "r0/heatmap"
 QString package(int run, int domain);                     // "r0/p1" (a domain of several GPUs)
 QString packageMetric(int run, int domain, const std::string& id);  // "r0/p1/power_w"
+QString throttle(int run, int gpu);                       // "r0/g3/throttle"
 }  // namespace rowkey
 
 // ---- The inputs of a plan ----
@@ -163,7 +188,13 @@ enum class RowStyle { Window, Figure };
 struct RowPlanOptions {
   RowStyle style = RowStyle::Window;
   bool heatmap = false;  // the window's GPU telemetry as one heatmap row per run
-  std::string heatmapMetric = "temp_c";
+  std::string heatmapMetric = "temp_c";  // kThrottleHeatmapMetric: the reason heatmap
+  // A throttle strip under each GPU's header (runs with an SM clock). The window and the
+  // timeline figures turn it on; off here so plans that do not ask for it stay as they were.
+  bool throttleStrip = false;
+  // Figures in heatmap mode: the reason heatmap after the metrics' heatmaps.
+  bool throttleHeatmap = false;
+  int throttleStripHeight = 10;
   int counterHeight = 44;
   int kernelHeight = 24;
   int compareCounterHeight = 44;  // the A and B rows of a paired comparison
@@ -185,6 +216,9 @@ struct FigureSelection {
   bool kernels = false, steps = false;
 };
 TreeState figureTreeState(const RunFile& run, int runIndex, const FigureSelection& selection);
+
+// The heatmap "metric" that draws the reason heatmap (ThrottleHeatmapRow).
+inline constexpr const char* kThrottleHeatmapMetric = "throttle";
 
 // ---- Helpers shared with the track tree ----
 

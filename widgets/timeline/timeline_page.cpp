@@ -83,26 +83,31 @@ uint32_t reasonBits(const ThrottleInterval& iv) {
 void TimelinePage::computeThrottle(int index, const std::shared_ptr<const RunFile>& run) {
   // The analysis's throttle intervals, off the UI thread (a 1,024-GPU hour takes seconds).
   using Spans = std::vector<std::vector<TimelineRenderer::ThrottleSpan>>;
+  using Found = std::pair<Spans, std::shared_ptr<const RunThrottleView>>;
   if (throttleJobs_.size() <= static_cast<size_t>(index))
     throttleJobs_.resize(static_cast<size_t>(index) + 1, nullptr);
   BackgroundJob*& job = throttleJobs_[static_cast<size_t>(index)];
   if (!job) job = new BackgroundJob(this);
-  // A failure leaves the strong bands out; the reason bits are still drawn.
+  // A failure leaves the strong bands and the strip out; the reason bits are still drawn.
   job->start(
-      [run](const BackgroundJob::Context&) -> Spans {
+      [run](const BackgroundJob::Context&) -> Found {
         std::vector<int> gpus;
         for (const GpuInfo& g : run->gpus())
           gpus.push_back(g.id);
         const auto found = detectThrottle(*run, gpus, TimeRange{}, AnalysisOptions{});
+        auto view =
+            std::make_shared<const RunThrottleView>(makeThrottleView(found, run->gpus().size()));
         Spans out(run->gpus().size());
         for (const GpuThrottle& g : found)
           for (const ThrottleInterval& iv : g.intervals)
             out[static_cast<size_t>(g.gpu)].push_back({iv.start_ns, iv.end_ns, reasonBits(iv)});
         for (auto& v : out)
           std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.t0 < b.t0; });
-        return out;
+        return Found{std::move(out), std::move(view)};
       },
-      [this, index](Spans spans) {
+      [this, index](Found found) {
+        Spans spans = std::move(found.first);
+        view_->renderer().setThrottleView(index, std::move(found.second));
         std::vector<TimeRange> all;
         for (const auto& g : spans)
           for (const auto& s : g)
@@ -136,6 +141,12 @@ void TimelinePage::clearRuns() {
   overview_->refresh();
   find_->setRuns({});
   find_->hide();
+}
+
+void TimelinePage::setThrottleTint(bool on) {
+  view_->renderer().setThrottleTint(on);
+  legend_->setThrottleBands(on);
+  view_->viewport()->update();
 }
 
 void TimelinePage::setTheme(const Theme& theme) {

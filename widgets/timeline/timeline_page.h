@@ -37,6 +37,8 @@ class TimelinePage : public QWidget {
   void updateBounds();
   void setRows(std::vector<TrackRow> rows) { view_->setRows(std::move(rows)); }
   void setTheme(const Theme& theme);
+  // View > Throttle Bands Behind Tracks: the renderer's tint and the legend's entries.
+  void setThrottleTint(bool on);
 
  signals:
   // Tiles waiting to be read (0 when the view is complete); polled while the store is busy.

@@ -31,6 +31,7 @@ void TimelineRenderer::clearCaches() {
   cache_.clear();
   images_.clear();
   extents_.clear();
+  busyExtents_.clear();
   nodeSeparators_.clear();
 }
 
@@ -57,9 +58,10 @@ TimelineRenderer::CounterView TimelineRenderer::counter(const CounterRow& row,
     src.gpu = row.gpu;
     src.metric = row.metric;
     src.gapThresholdNs = run.series().gapThresholdNs[static_cast<size_t>(row.gpu)];
+    src.throttleBands = tint_;
     CounterGeometry g = buildCounterGeometry(run, src, map, fetch, missing);
     auto it = throttleSpans_.find(row.run);
-    if (it != throttleSpans_.end() && static_cast<size_t>(row.gpu) < it->second.size()) {
+    if (tint_ && it != throttleSpans_.end() && static_cast<size_t>(row.gpu) < it->second.size()) {
       const auto& spans = it->second[static_cast<size_t>(row.gpu)];
       // Spans are sorted by start: skip to the first that can reach the view.
       auto first = std::lower_bound(spans.begin(), spans.end(), map.t0,
@@ -107,6 +109,28 @@ const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const HeatmapRow& row,
                                       if (row.domainPower) showDomainPower(g, run);
                                       return g;
                                     }).geom);
+}
+
+const ThrottleStripGeometry* TimelineRenderer::throttleStripGeometry(const ThrottleStripRow& row,
+                                                                     const TimeMapping& map) {
+  return &std::get<ThrottleStripGeometry>(
+      cached<ThrottleStripGeometry>(row, map, [&] {
+        const RunThrottleView* v = throttleView(row.run);
+        if (!v || static_cast<size_t>(row.gpu) >= v->gpus.size())
+          return buildThrottleStrip(GpuThrottleView{}, map);
+        return buildThrottleStrip(v->gpus[static_cast<size_t>(row.gpu)], map);
+      }).geom);
+}
+
+const ThrottleHeatmapGeometry* TimelineRenderer::throttleHeatmapGeometry(
+    const ThrottleHeatmapRow& row, const TimeMapping& map) {
+  return &std::get<ThrottleHeatmapGeometry>(cached<ThrottleHeatmapGeometry>(row, map, [&] {
+                                              const RunThrottleView* v = throttleView(row.run);
+                                              if (v) return buildThrottleHeatmap(*v, map);
+                                              RunThrottleView none;
+                                              none.gpus.resize(store_.run(row.run).gpus().size());
+                                              return buildThrottleHeatmap(none, map);
+                                            }).geom);
 }
 
 TimelineRenderer::DifferenceView TimelineRenderer::difference(const DifferenceRow& row,
@@ -180,13 +204,72 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::extents(int run, i
   return extents_.emplace(key, std::move(out)).first->second;
 }
 
+const std::vector<std::pair<float, float>>& TimelineRenderer::busyExtents(int run, int metric) {
+  const auto key = std::make_pair(run, metric);
+  auto it = busyExtents_.find(key);
+  if (it != busyExtents_.end()) return it->second;
+  const RunFile& rf = store_.run(run);
+  const SeriesGroupMeta& tel = rf.series();
+  const int util = metricIndex(rf, std::string(metric::kUtil));
+  std::vector<std::pair<float, float>> out(tel.entities, {kNaNf, kNaNf});
+  bool any = false;
+  if (util >= 0 && tel.grid.levels() > 0) {
+    // The top level's buckets in which the GPU was busy throughout (its lowest utilization at or
+    // above the detector's busy threshold): idle clocks before and after the training do not
+    // stretch the axis.
+    const int top = static_cast<int>(tel.grid.levels()) - 1;
+    const int64_t tiles =
+        static_cast<int64_t>((tel.grid.buckets.back() + kTileBuckets - 1) / kTileBuckets);
+    const float busy = static_cast<float>(AnalysisOptions{}.busyUtilPct);
+    for (int64_t i = 0; i < tiles; ++i) {
+      TilePtr vp, up;
+      try {
+        vp = store_.load(TileKey{run, TileKind::Heatmap, -1, metric, top, i});
+        up = store_.load(TileKey{run, TileKind::Heatmap, -1, util, top, i});
+      } catch (const std::exception&) {
+      }
+      if (!vp || !up) continue;
+      const auto& v = std::get<HeatmapTile>(*vp);
+      const auto& u = std::get<HeatmapTile>(*up);
+      if (u.buckets != v.buckets || u.entities != v.entities) continue;
+      for (size_t e = 0; e < v.entities && e < out.size(); ++e)
+        for (size_t b = 0; b < v.buckets; ++b) {
+          const size_t k = e * v.buckets + b;
+          if (std::isnan(v.min[k]) || !(u.min[k] >= busy)) continue;
+          auto& [mn, mx] = out[e];
+          mn = std::isnan(mn) ? v.min[k] : std::min(mn, v.min[k]);
+          mx = std::isnan(mx) ? v.max[k] : std::max(mx, v.max[k]);
+          any = true;
+        }
+    }
+  }
+  if (!any) out = extents(run, metric);  // no utilization, or never busy: every value
+  return busyExtents_.emplace(key, std::move(out)).first->second;
+}
+
 namespace {
 
-ValueRange niceRange(std::string_view metric, std::string_view unit, float lo, float hi) {
+// Ends rounded outward to a tenth of the span's decade (1,738 .. 1,992 -> 1,730 .. 2,000).
+ValueRange fitted(double lo, double hi) {
+  double span = hi - lo;
+  const double pad = span > 0 ? 0.05 * span : std::max(1.0, 0.02 * std::fabs(hi));
+  lo -= pad;
+  hi += pad;
+  span = hi - lo;
+  const double q = std::pow(10.0, std::floor(std::log10(span)) - 1);
+  return {std::floor(lo / q) * q, std::ceil(hi / q) * q, true};
+}
+
+}  // namespace
+
+ValueRange counterRange(std::string_view metric, std::string_view unit, float lo, float hi,
+                        bool fit) {
   if (unit == "%") return {0, 100};
   if (std::isnan(lo) || std::isnan(hi)) return {0, 1};
-  double mn = lo, mx = hi;
   const bool temperature = unit == "C";
+  const bool clock = metric == metric::kSmClock || metric == metric::kMemClock || unit == "MHz";
+  if (fit && (temperature || clock)) return fitted(lo, hi);
+  double mn = lo, mx = hi;
   if (!temperature && mn >= 0 &&
       (metric == metric::kPower || metric == metric::kSmClock || metric == metric::kMemClock ||
        mn < 0.3 * mx))
@@ -197,15 +280,18 @@ ValueRange niceRange(std::string_view metric, std::string_view unit, float lo, f
   return {mn, mx};
 }
 
-}  // namespace
-
 ValueRange TimelineRenderer::valueRange(const CounterRow& row, const CounterGeometry& g) {
   const RunFile& run = store_.run(row.run);
   const MetricInfo& m = run.series().metrics[static_cast<size_t>(row.metric)];
   float lo = kNaNf, hi = kNaNf;
+  // Fitted clocks: over the time the GPUs were busy (what a clock drop costs), see busyExtents.
+  const bool clock = m.id == metric::kSmClock || m.id == metric::kMemClock || m.unit == "MHz";
   switch (yMode_) {
     case YMode::SharedPerMetric:
-      for (const auto& [a, b] : extents(row.run, row.metric)) {
+    case YMode::SharedFitted:
+      for (const auto& [a, b] : yMode_ == YMode::SharedFitted && clock
+                                    ? busyExtents(row.run, row.metric)
+                                    : extents(row.run, row.metric)) {
         if (std::isnan(a)) continue;
         lo = std::isnan(lo) ? a : std::min(lo, a);
         hi = std::isnan(hi) ? b : std::max(hi, b);
@@ -222,7 +308,7 @@ ValueRange TimelineRenderer::valueRange(const CounterRow& row, const CounterGeom
       hi = g.visibleMax;
       break;
   }
-  return niceRange(m.id, m.unit, lo, hi);
+  return counterRange(m.id, m.unit, lo, hi, yMode_ == YMode::SharedFitted);
 }
 
 ValueRange TimelineRenderer::heatmapRange(int run, int metric) {
@@ -344,6 +430,18 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
       QPainter ip(&img);
       paintHeatmap(ip, local, *g, vr, theme_, nodeSeparators(hr->run));
     });
+  } else if (const auto* sr = row.as<ThrottleStripRow>()) {
+    const ThrottleStripGeometry* g = throttleStripGeometry(*sr, map);
+    render(0, 0, [&](QImage& img) {
+      QPainter ip(&img);
+      paintThrottleStrip(ip, local, *g, theme_);
+    });
+  } else if (const auto* th = row.as<ThrottleHeatmapRow>()) {
+    const ThrottleHeatmapGeometry* g = throttleHeatmapGeometry(*th, map);
+    render(0, 0, [&](QImage& img) {
+      QPainter ip(&img);
+      paintThrottleHeatmap(ip, local, *g, theme_, nodeSeparators(th->run));
+    });
   } else {
     return;
   }
@@ -384,6 +482,10 @@ void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, cons
     p.fillRect(c, theme_.trackAltBackground);
     const HeatmapGeometry* g = heatmapGeometry(*hr, map, fetch, missing);
     paintHeatmap(p, c, *g, heatmapRange(hr->run, hr->metric), theme_, nodeSeparators(hr->run));
+  } else if (const auto* sr = row.as<ThrottleStripRow>()) {
+    paintThrottleStrip(p, c, *throttleStripGeometry(*sr, map), theme_);
+  } else if (const auto* th = row.as<ThrottleHeatmapRow>()) {
+    paintThrottleHeatmap(p, c, *throttleHeatmapGeometry(*th, map), theme_, nodeSeparators(th->run));
   }
 }
 

@@ -23,12 +23,23 @@
 #include "timeline/geometry.h"
 #include "timeline/row_plan.h"
 #include "timeline/theme.h"
+#include "timeline/throttle_strip.h"
 #include "timeline/tile_store.h"
 #include "timeline/track_painter.h"
 
 namespace wl {
 
-enum class YMode { SharedPerMetric, PerTrack, FitVisible };
+// SharedFitted (the default): one range per metric over the whole run like SharedPerMetric, but
+// clocks and temperatures fitted to their values with a small margin, so a clock held 12 % below
+// its maximum spans the row instead of a few pixels at its top; power, utilization and the other
+// metrics where zero means something stay zero-based.
+enum class YMode { SharedPerMetric, PerTrack, FitVisible, SharedFitted };
+
+// The range a counter is drawn in for its values [lo, hi] (NaN: none): zero-based for power,
+// clocks under SharedPerMetric and values mostly far from zero, 0..100 for percentages; with
+// `fit`, clocks and temperatures are fitted instead (5 % margin, ends rounded outward).
+ValueRange counterRange(std::string_view metric, std::string_view unit, float lo, float hi,
+                        bool fit);
 
 // The value range a difference row is drawn with: symmetric around zero, 10 % above the largest
 // |A - B| shown.
@@ -74,6 +85,30 @@ class TimelineRenderer {
     cache_.clear();
     ++style_;
   }
+  // The analysis's throttle segments and intervals of a run (strips, reason heatmap, tooltips,
+  // navigation); nullptr until computed.
+  void setThrottleView(int run, std::shared_ptr<const RunThrottleView> view) {
+    throttleViews_[run] = std::move(view);
+    cache_.clear();
+    ++style_;
+  }
+  const RunThrottleView* throttleView(int run) const {
+    auto it = throttleViews_.find(run);
+    return it == throttleViews_.end() ? nullptr : it->second.get();
+  }
+  std::shared_ptr<const RunThrottleView> sharedThrottleView(int run) const {
+    auto it = throttleViews_.find(run);
+    return it == throttleViews_.end() ? nullptr : it->second;
+  }
+  // Tinting behind counters (the reason bits and the analysis's throttle intervals as bands
+  // behind every counter of a GPU). Off by default: the throttle strip says it once per GPU.
+  void setThrottleTint(bool on) {
+    if (tint_ == on) return;
+    tint_ = on;
+    cache_.clear();
+    ++style_;
+  }
+  bool throttleTint() const { return tint_; }
   // Alignment: run `run` is drawn `offsetNs` later than its own clock (display time = run time +
   // offset), so iteration k of a second run can sit under iteration k of the first.
   void setRunOffset(int run, int64_t offsetNs) {
@@ -137,6 +172,10 @@ class TimelineRenderer {
                                        const TileFetch& fetch, std::vector<TileKey>* missing);
   const HeatmapGeometry* heatmapGeometry(const HeatmapRow& row, const TimeMapping& map,
                                          const TileFetch& fetch, std::vector<TileKey>* missing);
+  const ThrottleStripGeometry* throttleStripGeometry(const ThrottleStripRow& row,
+                                                     const TimeMapping& map);
+  const ThrottleHeatmapGeometry* throttleHeatmapGeometry(const ThrottleHeatmapRow& row,
+                                                         const TimeMapping& map);
   // The colour range of a heatmap (the run's whole extent of the metric).
   ValueRange heatmapRange(int run, int metric);
   // The range of a row's values as its content is drawn with `map` (counters, differences) or
@@ -152,7 +191,9 @@ class TimelineRenderer {
     uint64_t epoch = 0;
     uint64_t rangeStyle = ~uint64_t{0};  // style_ the range was computed under
     ValueRange range;
-    std::variant<CounterGeometry, KernelGeometry, HeatmapGeometry, DifferenceGeometry> geom;
+    std::variant<CounterGeometry, KernelGeometry, HeatmapGeometry, DifferenceGeometry,
+                 ThrottleStripGeometry, ThrottleHeatmapGeometry>
+        geom;
   };
   // The cache entry of a row for a mapping, (re)built when stale.
   template <typename G, typename Build>
@@ -161,6 +202,9 @@ class TimelineRenderer {
   ValueRange valueRange(const CounterRow& row, const CounterGeometry& g);
   // Whole-run min/max per GPU of a metric (from the top pyramid level).
   const std::vector<std::pair<float, float>>& extents(int run, int metric);
+  // The same over the top level's buckets in which the GPU was busy (utilization at or above the
+  // throttle detector's busy threshold); extents() when the run has no utilization.
+  const std::vector<std::pair<float, float>>& busyExtents(int run, int metric);
   void paintContentRaster(QPainter& p, const TrackRow& row, const QRectF& content,
                           const TimeMapping& map, const TileFetch& fetch,
                           std::vector<TileKey>* missing, const Highlight& highlight);
@@ -172,8 +216,9 @@ class TimelineRenderer {
 
   TileStore& store_;
   Theme theme_ = Theme::light();
-  YMode yMode_ = YMode::SharedPerMetric;
+  YMode yMode_ = YMode::SharedFitted;
   bool heatmapMax_ = false;
+  bool tint_ = false;
   VectorStyle vector_;
   uint64_t epoch_ = 0;
   uint64_t style_ = 0;
@@ -187,9 +232,11 @@ class TimelineRenderer {
   };
   std::map<RowContent, CachedImage> images_;
   std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> extents_;
+  std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> busyExtents_;
   std::map<int, std::vector<size_t>> nodeSeparators_;
   std::map<int, std::vector<std::vector<ThrottleSpan>>> throttleSpans_;
   std::map<int, int64_t> offsets_;
+  std::map<int, std::shared_ptr<const RunThrottleView>> throttleViews_;
 };
 
 }  // namespace wl

@@ -311,6 +311,7 @@ void TimelineView::mousePressEvent(QMouseEvent* e) {
 
 void TimelineView::mouseMoveEvent(QMouseEvent* e) {
   const TimeMapping map = mapping();
+  hoverPos_ = e->pos();
   if (e->pos().x() >= kLabelWidth) {
     hoverX_ = contentX(e->pos());
     emit hoverTimeChanged(map.t(*hoverX_));
@@ -338,6 +339,22 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
 }
 
 void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
+  QRectF rr;
+  const TrackRow* row = rowAt(e->pos(), &rr);
+  if (drag_ == Drag::Maybe && e->button() == Qt::LeftButton && row &&
+      row->kind() == RowKind::ThrottleHeatmap && e->pos().x() >= kLabelWidth) {
+    // A click in the reason heatmap zooms to the interval under it (or 4x around the point).
+    int run = row->run();
+    const int gpu = gpuAt(e->pos(), &run);
+    const TimeMapping map = renderer_.rowMapping(*row, mapping());
+    const double cx = contentX(e->pos());
+    if (const ThrottleInterval* iv = gpu >= 0 ? throttleIntervalNear(run, gpu, map, cx) : nullptr)
+      showThrottleInterval(run, gpu, *iv);
+    else
+      vp_->zoom(0.25, mapping().t(cx));
+    drag_ = Drag::None;
+    return;
+  }
   if (drag_ == Drag::Maybe && e->button() == Qt::LeftButton) {
     if (auto k = kernelAt(e->pos())) {
       selectKernel(*k);
@@ -413,6 +430,9 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_Home:
       vp_->fitAll();
       break;
+    case Qt::Key_N:
+      jumpToThrottle(!(e->modifiers() & Qt::ShiftModifier));
+      break;
     case Qt::Key_Escape:
       vp_->setSelection(std::nullopt);
       if (selected_.valid()) selectKernel(KernelRef{});
@@ -426,6 +446,7 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
 
 void TimelineView::leaveEvent(QEvent* e) {
   hoverX_.reset();
+  hoverPos_.reset();
   emit hoverTimeChanged(std::nullopt);
   viewport()->update();
   QAbstractScrollArea::leaveEvent(e);
@@ -464,6 +485,10 @@ QString TimelineView::tooltipAt(QPoint pos) {
     tip = heatmapTip(*h, map, cx, (pos.y() - rr.top()) / rr.height());
   else if (const auto* d = row->as<DifferenceRow>())
     tip = differenceTip(*row, *d, cx);
+  else if (const auto* ts = row->as<ThrottleStripRow>())
+    tip = throttleStripTip(*ts, map, cx);
+  else if (const auto* th = row->as<ThrottleHeatmapRow>())
+    tip = throttleHeatmapTip(*th, map, cx, (pos.y() - rr.top()) / rr.height());
   else
     return row->label.toHtmlEscaped();
   if (!tip.isEmpty())
@@ -506,11 +531,150 @@ QString TimelineView::counterTip(const CounterRow& row, const TimeMapping& map, 
       tip += tr("no samples (gap)");
     }
   }
-  for (const ThrottleBand& b : g->bands)
-    if (cx >= b.x0 && cx < b.x1)
-      tip += QStringLiteral("<br><span style='color:#c04000'>throttled: %1</span>")
-                 .arg(reasonsText(b.reasons));
+  // Throttling once: the analysis's interval here (reasons, duration, deficit), else the reason
+  // bits of the bands under the cursor (the reason bit and the interval's band both cover a
+  // throttled sample; each reason is named once).
+  if (const ThrottleInterval* iv = throttleIntervalNear(row.run, row.gpu, map, cx)) {
+    const RunThrottleView* tv = renderer_.throttleView(row.run);
+    tip += QStringLiteral("<br><span style='color:#c04000'>%1</span>")
+               .arg(throttleIntervalText(*iv, tv->gpus[static_cast<size_t>(row.gpu)].referenceMhz));
+  } else {
+    uint32_t reasons = 0;
+    bool any = false;
+    for (const ThrottleBand& b : g->bands)
+      if (cx >= b.x0 && cx < b.x1) {
+        reasons |= b.reasons;
+        any = true;
+      }
+    if (any)
+      tip += QStringLiteral("<br><span style='color:#c04000'>%1</span>")
+                 .arg(tr("reason bit set: %1 (clock near its maximum)").arg(reasonsText(reasons)));
+  }
   return tip;
+}
+
+const ThrottleInterval* TimelineView::throttleIntervalNear(int run, int gpu, const TimeMapping& map,
+                                                           double cx) const {
+  const RunThrottleView* tv = renderer_.throttleView(run);
+  if (!tv || gpu < 0 || static_cast<size_t>(gpu) >= tv->gpus.size()) return nullptr;
+  const GpuThrottleView& g = tv->gpus[static_cast<size_t>(gpu)];
+  if (const ThrottleInterval* iv = throttleIntervalAt(g, map.t(cx))) return iv;
+  // Zoomed out, an interval may be narrower than the pixel: take one starting in the column.
+  const int64_t a = map.t(std::floor(cx)), b = map.t(std::floor(cx) + 1);
+  auto it = std::lower_bound(g.intervals.begin(), g.intervals.end(), a,
+                             [](const ThrottleInterval& iv, int64_t t) { return iv.end_ns <= t; });
+  return it != g.intervals.end() && it->start_ns < b ? &*it : nullptr;
+}
+
+QString TimelineView::throttleStripTip(const ThrottleStripRow& row, const TimeMapping& map,
+                                       double cx) {
+  QString tip = tr("<b>GPU %1 · throttling</b><br>").arg(row.gpu);
+  const RunThrottleView* tv = renderer_.throttleView(row.run);
+  if (!tv) return tip + tr("throttle analysis running…");
+  const ThrottleStripGeometry* g = renderer_.throttleStripGeometry(row, map);
+  const auto c = static_cast<size_t>(std::max(0.0, cx));
+  const ThrottleInterval* iv = throttleIntervalNear(row.run, row.gpu, map, cx);
+  if (!iv || c >= g->deficit.size() || g->deficit[c] <= 0) return tip + tr("not throttled");
+  const double ref = tv->gpus[static_cast<size_t>(row.gpu)].referenceMhz;
+  tip += throttleIntervalText(*iv, ref);
+  tip += QStringLiteral("<br>") + tr("deepest here: %1 % below the reference clock")
+                                      .arg(static_cast<double>(g->deficit[c]) * 100, 0, 'f', 1);
+  return tip;
+}
+
+QString TimelineView::throttleHeatmapTip(const ThrottleHeatmapRow& row, const TimeMapping& map,
+                                         double cx, double yFraction) {
+  const RunFile& run = store_->run(row.run);
+  const ThrottleHeatmapGeometry* g = renderer_.throttleHeatmapGeometry(row, map);
+  if (g->rows == 0) return {};
+  const auto r = static_cast<size_t>(std::max(0.0, yFraction) * static_cast<double>(g->rows));
+  const auto c = static_cast<size_t>(std::max(0.0, cx));
+  if (r >= g->rows || c >= g->columns || r >= run.gpus().size()) return {};
+  const GpuInfo& gi = run.gpus()[r];
+  QString tip = QStringLiteral("<b>GPU %1</b> (node %2, local %3)<br>")
+                    .arg(gi.id)
+                    .arg(gi.node)
+                    .arg(gi.local_index);
+  const RunThrottleView* tv = renderer_.throttleView(row.run);
+  if (!tv) return tip + tr("throttle analysis running…");
+  const float d = g->deficit[r * g->columns + c];
+  const ThrottleInterval* iv = throttleIntervalNear(row.run, static_cast<int>(r), map, cx);
+  if (d <= 0 || !iv) return tip + tr("not throttled");
+  tip += throttleIntervalText(*iv, tv->gpus[r].referenceMhz);
+  tip += QStringLiteral("<br>") + tr("deepest here: %1 % below the reference clock")
+                                      .arg(static_cast<double>(d) * 100, 0, 'f', 1);
+  return tip + QStringLiteral("<br><span style='color:gray'>%1</span>").arg(tr("click to zoom"));
+}
+
+int TimelineView::gpuAt(QPoint pos, int* run) const {
+  QRectF rr;
+  const TrackRow* row = rowAt(pos, &rr);
+  if (!row) return -1;
+  *run = row->run();
+  if (const auto* c = row->as<CounterRow>()) return c->gpu;
+  if (const auto* s = row->as<ThrottleStripRow>()) return s->gpu;
+  if (const auto* h = row->as<GroupHeaderRow>()) return h->gpu2 < 0 ? h->gpu : -1;
+  if (row->kind() == RowKind::Heatmap || row->kind() == RowKind::ThrottleHeatmap) {
+    const size_t n = store_->run(*run).gpus().size();
+    const auto r = static_cast<size_t>(std::max(0.0, (pos.y() - rr.top()) / rr.height()) *
+                                       static_cast<double>(n));
+    return r < n ? static_cast<int>(r) : -1;
+  }
+  int rank = -1;
+  if (const auto* k = row->as<KernelsRow>()) rank = k->rank;
+  if (const auto* st = row->as<StepsRow>()) rank = st->rank;
+  for (const RankInfo& ri : store_->run(*run).ranks())
+    if (ri.rank == rank) return ri.gpu;
+  return -1;
+}
+
+bool TimelineView::jumpToThrottle(bool forward) {
+  if (store_->runs().empty()) return false;
+  int run = 0, gpu = -1;
+  if (hoverPos_) gpu = gpuAt(*hoverPos_, &run);
+  if (gpu < 0 && selected_.valid()) {
+    run = selected_.run;
+    const RunFile& rf = store_->run(run);
+    const int rank = rf.tracks()[static_cast<size_t>(selected_.track)].rank;
+    for (const RankInfo& ri : rf.ranks())
+      if (ri.rank == rank) gpu = ri.gpu;
+  }
+  const RunThrottleView* tv = renderer_.throttleView(run);
+  if (!tv) return false;
+  // From the last interval while the view still shows it, else from the centre (run clock).
+  const TimeRange cur = vp_->range();
+  int64_t from = cur.t0 + cur.span() / 2 - renderer_.runOffset(run);
+  if (lastJump_ && lastJump_->shown == cur) from = lastJump_->start;
+  // Backward from the centre: an interval starting just left of it is the one shown; step past.
+  const ThrottleJump j = findThrottleInterval(*tv, gpu, from, forward);
+  if (!j.interval) return false;
+  showThrottleInterval(run, j.gpu, *j.interval);
+  return true;
+}
+
+void TimelineView::showThrottleInterval(int run, int gpu, const ThrottleInterval& iv) {
+  const int64_t dur = std::max<int64_t>(iv.end_ns - iv.start_ns, 1);
+  // The interval in the middle third: a third of context on each side.
+  const int64_t span = std::max<int64_t>(3 * dur, Viewport::kMinSpanNs);
+  const int64_t mid = iv.start_ns + dur / 2 + renderer_.runOffset(run);
+  vp_->setRange({mid - span / 2, mid - span / 2 + span});
+  lastJump_ = LastJump{iv.start_ns, vp_->range()};
+  // Bring the GPU's rows into view when they are off screen.
+  double y = 0;
+  for (size_t i : visibleRows_) {
+    const TrackRow& r = rows_[i];
+    if (r.pinned) continue;
+    const GroupHeaderRow* h = r.as<GroupHeaderRow>();
+    if (h && h->run == run && h->gpu == gpu && h->gpu2 < 0) {
+      const double top = verticalScrollBar()->value();
+      const double avail = viewport()->height() - pinnedHeight_;
+      if (y < top || y + 60 > top + avail) verticalScrollBar()->setValue(static_cast<int>(y));
+      break;
+    }
+    y += r.height;
+  }
+  viewport()->update();
+  emit throttleIntervalActivated(run, gpu, iv.start_ns, iv.end_ns);
 }
 
 QString TimelineView::kernelTip(const KernelsRow& row, QPoint pos, const TimeMapping& map,

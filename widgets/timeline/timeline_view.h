@@ -7,7 +7,8 @@
 // Navigation follows Perfetto and Tracy: W/S zoom, A/D pan, Ctrl+wheel zooms at the cursor, the
 // wheel scrolls rows, Shift+wheel pans, Shift+drag or middle-drag pans, a left drag selects a time
 // range, F fits the selection (or everything), Esc clears it. Clicking a kernel selects it;
-// double-clicking zooms to it; clicking a group header folds it.
+// double-clicking zooms to it; clicking a group header folds it. N / Shift+N centre the next /
+// previous throttle interval; a click in the reason heatmap zooms to the interval under it.
 
 #include <QAbstractScrollArea>
 
@@ -51,6 +52,11 @@ class TimelineView : public QAbstractScrollArea {
   bool isCollapsed(const QString& groupKey) const { return collapsed_.count(groupKey) > 0; }
   void setCollapsed(const QString& groupKey, bool collapsed);
 
+  // N / Shift+N: centres the next (previous) throttle interval, with its context, of the GPU
+  // under the cursor, else of the selected kernel's GPU, else of any GPU; returns false when
+  // there is none (or the throttle analysis has not finished).
+  bool jumpToThrottle(bool forward);
+
   // Row under a point of the viewport widget (nullptr if none).
   const TrackRow* rowAt(QPoint pos, QRectF* rowRect = nullptr) const;
   // Text of the tooltip at a point (for tests and the hover tooltip).
@@ -60,6 +66,8 @@ class TimelineView : public QAbstractScrollArea {
   void kernelSelected(const wl::KernelRef& kernel);
   void hoverTimeChanged(std::optional<int64_t> t);
   void rowsContextMenu(const wl::TrackRow& row, QPoint globalPos);
+  // A throttle interval was jumped to (N / Shift+N) or clicked in the reason heatmap.
+  void throttleIntervalActivated(int run, int gpu, qint64 start, qint64 end);
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -92,6 +100,16 @@ class TimelineView : public QAbstractScrollArea {
   QString stepsTip(const StepsRow& row, int64_t t);
   QString heatmapTip(const HeatmapRow& row, const TimeMapping& map, double cx, double yFraction);
   QString differenceTip(const TrackRow& row, const DifferenceRow& d, double cx);
+  QString throttleStripTip(const ThrottleStripRow& row, const TimeMapping& map, double cx);
+  QString throttleHeatmapTip(const ThrottleHeatmapRow& row, const TimeMapping& map, double cx,
+                             double yFraction);
+  // The throttle interval of a GPU over content column cx (at its time, else any in the column).
+  const ThrottleInterval* throttleIntervalNear(int run, int gpu, const TimeMapping& map,
+                                               double cx) const;
+  // The GPU a point of the viewport stands for (its row's GPU; a heatmap's GPU row), or -1.
+  int gpuAt(QPoint pos, int* run) const;
+  // Centres an interval with its context and brings its GPU's rows into view.
+  void showThrottleInterval(int run, int gpu, const ThrottleInterval& iv);
 
   Viewport* vp_;
   TileStore* store_;
@@ -104,6 +122,14 @@ class TimelineView : public QAbstractScrollArea {
 
   KernelRef selected_;
   std::optional<double> hoverX_;
+  std::optional<QPoint> hoverPos_;
+  // The last interval jumped to, and the range it was shown in: N continues from it while the
+  // view has not moved, else from the view's centre.
+  struct LastJump {
+    int64_t start = 0;
+    TimeRange shown{};
+  };
+  std::optional<LastJump> lastJump_;
   enum class Drag { None, Maybe, Select, Pan } drag_ = Drag::None;
   QPoint pressPos_;
   int64_t pressTime_ = 0;

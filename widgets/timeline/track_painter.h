@@ -23,6 +23,9 @@ namespace wl {
 
 struct ValueRange {
   double min = 0.0, max = 1.0;
+  // Fitted to the values with a margin rather than started at zero (clocks, temperatures): the
+  // axis labels say so.
+  bool fitted = false;
   double y(double v, const QRectF& r) const {
     const double span = max > min ? max - min : 1.0;
     return r.bottom() - (v - min) / span * r.height();
