@@ -367,6 +367,13 @@ std::unique_ptr<TimelineFigure> timelineFigure(const TimelinePage& page, bool on
   TileStore& store = *page.store();
   spec.origin = store.runs().empty() ? spec.range.t0 : store.run(0).info().start_ns;
   spec.yMode = view->renderer().yMode();
+  // A comparison exports as the screen aligns it (warp or shift) and names the runs alike.
+  for (size_t i = 0; i < store.runs().size(); ++i) {
+    const int run = static_cast<int>(i);
+    spec.runWarps.emplace_back(run, view->renderer().runWarp(run));
+    if (!view->renderer().runLabel(run).isEmpty())
+      spec.runLabels.emplace_back(run, view->renderer().runLabel(run));
+  }
   auto fig = std::make_unique<TimelineFigure>(store, std::move(spec));
   if (store.runs().size() == 1) {
     const RunFile& run = store.run(0);
