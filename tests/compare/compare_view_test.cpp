@@ -5,13 +5,20 @@
 // the comparison layouts (paired, overlay, stacked) order their rows as documented.
 #include <gtest/gtest.h>
 
+#include <QHeaderView>
 #include <QImage>
+#include <QLabel>
 #include <QPainter>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTest>
 
 #include <cmath>
 
 #include "compare/config_diff.h"
 #include "compare/time_warp.h"
+#include "compare_panel.h"
 #include "export_test_run.h"
 #include "phased_run.h"
 #include "run_alignment.h"
@@ -274,6 +281,48 @@ TEST_F(WarpedTimeline, AnOverlayRowDrawsBothRunsInTheirColours) {
   const ValueRange vr = r.overlayRange(*row.as<OverlayRow>(), display, load);
   EXPECT_LE(vr.min, 100.0);
   EXPECT_GE(vr.max, 600.0);
+}
+
+TEST_F(WarpedTimeline, ClickingAStepOfTheIterationTableZoomsBothRunsToIt) {
+  ComparePanel panel;
+  panel.resize(600, 700);
+  panel.show();
+  panel.setRuns({a, b});
+  ASSERT_TRUE(panel.active());
+  EXPECT_EQ(panel.settings().align, AlignMode::Warp);  // the default with common steps
+  EXPECT_FALSE(panel.settings().warp.isShift());
+  panel.computeIterationsNow();
+  QTableWidget* t = panel.iterationTable();
+  // The 3 steps both runs completed, then mean ± sd; the step-time column by default.
+  ASSERT_EQ(t->rowCount(), 4);
+  EXPECT_EQ(t->item(1, 0)->text(), QStringLiteral("1"));
+  EXPECT_EQ(t->item(1, 1)->text(), QStringLiteral("3.000"));  // A's steps take 3 s
+  EXPECT_EQ(t->item(1, 2)->text(), QStringLiteral("2.000"));  // B's 2 s
+  EXPECT_EQ(t->item(1, 3)->text(), QStringLiteral("1.000"));
+  EXPECT_EQ(t->item(1, 4)->text(), QStringLiteral("+50.0"));
+  EXPECT_EQ(t->item(3, 1)->text(), QStringLiteral("3.000 ± 0.000"));
+  QSignalSpy zoom(&panel, &ComparePanel::zoomRequested);
+  panel.tabs()->setCurrentIndex(1);
+  QTest::qWait(10);
+  const QRect cell = t->visualItemRect(t->item(1, 2));
+  QTest::mouseClick(t->viewport(), Qt::LeftButton, {}, cell.center());
+  ASSERT_EQ(zoom.count(), 1);
+  // Step 1 of A: [start + 1 s + 3 s, + 3 s); under the warp B's step 1 is drawn on the same
+  // window, so the range is A's window with 5 % on each side.
+  const int64_t t0 = a->info().start_ns + 4 * kS, t1 = t0 + 3 * kS;
+  EXPECT_EQ(zoom.at(0).at(0).toLongLong(), t0 - 150'000'000);
+  EXPECT_EQ(zoom.at(0).at(1).toLongLong(), t1 + 150'000'000);
+  // The mean ± sd row zooms nowhere.
+  QTest::mouseClick(t->viewport(), Qt::LeftButton, {}, t->visualItemRect(t->item(3, 0)).center());
+  EXPECT_EQ(zoom.count(), 1);
+  // Under a shift at the starts, B's step 1 sits elsewhere: the range covers both windows.
+  panel.setAlignment(AlignMode::Start);
+  const TimeRange r = panel.iterationDisplayRange(1);
+  const int64_t off = alignAtStart(*a, *b);
+  const int64_t b0 = b->info().start_ns + 1 * kS + 2 * kS + off;
+  EXPECT_EQ(r.t0, std::min(t0, b0) - (t1 - std::min(t0, b0)) / 20);
+  // The header names what differs.
+  EXPECT_FALSE(panel.differencesLabel()->text().isEmpty());
 }
 
 }  // namespace

@@ -327,14 +327,15 @@ void TimelineRenderer::paintOverlayInto(QPainter& p, const OverlayRow& row, cons
         p.setClipRect(QRectF(c.left() + s.x0, c.top(), s.x1 - s.x0, c.height()));
         const QRectF sub(c.left() + s.px0, data.top(), s.local.width, data.height());
         paintCounterVector(p, sub, *counter(side, s.local, fetch, missing).geometry, vr, colour,
-                           lineWidth);
+                           lineWidth, false);
         p.restore();
       }
       continue;
     }
     const int64_t off = runOffset(side.run);
     const TimeMapping m{display.t0 - off, display.t1 - off, display.width};
-    paintCounterVector(p, data, *counter(side, m, fetch, missing).geometry, vr, colour, lineWidth);
+    paintCounterVector(p, data, *counter(side, m, fetch, missing).geometry, vr, colour, lineWidth,
+                       false);
   }
   // The legend: a swatch and what differs, per run, in the top right corner.
   QFont f = p.font();
