@@ -388,11 +388,14 @@ class Planner {
       for (int rank : ranksOfGpu(*runs_[static_cast<size_t>(r)], g)) {
         const size_t first = rows.size();
         rankRows(r, rank, group, false);
-        for (size_t i = first; i < rows.size(); ++i)
-          if (!figure_)
-            rows[i].label = QObject::tr("%1 · rank %2 · %3").arg(tag).arg(rank).arg(rows[i].label);
-          else
+        for (size_t i = first; i < rows.size(); ++i) {
+          if (figure_) {
             rows[i].label = tag + QStringLiteral(" · ") + rows[i].label;
+            continue;
+          }
+          rows[i].label = QObject::tr("%1 · rank %2 · %3").arg(tag).arg(rank).arg(rows[i].label);
+          rows[i].detail.clear();  // the longer label needs the room ("phases", event counts)
+        }
       }
     }
   }
