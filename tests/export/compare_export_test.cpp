@@ -72,6 +72,9 @@ TEST_F(CompareExport, LayoutsDrawTheirRows) {
   EXPECT_TRUE(stacked.hasText(QStringLiteral("Power · GPU 0−0")));  // after a "Δ " of its own
   EXPECT_TRUE(stacked.hasText(QStringLiteral("Power · GPU 1−1")));
   EXPECT_EQ(countStarting(stacked, QStringLiteral("GPU 0")), 2u);  // A's and B's GPU headers
+  // Under a header per run (the caption names both runs on one line).
+  EXPECT_TRUE(stacked.hasText(QStringLiteral("A: Llama3-8B H100 tp2 pp2 dp2 mbs4 (simulated)")));
+  EXPECT_TRUE(stacked.hasText(QStringLiteral("B: Llama3-8B H100 tp2 pp2 dp2 mbs1 (simulated)")));
 }
 
 TEST_F(CompareExport, TheAlignmentAskedForIsTheOneDrawnAndNamed) {

@@ -501,6 +501,26 @@ std::vector<TrackRow> planRows(const std::vector<std::shared_ptr<const RunFile>>
     };
     std::stable_sort(plan.rows.begin(), plan.rows.end(),
                      [&](const TrackRow& x, const TrackRow& y) { return rank(x) < rank(y); });
+    if (options.style == RowStyle::Figure) {
+      // A figure's runs have no headers; a stacked comparison needs them to tell A's GPU 0 from
+      // B's.
+      for (const auto& [r, tag] : {std::pair{compare.runA, QStringLiteral("A")},
+                                   std::pair{compare.runB, QStringLiteral("B")}}) {
+        const auto first = std::find_if(plan.rows.begin(), plan.rows.end(), [r](const TrackRow& x) {
+          return !x.pinned && x.run() == r;
+        });
+        if (first == plan.rows.end()) continue;
+        TrackRow h;
+        h.content = RunHeaderRow{r};
+        const RunFile& run = *runs[static_cast<size_t>(r)];
+        h.label = QStringLiteral("%1: %2").arg(
+            tag, QString::fromStdString(run.info().name.empty() ? run.path().filename().string()
+                                                                : run.info().name));
+        h.key = rowkey::run(r);
+        h.height = 20;
+        plan.rows.insert(first, h);
+      }
+    }
     plan.differenceSection(compare);
   }
   return std::move(plan.rows);
