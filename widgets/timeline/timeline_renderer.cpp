@@ -155,7 +155,12 @@ TimelineRenderer::DifferenceView TimelineRenderer::difference(const DifferenceRo
 
 std::optional<ValueRange> TimelineRenderer::rowRange(const TrackRow& row, const TimeMapping& map,
                                                      const TileFetch& fetch) {
-  if (const auto* c = row.as<CounterRow>()) return counter(*c, map, fetch, nullptr).range;
+  if (const auto* c = row.as<CounterRow>()) {
+    // A warped row is drawn piece by piece: a geometry over the whole display would only evict
+    // the pieces' (and the range, but for fitting the visible data, needs none).
+    if (warped(c->run) && yMode_ != YMode::FitVisible) return valueRange(*c, CounterGeometry{});
+    return counter(*c, map, fetch, nullptr).range;
+  }
   if (const auto* d = row.as<DifferenceRow>()) return difference(*d, map, fetch, nullptr).range;
   if (const auto* o = row.as<OverlayRow>()) return overlayRange(*o, map, fetch);
   if (const auto* h = row.as<HeatmapRow>()) return heatmapRange(h->run, h->metric);
@@ -298,7 +303,9 @@ ValueRange TimelineRenderer::overlayRange(const OverlayRow& row, const TimeMappi
   for (const CounterRow& side : {row.a, row.b}) {
     const int64_t off = runOffset(side.run);
     const TimeMapping m{display.t0 - off, display.t1 - off, display.width};
-    const ValueRange r = counter(side, m, fetch, nullptr).range;
+    // Whole-run ranges need no geometry (building one would evict a warped side's pieces).
+    const ValueRange r = yMode_ != YMode::FitVisible ? valueRange(side, CounterGeometry{})
+                                                     : counter(side, m, fetch, nullptr).range;
     out.min = std::isnan(out.min) ? r.min : std::min(out.min, r.min);
     out.max = std::isnan(out.max) ? r.max : std::max(out.max, r.max);
   }
