@@ -424,7 +424,10 @@ void ComparePanel::recompute() {
                        .arg(s.pairs.size())
                        .arg(note.isEmpty() ? QString() : QStringLiteral(" ") + note));
   settings_ = std::move(s);
-  if (computedPair_ != std::pair{settings_.runA, settings_.runB}) runsPairChanged();
+  // New runs or a new pairing of their GPUs: the table, the profiles and the header again.
+  if (computedPair_ != std::pair{settings_.runA, settings_.runB} ||
+      computedGpuPairs_ != settings_.pairs)
+    runsPairChanged();
   emit settingsChanged();
   debounce_->start();
 }
@@ -445,6 +448,7 @@ QString htmlList(const std::vector<RunDifference>& d) {
 
 void ComparePanel::runsPairChanged() {
   computedPair_ = {settings_.runA, settings_.runB};
+  computedGpuPairs_ = settings_.pairs;
   const RunFile& a = *runs_[static_cast<size_t>(settings_.runA)];
   const RunFile& b = *runs_[static_cast<size_t>(settings_.runB)];
   differences_ = runDifferences(a, b);

@@ -133,6 +133,7 @@ class ComparePanel : public QWidget {
   bool updating_ = false;
   // The runs the iteration table and profiles were computed for.
   std::pair<int, int> computedPair_{-1, -1};
+  std::vector<std::pair<int, int>> computedGpuPairs_;
   QLabel* diffLabel_;
   QTabWidget* tabs_;
   QComboBox* iterColumn_;
