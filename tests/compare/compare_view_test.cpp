@@ -19,6 +19,7 @@
 #include "compare/config_diff.h"
 #include "compare/time_warp.h"
 #include "compare_panel.h"
+#include "core/time_format.h"
 #include "export_test_run.h"
 #include "phased_run.h"
 #include "run_alignment.h"
@@ -26,7 +27,10 @@
 #include "timeline/difference_geometry.h"
 #include "timeline/row_plan.h"
 #include "timeline/tile_store.h"
+#include "timeline/timeline_page.h"
 #include "timeline/timeline_renderer.h"
+#include "timeline/timeline_view.h"
+#include "timeline/viewport.h"
 #include "timeline/warp_spans.h"
 
 namespace wl {
@@ -281,6 +285,52 @@ TEST_F(WarpedTimeline, AnOverlayRowDrawsBothRunsInTheirColours) {
   const ValueRange vr = r.overlayRange(*row.as<OverlayRow>(), display, load);
   EXPECT_LE(vr.min, 100.0);
   EXPECT_GE(vr.max, 600.0);
+}
+
+TEST_F(WarpedTimeline, TheTooltipOverBShowsBsOwnTimeAndTheStretch) {
+  TimelinePage page;
+  const int ia = page.addRun(a);
+  const int ib = page.addRun(b);
+  page.view()->renderer().setRunWarp(ib, warp);
+  ComparePlan c;
+  c.active = true;
+  c.runA = ia;
+  c.runB = ib;
+  c.layout = CompareLayout::Paired;
+  c.pairs = {{0, 0}};
+  page.setRows(planRows(page.store()->runs(), TreeState{}, c, {}));
+  page.resize(1200, 600);
+  page.show();
+  QCoreApplication::processEvents();
+  const int64_t a0 = a->info().start_ns;
+  page.viewport()->setRange({a0 + 1 * kS, a0 + 10 * kS});  // A's three steps
+  TimelineView* view = page.view();
+  // The B power row (the second row under the pair's header).
+  int y = -1;
+  for (int py = 0; py < view->viewport()->height() && y < 0; ++py) {
+    const TrackRow* r = view->rowAt(QPoint(1, py));
+    if (r && r->as<CounterRow>() && r->run() == ib) y = py + 5;
+  }
+  ASSERT_GE(y, 0);
+  // Halfway through the view: A's time a0 + 5.5 s, in A's step 1 (4 s .. 7 s).
+  const double content = view->viewport()->width() - TimelineView::kLabelWidth;
+  const int x = TimelineView::kLabelWidth + static_cast<int>(content / 2);
+  const QString tip = view->tooltipAt(QPoint(x, y));
+  // B's steps of 2 s are stretched onto A's 3 s (every phase alike): x 1.5.
+  EXPECT_TRUE(tip.contains(QStringLiteral("stretched ×1.500"))) << tip.toStdString();
+  // B's own time there: toB of the cursor's A time, relative to B's start.
+  const TimeMapping display{a0 + 1 * kS, a0 + 10 * kS, content};
+  const int64_t tb = warp.toB(display.t(x - TimelineView::kLabelWidth));
+  const QString own = QString::fromStdString(formatDuration(tb - b->info().start_ns));
+  EXPECT_TRUE(tip.contains(own)) << own.toStdString() << " in " << tip.toStdString();
+  // A's rows say nothing about a stretch.
+  for (int py = 0; py < view->viewport()->height(); ++py) {
+    const TrackRow* r = view->rowAt(QPoint(1, py));
+    if (r && r->as<CounterRow>() && r->run() == ia) {
+      EXPECT_FALSE(view->tooltipAt(QPoint(x, py + 5)).contains(QStringLiteral("stretched")));
+      break;
+    }
+  }
 }
 
 TEST_F(WarpedTimeline, ClickingAStepOfTheIterationTableZoomsBothRunsToIt) {
