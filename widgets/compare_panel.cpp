@@ -1,21 +1,28 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare_panel.h"
 
+#include <QAreaSeries>
+#include <QChart>
+#include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineSeries>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <cmath>
 
+#include "compare/iteration_profile.h"
 #include "core/metrics.h"
 #include "core/time_format.h"
 #include "export/export_dialog.h"
@@ -58,13 +65,76 @@ RunSide side(const RunFile& run, const std::vector<int>& gpus, TimeRange r) {
 
 }  // namespace
 
+QChart* makeIterationProfileChart(const MetricProfilePair& m, int gpuA, int gpuB,
+                                  const QString& labelA, const QString& labelB) {
+  auto* chart = new QChart;
+  chart->setTitle(QObject::tr("%1 · GPU %2 (A) · GPU %3 (B)")
+                      .arg(QString::fromStdString(m.label))
+                      .arg(gpuA)
+                      .arg(gpuB));
+  auto* ax = new QValueAxis;
+  ax->setRange(0, 100);
+  ax->setTitleText(QObject::tr("Step phase (%)"));
+  ax->setLabelFormat(QStringLiteral("%.0f"));
+  auto* ay = new QValueAxis;
+  ay->setTitleText(m.unit.empty() ? QString::fromStdString(m.label)
+                                  : QStringLiteral("%1 (%2)").arg(QString::fromStdString(m.label),
+                                                                  QString::fromStdString(m.unit)));
+  chart->addAxis(ax, Qt::AlignBottom);
+  chart->addAxis(ay, Qt::AlignLeft);
+  double lo = kNaN, hi = kNaN;
+  // A blue, B orange: the timeline's overlay colours (Theme::compareColor).
+  const std::pair<const ProfileBand*, std::pair<QString, QColor>> sides[] = {
+      {&m.a, {labelA.isEmpty() ? QStringLiteral("A") : labelA, QColor(0x1f, 0x5f, 0xb4)}},
+      {&m.b, {labelB.isEmpty() ? QStringLiteral("B") : labelB, QColor(0xd0, 0x62, 0x00)}}};
+  for (const auto& [band, style] : sides) {
+    const size_t bins = band->mean.size();
+    auto* upper = new QLineSeries;
+    auto* lower = new QLineSeries;
+    auto* mean = new QLineSeries;
+    for (size_t i = 0; i < bins; ++i) {
+      if (!std::isfinite(band->mean[i])) continue;
+      const double x = 100.0 * (static_cast<double>(i) + 0.5) / static_cast<double>(bins);
+      upper->append(x, band->max[i]);
+      lower->append(x, band->min[i]);
+      mean->append(x, band->mean[i]);
+      lo = std::isnan(lo) ? band->min[i] : std::min(lo, band->min[i]);
+      hi = std::isnan(hi) ? band->max[i] : std::max(hi, band->max[i]);
+    }
+    auto* area = new QAreaSeries(upper, lower);
+    upper->setParent(area);  // the area series does not own its edges
+    lower->setParent(area);
+    QColor fill = style.second;
+    fill.setAlpha(60);
+    area->setBrush(fill);
+    area->setPen(Qt::NoPen);
+    area->setName(QObject::tr("%1 min–max").arg(style.first));
+    mean->setName(QObject::tr("%1 mean").arg(style.first));
+    mean->setPen(QPen(style.second, 2));
+    for (QAbstractSeries* series :
+         {static_cast<QAbstractSeries*>(area), static_cast<QAbstractSeries*>(mean)}) {
+      chart->addSeries(series);
+      series->attachAxis(ax);
+      series->attachAxis(ay);
+    }
+  }
+  if (std::isfinite(lo) && std::isfinite(hi)) {
+    const double pad = hi > lo ? 0.05 * (hi - lo) : 1.0;
+    ay->setRange(lo - pad, hi + pad);
+  }
+  return chart;
+}
+
 std::vector<CompareDelta> compareRange(const RunFile& a, const RunFile& b, const CompareSettings& s,
                                        TimeRange display) {
   std::vector<int> ga, gb;
   for (const auto& [x, y] : s.pairs)
     ga.push_back(x), gb.push_back(y);
   const RunSide A = side(a, ga, display);
-  const RunSide B = side(b, gb, TimeRange{display.t0 - s.offsetB, display.t1 - s.offsetB});
+  // B's part of the display range: through the warp, or back by the shift.
+  const TimeRange rb = s.warp.isShift() ? TimeRange{display.t0 - s.offsetB, display.t1 - s.offsetB}
+                                        : TimeRange{s.warp.toB(display.t0), s.warp.toB(display.t1)};
+  const RunSide B = side(b, gb, rb);
   auto frac = [](const RunSide& x) { return x.busy > 0 ? 100.0 * x.throttled / x.busy : kNaN; };
   return {
       {"Power (mean)", "W", A.power.mean(), B.power.mean()},
@@ -83,10 +153,21 @@ ComparePanel::ComparePanel(QWidget* parent)
       step_(new QSpinBox(this)),
       status_(new QLabel(this)),
       table_(new QTableWidget(this)),
-      debounce_(new QTimer(this)) {
+      debounce_(new QTimer(this)),
+      diffLabel_(new QLabel(this)),
+      tabs_(new QTabWidget(this)),
+      iterColumn_(new QComboBox(this)),
+      iterTable_(new QTableWidget(this)),
+      iterStatus_(new QLabel(this)),
+      profilePair_(new QComboBox(this)),
+      profileMetric_(new QComboBox(this)),
+      profileView_(new QChartView(this)) {
   installTableExportMenu(table_, QStringLiteral("comparison"));  // right click: CSV / JSON
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(4, 4, 4, 4);
+  diffLabel_->setWordWrap(true);
+  diffLabel_->setTextFormat(Qt::RichText);
+  lay->addWidget(diffLabel_);
   auto* form = new QFormLayout;
   auto* runs = new QHBoxLayout;
   runs->addWidget(runA_, 1);
@@ -95,13 +176,16 @@ ComparePanel::ComparePanel(QWidget* parent)
   runs->addWidget(swap);
   form->addRow(tr("A"), runs);
   form->addRow(tr("B"), runB_);
-  align_->addItem(tr("Iteration"), static_cast<int>(AlignMode::Iteration));
+  align_->addItem(tr("Warp (every iteration)"), static_cast<int>(AlignMode::Warp));
+  align_->addItem(tr("Shift at iteration"), static_cast<int>(AlignMode::Iteration));
   align_->addItem(tr("Run starts"), static_cast<int>(AlignMode::Start));
   align_->addItem(tr("Selected kernels"), static_cast<int>(AlignMode::Event));
   align_->addItem(tr("Absolute time"), static_cast<int>(AlignMode::Absolute));
   align_->setToolTip(
-      tr("How B is placed on A's clock: iteration k of B under iteration k of A, "
-         "the starts together, a kernel of each together, or wall-clock time"));
+      tr("How B is placed on A's clock: every iteration of B stretched onto the same "
+         "iteration of A (and its forward / backward / optimizer phases), B shifted so that "
+         "iteration k lines up, the starts together, a kernel of each together, or wall-clock "
+         "time"));
   auto* alignRow = new QHBoxLayout;
   alignRow->addWidget(align_, 1);
   step_->setPrefix(tr("step "));
@@ -132,7 +216,10 @@ ComparePanel::ComparePanel(QWidget* parent)
   table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   table_->verticalHeader()->hide();
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  lay->addWidget(table_, 1);
+  tabs_->addTab(table_, tr("Visible range"));
+  tabs_->addTab(makeIterationsTab(), tr("Iterations"));
+  tabs_->addTab(makeProfileTab(), tr("Typical iteration"));
+  lay->addWidget(tabs_, 1);
   status_->setText(tr("Open a second run to compare it with the first, side by side."));
   setEnabled(false);
 
@@ -147,6 +234,64 @@ ComparePanel::ComparePanel(QWidget* parent)
 
 ComparePanel::~ComparePanel() {
   if (watcher_) watcher_->waitForFinished();
+  if (iterWatcher_) iterWatcher_->waitForFinished();
+  if (profileWatcher_) profileWatcher_->waitForFinished();
+}
+
+QWidget* ComparePanel::makeIterationsTab() {
+  auto* w = new QWidget(this);
+  auto* l = new QVBoxLayout(w);
+  l->setContentsMargins(0, 4, 0, 0);
+  auto* top = new QHBoxLayout;
+  top->addWidget(new QLabel(tr("Show"), w));
+  for (const IterationColumnInfo& c : iterationColumns())
+    iterColumn_->addItem(c.unit.empty() ? QString::fromUtf8(c.label.data(), c.label.size())
+                                        : QStringLiteral("%1 (%2)").arg(
+                                              QString::fromUtf8(c.label.data(), c.label.size()),
+                                              QString::fromUtf8(c.unit.data(), c.unit.size())));
+  top->addWidget(iterColumn_, 1);
+  l->addLayout(top);
+  iterTable_->setColumnCount(5);
+  iterTable_->setHorizontalHeaderLabels({tr("Step"), tr("A"), tr("B"), tr("A − B"), tr("%")});
+  iterTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  iterTable_->verticalHeader()->hide();
+  iterTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  iterTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  iterTable_->setToolTip(tr("Click a step to show it in both runs"));
+  installTableExportMenu(iterTable_, QStringLiteral("iterations"));
+  l->addWidget(iterTable_, 1);
+  iterStatus_->setWordWrap(true);
+  l->addWidget(iterStatus_);
+  connect(iterColumn_, &QComboBox::currentIndexChanged, this, &ComparePanel::fillIterations);
+  connect(iterTable_, &QTableWidget::cellClicked, this, [this](int row, int) {
+    const QTableWidgetItem* it = iterTable_->item(row, 0);
+    if (!it || !it->data(Qt::UserRole).isValid()) return;  // the mean ± stddev row
+    const TimeRange r = iterationDisplayRange(it->data(Qt::UserRole).toLongLong());
+    if (!r.empty()) emit zoomRequested(r.t0, r.t1);
+  });
+  return w;
+}
+
+QWidget* ComparePanel::makeProfileTab() {
+  auto* w = new QWidget(this);
+  auto* l = new QVBoxLayout(w);
+  l->setContentsMargins(0, 4, 0, 0);
+  auto* top = new QHBoxLayout;
+  top->addWidget(profilePair_, 1);
+  for (const auto& [id, label] : {std::pair{std::string(metric::kPower), tr("Power")},
+                                  std::pair{std::string(metric::kTemp), tr("Temperature")},
+                                  std::pair{std::string(metric::kSmClock), tr("SM clock")}})
+    profileMetric_->addItem(label, QString::fromStdString(id));
+  top->addWidget(profileMetric_);
+  l->addLayout(top);
+  profileView_->setRenderHint(QPainter::Antialiasing);
+  profileView_->setMinimumHeight(220);
+  profileView_->setToolTip(
+      tr("Mean (line) and min–max (band) over the steps, at each point of the step's phase"));
+  l->addWidget(profileView_, 1);
+  connect(profilePair_, &QComboBox::currentIndexChanged, this, &ComparePanel::fillProfileChart);
+  connect(profileMetric_, &QComboBox::currentIndexChanged, this, &ComparePanel::fillProfileChart);
+  return w;
 }
 
 void ComparePanel::setRuns(std::vector<std::shared_ptr<const RunFile>> runs) {
@@ -168,9 +313,7 @@ void ComparePanel::setRuns(std::vector<std::shared_ptr<const RunFile>> runs) {
     int64_t step = 0;
     const auto [mode, offset] = defaultAlignment(*runs_[0], *runs_[1], &step);
     (void)offset;
-    // Until the timeline draws warps (issue 12, gui), the warp default shows as its shift.
-    const AlignMode shown = mode == AlignMode::Warp ? AlignMode::Iteration : mode;
-    align_->setCurrentIndex(align_->findData(static_cast<int>(shown)));
+    align_->setCurrentIndex(align_->findData(static_cast<int>(mode)));
     step_->setValue(static_cast<int>(step));
   }
   updating_ = false;
@@ -220,6 +363,7 @@ void ComparePanel::recompute() {
   s.step = step_->value();
   step_->setEnabled(s.align == AlignMode::Iteration);
   QString note;
+  bool haveWarp = false;
   switch (s.align) {
     case AlignMode::Absolute:
       s.offsetB = 0;
@@ -227,7 +371,19 @@ void ComparePanel::recompute() {
     case AlignMode::Start:
       s.offsetB = alignAtStart(a, b);
       break;
-    case AlignMode::Warp:  // not offered yet (see setRuns): the shift at the step
+    case AlignMode::Warp:
+      if (warpCache_.a != &a || warpCache_.b != &b) {
+        warpCache_ = {&a, &b, iterationWarp(a, b)};
+      }
+      if (warpCache_.warp) {
+        s.warp = *warpCache_.warp;
+        haveWarp = true;
+        s.offsetB = s.warp.offsetAtA(s.warp.knots().front().a_ns);
+      } else {
+        s.offsetB = alignAtStart(a, b);
+        note = tr("The runs share no iteration; aligned at the starts.");
+      }
+      break;
     case AlignMode::Iteration:
       if (auto off = alignAtIteration(a, b, s.step)) {
         s.offsetB = *off;
@@ -247,6 +403,7 @@ void ComparePanel::recompute() {
       }
       break;
   }
+  if (!haveWarp) s.warp = TimeWarp::shift(s.offsetB);
   s.pairBy = static_cast<PairBy>(pairBy_->currentData().toInt());
   s.pairs = pairGpus(a, b, s.pairBy);
   if (s.pairs.empty() && s.pairBy == PairBy::Rank) {
@@ -256,13 +413,209 @@ void ComparePanel::recompute() {
   for (const auto& [box, id] : metricBoxes_)
     if (box->isChecked() && a.series().metric(id) && b.series().metric(id))
       s.differenceMetrics.push_back(id);
-  status_->setText(tr("B shifted by %1 onto A's clock; %2 GPU pairs.%3")
-                       .arg(QString::fromStdString(formatDuration(s.offsetB)))
+  const QString how =
+      s.warp.isShift()
+          ? tr("B shifted by %1 onto A's clock")
+                .arg(QString::fromStdString(formatDuration(s.offsetB)))
+          : tr("B warped onto A's clock at %1 boundaries (iterations and their phases)")
+                .arg(s.warp.knots().size());
+  status_->setText(tr("%1; %2 GPU pairs.%3")
+                       .arg(how)
                        .arg(s.pairs.size())
                        .arg(note.isEmpty() ? QString() : QStringLiteral(" ") + note));
   settings_ = std::move(s);
+  // New runs or a new pairing of their GPUs: the table, the profiles and the header again.
+  if (computedPair_ != std::pair{settings_.runA, settings_.runB} ||
+      computedGpuPairs_ != settings_.pairs)
+    runsPairChanged();
   emit settingsChanged();
   debounce_->start();
+}
+
+namespace {
+
+QString htmlList(const std::vector<RunDifference>& d) {
+  QStringList parts;
+  for (const RunDifference& x : d)
+    parts << QStringLiteral("%1 <b>%2</b> vs <b>%3</b>")
+                 .arg(QString::fromStdString(x.label).toHtmlEscaped(),
+                      QString::fromStdString(x.a).toHtmlEscaped(),
+                      QString::fromStdString(x.b).toHtmlEscaped());
+  return parts.join(QStringLiteral(" · "));
+}
+
+}  // namespace
+
+void ComparePanel::runsPairChanged() {
+  computedPair_ = {settings_.runA, settings_.runB};
+  computedGpuPairs_ = settings_.pairs;
+  const RunFile& a = *runs_[static_cast<size_t>(settings_.runA)];
+  const RunFile& b = *runs_[static_cast<size_t>(settings_.runB)];
+  differences_ = runDifferences(a, b);
+  QString html = tr("<b>A</b> %1 · <b>B</b> %2")
+                     .arg(QString::fromStdString(differences_.label_a).toHtmlEscaped(),
+                          QString::fromStdString(differences_.label_b).toHtmlEscaped());
+  if (!differences_.config.empty())
+    html += tr("<br>Configuration: %1").arg(htmlList(differences_.config));
+  if (!differences_.data.empty()) html += tr("<br>Data: %1").arg(htmlList(differences_.data));
+  for (const std::string& w : differences_.warnings)
+    html += QStringLiteral("<br><span style='color:#c04000'>⚠ %1</span>")
+                .arg(QString::fromStdString(w).toHtmlEscaped());
+  diffLabel_->setText(html);
+  iterations_.reset();
+  profiles_.reset();
+  fillIterations();
+  iterStatus_->setText(tr("Computing the steps of both runs…"));
+  profilePair_->blockSignals(true);
+  profilePair_->clear();
+  for (const auto& [ga, gb] : settings_.pairs)
+    profilePair_->addItem(tr("GPU %1 (A) · GPU %2 (B)").arg(ga).arg(gb));
+  profilePair_->blockSignals(false);
+  fillProfileChart();
+  // Both computations read every step of both runs: off the UI thread, one at a time each.
+  auto ra = runs_[static_cast<size_t>(settings_.runA)];
+  auto rb = runs_[static_cast<size_t>(settings_.runB)];
+  const auto pairs = settings_.pairs;
+  const auto key = computedPair_;
+  if (!iterWatcher_) {
+    iterWatcher_ = new QFutureWatcher<IterationComparison>(this);
+    connect(iterWatcher_, &QFutureWatcher<IterationComparison>::finished, this, [this, key] {
+      auto* w = iterWatcher_;
+      iterWatcher_ = nullptr;
+      w->deleteLater();
+      if (key != computedPair_) {  // the runs changed meanwhile: compute the new pair
+        computedPair_ = {-1, -1};
+        recompute();
+        return;
+      }
+      try {
+        iterations_ = w->result();
+        iterStatus_->clear();
+      } catch (const std::exception& e) {
+        iterStatus_->setText(tr("Cannot compare the steps: %1").arg(QString::fromUtf8(e.what())));
+      }
+      fillIterations();
+      emit iterationsReady();
+    });
+    iterWatcher_->setFuture(QtConcurrent::run([ra, rb] { return compareIterations(*ra, *rb); }));
+  }
+  if (!profileWatcher_) {
+    profileWatcher_ = new QFutureWatcher<IterationProfiles>(this);
+    connect(profileWatcher_, &QFutureWatcher<IterationProfiles>::finished, this, [this, key] {
+      auto* w = profileWatcher_;
+      profileWatcher_ = nullptr;
+      w->deleteLater();
+      if (key != computedPair_) return;  // the iteration watcher restarts both
+      try {
+        profiles_ = w->result();
+      } catch (const std::exception&) {
+        profiles_.reset();
+      }
+      fillProfileChart();
+      emit profilesReady();
+    });
+    profileWatcher_->setFuture(
+        QtConcurrent::run([ra, rb, pairs] { return iterationProfiles(*ra, *rb, pairs); }));
+  }
+}
+
+void ComparePanel::computeIterationsNow() {
+  if (!active()) return;
+  if (iterWatcher_) iterWatcher_->waitForFinished();
+  iterations_ = compareIterations(*runs_[static_cast<size_t>(settings_.runA)],
+                                  *runs_[static_cast<size_t>(settings_.runB)]);
+  fillIterations();
+}
+
+void ComparePanel::computeProfilesNow() {
+  if (!active()) return;
+  if (profileWatcher_) profileWatcher_->waitForFinished();
+  profiles_ = iterationProfiles(*runs_[static_cast<size_t>(settings_.runA)],
+                                *runs_[static_cast<size_t>(settings_.runB)], settings_.pairs);
+  fillProfileChart();
+}
+
+void ComparePanel::fillIterations() {
+  iterTable_->setRowCount(0);
+  if (!iterations_) return;
+  const auto col = static_cast<size_t>(std::max(0, iterColumn_->currentIndex()));
+  const IterationColumnInfo& info = iterationColumns()[col];
+  auto num = [&info](double v) {
+    return std::isfinite(v) ? QString::number(v, 'f', info.digits) : QStringLiteral("—");
+  };
+  auto pct = [](double v) {
+    return std::isfinite(v) ? QStringLiteral("%1%2").arg(v >= 0 ? "+" : "").arg(v, 0, 'f', 1)
+                            : QStringLiteral("—");
+  };
+  const auto& rows = iterations_->rows;
+  iterTable_->setRowCount(static_cast<int>(rows.size()) + 1);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto r = static_cast<int>(i);
+    auto* step = new QTableWidgetItem(QString::number(rows[i].step));
+    step->setData(Qt::UserRole, QVariant::fromValue<qlonglong>(rows[i].step));
+    iterTable_->setItem(r, 0, step);
+    iterTable_->setItem(r, 1, new QTableWidgetItem(num(rows[i].a.v[col])));
+    iterTable_->setItem(r, 2, new QTableWidgetItem(num(rows[i].b.v[col])));
+    iterTable_->setItem(r, 3, new QTableWidgetItem(num(rows[i].delta[col])));
+    iterTable_->setItem(r, 4, new QTableWidgetItem(pct(rows[i].delta_pct[col])));
+  }
+  // The last row: mean ± stddev over the steps.
+  auto spread = [&num](const SpreadStats& st) {
+    return std::isfinite(st.mean) ? QStringLiteral("%1 ± %2").arg(num(st.mean), num(st.stddev))
+                                  : QStringLiteral("—");
+  };
+  const int last = static_cast<int>(rows.size());
+  iterTable_->setItem(last, 0, new QTableWidgetItem(tr("mean ± sd")));
+  iterTable_->setItem(last, 1, new QTableWidgetItem(spread(iterations_->a[col])));
+  iterTable_->setItem(last, 2, new QTableWidgetItem(spread(iterations_->b[col])));
+  iterTable_->setItem(last, 3, new QTableWidgetItem(spread(iterations_->delta[col])));
+  iterTable_->setItem(last, 4, new QTableWidgetItem(pct(iterations_->mean_delta_pct[col])));
+  if (rows.empty()) iterStatus_->setText(tr("The runs share no completed step."));
+}
+
+TimeRange ComparePanel::iterationDisplayRange(int64_t step) const {
+  if (!iterations_) return {};
+  for (const IterationComparisonRow& r : iterations_->rows) {
+    if (r.step != step) continue;
+    // A's window is on the display clock; B's goes through its alignment. Both shown, with a
+    // margin of 5 % on each side.
+    const int64_t b0 = settings_.warp.toA(r.b.start_ns), b1 = settings_.warp.toA(r.b.end_ns);
+    const int64_t t0 = std::min(r.a.start_ns, b0), t1 = std::max(r.a.end_ns, b1);
+    const int64_t pad = (t1 - t0) / 20;
+    return {t0 - pad, t1 + pad};
+  }
+  return {};
+}
+
+void ComparePanel::fillProfileChart() {
+  QChart* old = profileView_->chart();
+  const int pair = profilePair_->currentIndex();
+  const std::string metric = profileMetric_->currentData().toString().toStdString();
+  QChart* chart = nullptr;
+  if (profiles_ && pair >= 0 && static_cast<size_t>(pair) < profiles_->pairs.size()) {
+    const PairProfile& pp = profiles_->pairs[static_cast<size_t>(pair)];
+    for (const MetricProfilePair& m : pp.metrics)
+      if (m.metric == metric)
+        chart = makeIterationProfileChart(m, pp.gpu_a, pp.gpu_b,
+                                          QString::fromStdString(differences_.label_a),
+                                          QString::fromStdString(differences_.label_b));
+  }
+  if (!chart) {
+    chart = new QChart;
+    chart->setTitle(profiles_ ? tr("No steps or no such metric in both runs")
+                              : tr("Computing the typical iteration…"));
+  }
+  // The dock's palette (light or dark) without a chart theme, which would recolour A and B.
+  const QPalette pal = palette();
+  chart->setBackgroundBrush(pal.base());
+  chart->setTitleBrush(pal.text());
+  chart->legend()->setLabelColor(pal.text().color());
+  for (QAbstractAxis* ax : chart->axes()) {
+    ax->setLabelsColor(pal.text().color());
+    ax->setTitleBrush(pal.text());
+  }
+  profileView_->setChart(chart);
+  if (old) old->deleteLater();
 }
 
 void ComparePanel::setVisibleRange(TimeRange display) {

@@ -15,11 +15,18 @@
 #include <utility>
 #include <vector>
 
+#include "compare/config_diff.h"
+#include "compare/iteration_compare.h"
+#include "compare/iteration_profile.h"
+#include "compare/time_warp.h"
 #include "core/time_range.h"
 #include "format/run_file.h"
 #include "run_alignment.h"
 
+class QChart;
+class QChartView;
 class QCheckBox;
+class QTabWidget;
 class QComboBox;
 class QLabel;
 class QSpinBox;
@@ -28,11 +35,20 @@ class QTimer;
 
 namespace wl {
 
+// A typical iteration of one metric for one GPU pair (compare/iteration_profile.h): A's and B's
+// mean over the step phase (0-100 %) as lines, their min-max bands as translucent areas, named by
+// what differs (labelA, labelB). Used by the Compare dock and `export --view iteration-profile`.
+QChart* makeIterationProfileChart(const MetricProfilePair& m, int gpuA, int gpuB,
+                                  const QString& labelA, const QString& labelB);
+
 struct CompareSettings {
   int runA = 0, runB = 1;  // indices of the open runs
   AlignMode align = AlignMode::Start;
   int64_t step = 0;     // iteration aligned, for AlignMode::Iteration
-  int64_t offsetB = 0;  // display time = B's time + offsetB
+  int64_t offsetB = 0;  // display time = B's time + offsetB (for a warp: at A's first step)
+  // B's time onto the display clock (A's): the iteration warp for AlignMode::Warp, else the shift
+  // by offsetB. The timeline draws B through it.
+  TimeWarp warp;
   PairBy pairBy = PairBy::Rank;
   std::vector<std::pair<int, int>> pairs;      // (GPU of A, GPU of B)
   std::vector<std::string> differenceMetrics;  // metric ids with a difference track
@@ -65,19 +81,47 @@ class ComparePanel : public QWidget {
   void setVisibleRange(TimeRange display);
   QTableWidget* deltaTable() const { return table_; }
   void computeDeltasNow();
+  // The per-iteration table (steps both runs completed, then mean ± stddev), the quantity it
+  // shows, and its computation (normally off the UI thread when the runs change).
+  QTableWidget* iterationTable() const { return iterTable_; }
+  QComboBox* iterationQuantity() const { return iterColumn_; }
+  void computeIterationsNow();
+  // The typical-iteration chart of the chosen GPU pair and metric.
+  QChartView* profileView() const { return profileView_; }
+  void computeProfilesNow();
+  // The header naming what differs between the runs, with its warnings.
+  QLabel* differencesLabel() const { return diffLabel_; }
+  QTabWidget* tabs() const { return tabs_; }
+  // The display range showing step `step` of both runs (A's window and B's through the
+  // alignment); empty when the step is not in the table.
+  TimeRange iterationDisplayRange(int64_t step) const;
 
  signals:
   void settingsChanged();
   void deltasReady();
+  void iterationsReady();
+  void profilesReady();
+  // A row of the iteration table was clicked: show [t0, t1) of the display clock (both runs).
+  void zoomRequested(qint64 t0, qint64 t1);
 
  private:
   void recompute();
   void startDeltas();
   void fillDeltas(const std::vector<CompareDelta>& d);
+  QWidget* makeIterationsTab();
+  QWidget* makeProfileTab();
+  void runsPairChanged();
+  void fillIterations();
+  void fillProfileChart();
 
   std::vector<std::shared_ptr<const RunFile>> runs_;
   CompareSettings settings_;
   std::optional<int64_t> eventOffset_;
+  // The iteration warp of the current pair of runs (computed once per pair: it reads kernels).
+  struct WarpCache {
+    const RunFile *a = nullptr, *b = nullptr;
+    std::optional<TimeWarp> warp;
+  } warpCache_;
   TimeRange visible_;
   QComboBox *runA_, *runB_, *align_, *pairBy_;
   QSpinBox* step_;
@@ -87,6 +131,21 @@ class ComparePanel : public QWidget {
   QTimer* debounce_;
   QFutureWatcher<std::vector<CompareDelta>>* watcher_ = nullptr;
   bool updating_ = false;
+  // The runs the iteration table and profiles were computed for.
+  std::pair<int, int> computedPair_{-1, -1};
+  std::vector<std::pair<int, int>> computedGpuPairs_;
+  QLabel* diffLabel_;
+  QTabWidget* tabs_;
+  QComboBox* iterColumn_;
+  QTableWidget* iterTable_;
+  QLabel* iterStatus_;
+  std::optional<IterationComparison> iterations_;
+  QFutureWatcher<IterationComparison>* iterWatcher_ = nullptr;
+  QComboBox *profilePair_, *profileMetric_;
+  QChartView* profileView_;
+  std::optional<IterationProfiles> profiles_;
+  QFutureWatcher<IterationProfiles>* profileWatcher_ = nullptr;
+  RunDifferences differences_;
 };
 
 }  // namespace wl

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // wattline export RUN.h5 [--compare OTHER.h5] --view NAME [--range START:END] [--gpus LIST]
-//   [--metrics LIST] -o FILE.png|.svg|.pdf [--width N --height N --dpi N --theme T] [--no-caption]
+//   [--metrics LIST] [--align warp|iteration|start|absolute] [--layout paired|overlay|stacked]
+//   -o FILE.png|.svg|.pdf [--width N --height N --dpi N --theme T] [--no-caption]
 #include <QApplication>
 #include <QFileInfo>
 
@@ -109,6 +110,12 @@ int cmdExport(const Args& rawArgs) {
       .option("height", "N", "height in px, cm or in; default: what the view needs at that width")
       .option("dpi", "N", "pixels per inch: turns cm and in into pixels, sets fonts' size (96)")
       .option("theme", "screen|publication", "colours and fonts (default publication)")
+      .option("align", "warp|iteration|start|absolute",
+              "compare: how B is placed on A's clock (default warp when both runs have "
+              "iterations, else start)")
+      .option("layout", "paired|overlay|stacked",
+              "compare: GPU k of A, of B and A - B per metric (paired, the default); A and B in "
+              "one track (overlay); all of A, all of B, then A - B (stacked)")
       .flag("no-caption", "leave out the caption (run name, configuration, range)")
       .positionals("RUN.h5", "a Wattline run", 1, 1);
   if (!p.parse(args)) return 0;
@@ -130,6 +137,8 @@ int cmdExport(const Args& rawArgs) {
   rejectUnused("range", ExportView::kUsesRange);
   rejectUnused("gpus", ExportView::kUsesGpus);
   rejectUnused("metrics", ExportView::kUsesMetrics);
+  rejectUnused("align", ExportView::kUsesAlign);
+  rejectUnused("layout", ExportView::kUsesAlign);
   if (p.has("compare") && !(view->uses & ExportView::kNeedsCompare))
     throw UsageError(fmt::format("--compare does not apply to --view {}", view->name));
   if (!p.has("compare") && (view->uses & ExportView::kNeedsCompare))
@@ -166,6 +175,17 @@ int cmdExport(const Args& rawArgs) {
   if (auto r = p.value("range")) rq.range = parseRunRange(*r, rq.run->info().start_ns);
   rq.gpus = gpus;
   rq.metrics = metrics;
+  if (auto v = p.value("align")) {
+    rq.align = alignModeFromName(*v);
+    if (!rq.align)
+      throw UsageError(
+          fmt::format("--align expects warp, iteration, start or absolute, got '{}'", *v));
+  }
+  if (auto v = p.value("layout")) {
+    rq.layout = compareLayoutFromName(QString::fromStdString(*v));
+    if (!rq.layout)
+      throw UsageError(fmt::format("--layout expects paired, overlay or stacked, got '{}'", *v));
+  }
 
   HeadlessApp app;
   std::unique_ptr<Figure> figure = view->make(rq);

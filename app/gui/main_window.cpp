@@ -18,6 +18,7 @@
 #include <QToolBar>
 
 #include "analysis_panel.h"
+#include "compare/config_diff.h"
 #include "compare_panel.h"
 #include "core/metrics.h"
 #include "export/export_dialog.h"
@@ -104,6 +105,9 @@ MainWindow::MainWindow(QWidget* parent)
   selectionDock->raise();
   connect(compare_, &ComparePanel::settingsChanged, this, &MainWindow::applyComparison);
   connect(page_->viewport(), &Viewport::rangeChanged, compare_, &ComparePanel::setVisibleRange);
+  connect(compare_, &ComparePanel::zoomRequested, this, [this](qint64 t0, qint64 t1) {
+    page_->viewport()->setRange({t0, t1});
+  });
   resizeDocks({selectionDock}, {380}, Qt::Horizontal);
   // Clicking a kernel brings its details to the front.
   connect(page_->view(), &TimelineView::kernelSelected, detailsDock,
@@ -222,6 +226,15 @@ void MainWindow::rebuildRows() {
     cmp.runB = cs.runB;
     cmp.pairs = cs.pairs;
     cmp.differenceMetrics = cs.differenceMetrics;
+    if (compareLayout_ && compareLayout_->checkedAction())
+      cmp.layout = static_cast<CompareLayout>(compareLayout_->checkedAction()->data().toInt());
+    const auto& runs = page_->store()->runs();
+    const RunDifferences d =
+        runDifferences(*runs[static_cast<size_t>(cs.runA)], *runs[static_cast<size_t>(cs.runB)]);
+    cmp.labelA = QString::fromStdString(d.label_a);
+    cmp.labelB = QString::fromStdString(d.label_b);
+    page_->view()->renderer().setRunLabel(cs.runA, cmp.labelA);
+    page_->view()->renderer().setRunLabel(cs.runB, cmp.labelB);
   }
   std::vector<TrackRow> rows = planRows(page_->store()->runs(), tree_->state(), cmp, o);
   page_->setRows(std::move(rows));
@@ -252,7 +265,7 @@ void MainWindow::applyComparison() {
   const auto& runs = page_->store()->runs();
   for (size_t i = 0; i < runs.size(); ++i)
     r.setRunOffset(static_cast<int>(i), 0);
-  if (compare_->active()) r.setRunOffset(compare_->settings().runB, compare_->settings().offsetB);
+  if (compare_->active()) r.setRunWarp(compare_->settings().runB, compare_->settings().warp);
   page_->updateBounds();
   rebuildRows();
 }
@@ -460,6 +473,27 @@ void MainWindow::createViewMenu() {
       tr("Tint every track of a GPU where it throttled (the throttle strip under "
          "each GPU's header shows it once)"));
   connect(tint, &QAction::toggled, page_, &TimelinePage::setThrottleTint);
+  QMenu* layoutMenu = viewMenu->addMenu(tr("&Compare Layout"));
+  layoutMenu->setToolTip(tr("How two compared runs share the timeline"));
+  compareLayout_ = new QActionGroup(this);
+  const QString savedLayout = QSettings().value("compare/layout", "paired").toString();
+  for (const auto& [label, layout] :
+       {std::pair{tr("&Paired (GPU k of A, of B, A − B)"), CompareLayout::Paired},
+        std::pair{tr("&Overlay (A and B in one track)"), CompareLayout::Overlay},
+        std::pair{tr("&Stacked (all of A, all of B, then A − B)"), CompareLayout::Stacked}}) {
+    QAction* a = layoutMenu->addAction(label);
+    a->setCheckable(true);
+    a->setData(static_cast<int>(layout));
+    a->setObjectName(QStringLiteral("compareLayout_") + compareLayoutName(layout));
+    a->setChecked(compareLayoutName(layout) == savedLayout);
+    compareLayout_->addAction(a);
+    const CompareLayout l = layout;
+    connect(a, &QAction::triggered, this, [this, l] {
+      QSettings().setValue("compare/layout", compareLayoutName(l));
+      rebuildRows();
+    });
+  }
+  if (!compareLayout_->checkedAction()) compareLayout_->actions().front()->setChecked(true);
   QMenu* themeMenu = viewMenu->addMenu(tr("&Theme"));
   auto* themeGroup = new QActionGroup(this);
   const QString savedTheme = QSettings().value("theme", "system").toString();

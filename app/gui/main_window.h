@@ -10,6 +10,7 @@
 #include <map>
 #include <utility>
 
+class QActionGroup;
 class QComboBox;
 
 namespace wl {
@@ -69,6 +70,8 @@ class MainWindow : public QMainWindow {
   } actions_;
   QComboBox* heatmapMetric_ = nullptr;
   QAction* heatmapAction_ = nullptr;
+  // View > Compare Layout (remembered in QSettings "compare/layout"; paired by default).
+  QActionGroup* compareLayout_ = nullptr;
 };
 
 }  // namespace wl

@@ -189,7 +189,7 @@ TEST_F(ChartViews, HistogramCountsEverySecondOfPower) {
 }
 
 // The comparison view of a run against itself: per GPU pair a header, then for each metric A's
-// row, B's row and A - B; identical runs align with no offset.
+// row, B's row and A - B; identical runs align through the identity.
 TEST_F(ChartViews, CompareStacksBothRunsAndTheirDifferencePerGpuPair) {
   const ExportView* v = findExportView("compare");
   ASSERT_NE(v, nullptr);
@@ -201,8 +201,10 @@ TEST_F(ChartViews, CompareStacksBothRunsAndTheirDifferencePerGpuPair) {
   auto* tf = dynamic_cast<TimelineFigure*>(fig.get());
   ASSERT_NE(tf, nullptr);
   const auto& spec = tf->spec();
-  ASSERT_EQ(spec.runOffsets.size(), 1u);
-  EXPECT_EQ(spec.runOffsets[0].second, 0);  // the same run: no shift
+  ASSERT_EQ(spec.runWarps.size(), 1u);
+  EXPECT_EQ(spec.runWarps[0].first, 1);
+  for (int64_t t : {run->info().start_ns, run->info().end_ns, run->info().start_ns + 12345})
+    EXPECT_EQ(spec.runWarps[0].second.toA(t), t);  // the same run: the identity
   const size_t pairs = run->gpus().size();
   ASSERT_EQ(spec.rows.size(), pairs * (1 + 2 * 3));
   std::vector<RowKind> kinds;

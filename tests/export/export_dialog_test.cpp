@@ -9,6 +9,7 @@
 #include <QGuiApplication>
 #include <QMimeData>
 
+#include <algorithm>
 #include <fstream>
 
 #include "export/export_dialog.h"
@@ -18,6 +19,7 @@
 #include "support/read_file.h"
 #include "support/temp_dir.h"
 #include "svg_util.h"
+#include "timeline/row_plan.h"
 #include "timeline/timeline_page.h"
 #include "track_tree.h"
 
@@ -157,6 +159,53 @@ TEST_F(ExportDialogTest, TimelineFigureIsWhatThePageShows) {
   // Folding a GPU drops its rows.
   page.view()->setCollapsed(QStringLiteral("r0/g0"), true);
   EXPECT_LT(timelineFigure(page, false)->spec().rows.size(), all->spec().rows.size());
+}
+
+// A comparison exports as the screen aligns and names it: B's warp and the runs' legend labels
+// travel with the rows (overlay rows included).
+TEST_F(ExportDialogTest, TimelineFigureOfAComparisonFollowsTheScreensAlignment) {
+  TimelinePage page;
+  const int ia = page.addRun(run);
+  const int ib = page.addRun(run);
+  const int64_t t0 = run->info().start_ns;
+  const TimeWarp warp = TimeWarp::fromKnots(
+      {{t0, t0 + 2 * test::kSecond}, {t0 + 100 * test::kSecond, t0 + 150 * test::kSecond}});
+  page.view()->renderer().setRunWarp(ib, warp);
+  page.view()->renderer().setRunLabel(ia, QStringLiteral("first"));
+  page.view()->renderer().setRunLabel(ib, QStringLiteral("second"));
+  ComparePlan c;
+  c.active = true;
+  c.runA = ia;
+  c.runB = ib;
+  c.layout = CompareLayout::Overlay;
+  c.pairs = {{0, 0}};
+  c.labelA = QStringLiteral("first");
+  c.labelB = QStringLiteral("second");
+  page.setRows(planRows(page.store()->runs(), TreeState{}, c, {}));
+  page.resize(1000, 360);
+  page.show();
+  QCoreApplication::processEvents();
+  const auto fig = timelineFigure(page, false);
+  const TimelineFigureSpec& spec = fig->spec();
+  bool haveB = false;
+  for (const auto& [r, w] : spec.runWarps)
+    if (r == ib) {
+      haveB = true;
+      EXPECT_EQ(w, warp);
+    }
+  EXPECT_TRUE(haveB);
+  EXPECT_NE(std::find(spec.runLabels.begin(), spec.runLabels.end(),
+                      std::pair{ib, QStringLiteral("second")}),
+            spec.runLabels.end());
+  ASSERT_FALSE(spec.rows.empty());
+  EXPECT_TRUE(std::any_of(spec.rows.begin(), spec.rows.end(),
+                          [](const TrackRow& r) { return r.kind() == RowKind::Overlay; }));
+  // Drawn: the SVG has the overlay's legend.
+  FigureOptions o;
+  o.format = FigureFormat::Svg;
+  o.size = FigureSize{1200, 900, SizeUnit::Pixels, 96};
+  const test::SvgDocument svg = test::parseSvg(renderFigureBytes(*fig, o));
+  EXPECT_TRUE(svg.hasText(QStringLiteral("second"))) << svg.texts().join(' ').toStdString();
 }
 
 }  // namespace

@@ -126,7 +126,7 @@ TEST_F(Compare, DifferenceEqualsAMinusBAtASamplePoints) {
   store.addRun(a);
   store.addRun(b);
   const auto off = *alignAtIteration(*a, *b, 2);
-  DifferenceSource src{0, 1, 1, 0, 0, 0, 0, off};  // GPU 1 of A against GPU 0 of B
+  DifferenceSource src{0, 1, 1, 0, 0, 0, 0, off, {}, {}};  // GPU 1 of A against GPU 0 of B
   // Zoomed in: 3 s over 3000 px, far under one sample per pixel.
   const TimeMapping display{kA0 + 5'000'000'000, kA0 + 8'000'000'000, 3000};
   const auto g = buildDifferenceGeometry(
@@ -158,7 +158,7 @@ TEST_F(Compare, DifferenceColumnsAreMeansOfEachRunWhenZoomedOut) {
   TileStore store;
   store.addRun(c);
   store.addRun(d);
-  DifferenceSource src{0, 1, 0, 0, 0, 0, 0, kA0 - kB0};
+  DifferenceSource src{0, 1, 0, 0, 0, 0, 0, kA0 - kB0, {}, {}};
   const TimeMapping display{kA0, kA0 + 20'000'000'000, 30};  // 0.67 s per pixel: pyramids
   const auto g = buildDifferenceGeometry(
       *c, *d, src, display, [&](const TileKey& k) { return store.load(k); }, nullptr);

@@ -164,8 +164,13 @@ TEST_F(RowPlan, PairedComparisonInterleavesAAndBPerMetric) {
   EXPECT_EQ(outline(rows), (std::vector<std::string>{
                                "group:GPU 1 (A) · GPU 2 (B)", "counter:A · Power",
                                "counter:B · Power", "diff:A − B · Power (W, zero in the middle)",
-                               "counter:A · GPU temperature", "counter:B · GPU temperature"}));
+                               "counter:A · GPU temperature", "counter:B · GPU temperature",
+                               // then the steps and streams of the ranks that drove each GPU
+                               // (GPU 2 of this run has no traced rank)
+                               "steps:A · rank 1 · Steps", "kernels:A · rank 1 · Stream 7",
+                               "kernels:A · rank 1 · Stream 13"}));
   EXPECT_EQ(*rows[2].as<CounterRow>(), (CounterRow{1, 2, metricIndex(*run, "power_w")}));
+  EXPECT_EQ(rows.back().group, rows[0].key);  // they fold with the pair
   EXPECT_EQ(*rows[0].as<GroupHeaderRow>(), (GroupHeaderRow{0, 1, -1, 1, 2}));
 }
 

@@ -6,6 +6,7 @@
 #include <QClipboard>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTextBrowser>
 #include <QTimer>
@@ -18,6 +19,7 @@
 #include "study/study_view.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
+#include "timeline/row_plan.h"
 #include "timeline/timeline_page.h"
 #include "timeline/timeline_view.h"
 #include "track_tree.h"
@@ -66,6 +68,48 @@ class MainWindowTest : public QObject {
     // The summary's numbers are read off the UI thread.
     QTRY_VERIFY(summary->toPlainText().contains("Simulated run"));
     QVERIFY(summary->toPlainText().contains("TP=2"));
+  }
+
+  // View > Compare Layout: paired by default, overlay puts A and B in one row, the choice is
+  // remembered for the next window.
+  void compareLayoutMenuRearrangesRowsAndIsRemembered() {
+    QSettings().remove("compare/layout");
+    const auto second = dirB.path() / "run-b.h5";  // not in dir: the study test loads dir
+    std::filesystem::copy_file(dir.path() / "run.h5", second,
+                               std::filesystem::copy_options::overwrite_existing);
+    auto countKind = [](const std::vector<TrackRow>& rows, RowKind k) {
+      return std::count_if(rows.begin(), rows.end(),
+                           [k](const TrackRow& r) { return r.kind() == k; });
+    };
+    {
+      MainWindow w;
+      auto* session = w.findChild<RunSession*>();
+      QSignalSpy opened(session, &RunSession::runOpened);
+      w.openRun(QString::fromStdString((dir.path() / "run.h5").string()));
+      QVERIFY(opened.wait(10000));
+      w.openRun(QString::fromStdString(second.string()));
+      QVERIFY(opened.wait(10000));
+      const std::vector<TrackRow>& paired = w.timeline()->view()->rows();
+      QVERIFY(!paired.empty());
+      QCOMPARE(paired.front().label, QStringLiteral("GPU 0 (A) · GPU 0 (B)"));
+      const auto counters = countKind(paired, RowKind::Counter);
+      QVERIFY(counters > 0);
+      QCOMPARE(countKind(paired, RowKind::Overlay), 0);
+      auto* overlay = w.findChild<QAction*>("compareLayout_overlay");
+      QVERIFY(overlay);
+      overlay->trigger();
+      const std::vector<TrackRow>& over = w.timeline()->view()->rows();
+      QCOMPARE(countKind(over, RowKind::Counter), 0);
+      QCOMPARE(countKind(over, RowKind::Overlay) * 2, counters);  // A and B rows become one
+      QCOMPARE(QSettings().value("compare/layout").toString(), QStringLiteral("overlay"));
+      w.findChild<QAction*>("compareLayout_stacked")->trigger();
+      QCOMPARE(w.timeline()->view()->rows().front().kind(), RowKind::RunHeader);
+      w.findChild<QAction*>("compareLayout_overlay")->trigger();
+    }
+    MainWindow again;
+    QVERIFY(again.findChild<QAction*>("compareLayout_overlay")->isChecked());
+    QVERIFY(!again.findChild<QAction*>("compareLayout_paired")->isChecked());
+    QSettings().remove("compare/layout");
   }
 
   void badFileShowsOneMessage() {
@@ -136,6 +180,7 @@ class MainWindowTest : public QObject {
     QTimer::singleShot(20, this, [this, text] { closeBoxLater(text); });
   }
   test::TempDir dir;
+  test::TempDir dirB;
 };
 
 QTEST_MAIN(MainWindowTest)

@@ -152,8 +152,12 @@ ChartFigure::~ChartFigure() {
 }
 
 QSizeF ChartFigure::preferredSize(double width) const {
-  const double panels = static_cast<double>(std::max<size_t>(1, charts_.size()));
-  return {width, std::ceil(60 + panels * std::clamp(width * 0.3, 240.0, 480.0))};
+  const size_t n = std::max<size_t>(1, charts_.size());
+  // Panels in a grid of `columns_` (rows of n / columns_); one column by default.
+  const size_t cols = columns_ > 0 ? std::min(n, static_cast<size_t>(columns_)) : 1;
+  const double rows = static_cast<double>((n + cols - 1) / cols);
+  const double panelW = width / static_cast<double>(cols);
+  return {width, std::ceil(60 + rows * std::clamp(panelW * (cols > 1 ? 0.75 : 0.3), 240.0, 480.0))};
 }
 
 void ChartFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QRectF& body) {

@@ -374,6 +374,13 @@ std::unique_ptr<TimelineFigure> timelineFigure(const TimelinePage& page, bool on
   for (size_t i = 0; i < store.runs().size(); ++i)
     if (auto tv = view->renderer().sharedThrottleView(static_cast<int>(i)))
       spec.throttleViews[static_cast<int>(i)] = std::move(tv);
+  // A comparison exports as the screen aligns it (warp or shift) and names the runs alike.
+  for (size_t i = 0; i < store.runs().size(); ++i) {
+    const int run = static_cast<int>(i);
+    spec.runWarps.emplace_back(run, view->renderer().runWarp(run));
+    if (!view->renderer().runLabel(run).isEmpty())
+      spec.runLabels.emplace_back(run, view->renderer().runLabel(run));
+  }
   auto fig = std::make_unique<TimelineFigure>(store, std::move(spec));
   if (store.runs().size() == 1) {
     const RunFile& run = store.run(0);

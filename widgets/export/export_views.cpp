@@ -19,6 +19,10 @@
 #include <tuple>
 
 #include "analysis_charts.h"
+#include "compare/config_diff.h"
+#include "compare/iteration_profile.h"
+#include "compare/time_warp.h"
+#include "compare_panel.h"
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/time_format.h"
@@ -165,32 +169,90 @@ std::vector<std::vector<int>> gpuGroups(const std::vector<int>& gpus, size_t gro
   return out;
 }
 
-// Two runs stacked on A's clock, B aligned as the GUI's comparison does by default (a common
-// iteration, else the starts): per GPU pair and metric, A's row, B's row and A - B.
-std::unique_ptr<Figure> makeCompareFigure(const ExportRequest& rq) {
-  const RunFile& a = *rq.run;
-  const RunFile& b = *rq.compare;
-  const Ranges r = rangesOf(a, rq.range);
-  int64_t step = -1;
-  const auto [mode, offsetB] = defaultAlignment(a, b, &step);
+// "2–11" for consecutive steps, else "2, 4, 7" (at most 8 listed).
+QString stepList(const std::vector<int64_t>& steps) {
+  if (steps.empty()) return QObject::tr("none");
+  bool consecutive = true;
+  for (size_t i = 1; i < steps.size(); ++i)
+    consecutive = consecutive && steps[i] == steps[i - 1] + 1;
+  if (consecutive && steps.size() > 2)
+    return QStringLiteral("%1–%2").arg(steps.front()).arg(steps.back());
+  QStringList parts;
+  for (size_t i = 0; i < steps.size() && i < 8; ++i)
+    parts << QString::number(steps[i]);
+  if (steps.size() > 8) parts << QStringLiteral("…");
+  return parts.join(QStringLiteral(", "));
+}
+
+// The GPU pairs of a comparison (by rank, else by index), restricted to A's GPUs asked for, or
+// the first `defaultPairs` of them.
+std::vector<std::pair<int, int>> comparePairs(const RunFile& a, const RunFile& b,
+                                              const std::vector<int>& asked, size_t defaultPairs) {
   std::vector<std::pair<int, int>> pairs = pairGpus(a, b, PairBy::Rank);
   if (pairs.empty()) pairs = pairGpus(a, b, PairBy::Index);
   if (pairs.empty())
     throw Error(fmt::format("{} and {}: no GPU of one run pairs with a GPU of the other",
                             a.path().string(), b.path().string()));
-  if (!rq.gpus.empty()) {
-    const std::vector<int> wanted = gpusOf(a, rq.gpus);
+  if (!asked.empty()) {
+    const std::vector<int> wanted = gpusOf(a, asked);
     std::erase_if(pairs, [&](const auto& pr) {
       return std::find(wanted.begin(), wanted.end(), pr.first) == wanted.end();
     });
-  } else if (pairs.size() > 4) {
-    pairs.resize(4);  // a figure of four pairs stays readable; --gpus picks others
+  } else if (pairs.size() > defaultPairs) {
+    pairs.resize(defaultPairs);  // a figure of a few pairs stays readable; --gpus picks others
   }
+  return pairs;
+}
+
+// B on A's clock for a figure: the warp of the mode asked for (default: warp when both runs
+// have iterations), and a caption saying how.
+std::pair<TimeWarp, QString> compareAlignment(const RunFile& a, const RunFile& b,
+                                              std::optional<AlignMode> asked) {
+  int64_t step = -1;
+  const AlignMode mode = asked.value_or(defaultAlignment(a, b, &step).first);
+  if (mode == AlignMode::Iteration || mode == AlignMode::Warp) defaultAlignment(a, b, &step);
+  switch (mode) {
+    case AlignMode::Warp:
+      if (auto w = iterationWarp(a, b))
+        return {*w, QObject::tr("B warped onto A's clock at every common iteration")};
+      return {TimeWarp::shift(alignAtStart(a, b)),
+              QObject::tr("B aligned at the runs' starts (no common iteration to warp)")};
+    case AlignMode::Iteration:
+      if (auto off = alignAtIteration(a, b, step))
+        return {TimeWarp::shift(*off),
+                QObject::tr("B shifted to align iteration %1 of both runs").arg(step)};
+      return {TimeWarp::shift(alignAtStart(a, b)),
+              QObject::tr("B aligned at the runs' starts (no common iteration)")};
+    case AlignMode::Absolute:
+      return {TimeWarp{}, QObject::tr("both runs on wall-clock time")};
+    case AlignMode::Start:
+    case AlignMode::Event:
+      break;
+  }
+  return {TimeWarp::shift(alignAtStart(a, b)), QObject::tr("B aligned at the runs' starts")};
+}
+
+}  // namespace
+
+std::optional<AlignMode> alignModeFromName(std::string_view name) {
+  if (name == "warp") return AlignMode::Warp;
+  if (name == "iteration") return AlignMode::Iteration;
+  if (name == "start") return AlignMode::Start;
+  if (name == "absolute") return AlignMode::Absolute;
+  return std::nullopt;
+}
+
+// Two runs on A's clock, B aligned and laid out as asked (default: warped, paired): per GPU
+// pair and metric, A's row, B's row (or both in one overlaid row) and A - B.
+std::unique_ptr<Figure> makeCompareFigure(const ExportRequest& rq) {
+  const RunFile& a = *rq.run;
+  const RunFile& b = *rq.compare;
+  const Ranges r = rangesOf(a, rq.range);
+  const std::vector<std::pair<int, int>> pairs = comparePairs(a, b, rq.gpus, 4);
   std::vector<std::string> metrics = rq.metrics;
   if (metrics.empty())
     metrics = {std::string(metric::kPower), std::string(metric::kTemp),
                std::string(metric::kSmClock)};
-
   for (const std::string& id : metrics)
     if (metricIndex(a, id) < 0 || metricIndex(b, id) < 0)
       throw Error(fmt::format("{}: no metric '{}' in both runs (A has: {}; B has: {})",
@@ -199,38 +261,86 @@ std::unique_ptr<Figure> makeCompareFigure(const ExportRequest& rq) {
   auto store = std::make_unique<TileStore>();
   const int ia = store->addRun(rq.run);
   const int ib = store->addRun(rq.compare);
+  const auto [warp, how] = compareAlignment(a, b, rq.align);
+  const RunDifferences diff = runDifferences(a, b);
   TimelineFigureSpec spec;
   spec.range = r.range;
   spec.origin = a.info().start_ns;
-  spec.runOffsets = {{ib, offsetB}};
-  FigureSelection sel;
-  for (const auto& pr : pairs)
-    sel.gpus.push_back(pr.first);
-  sel.metrics = metrics;
+  spec.runWarps = {{ib, warp}};
+  spec.runLabels = {{ia, QString::fromStdString(diff.label_a)},
+                    {ib, QString::fromStdString(diff.label_b)}};
+  FigureSelection selA, selB;
+  for (const auto& [ga, gb] : pairs) {
+    selA.gpus.push_back(ga);
+    selB.gpus.push_back(gb);
+  }
+  selA.metrics = selB.metrics = metrics;
   ComparePlan cmp;
   cmp.active = true;
   cmp.runA = ia;
   cmp.runB = ib;
-  cmp.layout = CompareLayout::Paired;
+  cmp.layout = rq.layout.value_or(CompareLayout::Paired);
   cmp.pairs = pairs;
   cmp.differenceMetrics = metrics;
+  cmp.labelA = spec.runLabels[0].second;
+  cmp.labelB = spec.runLabels[1].second;
+  TreeState tree = figureTreeState(a, ia, selA);
+  const TreeState treeB = figureTreeState(b, ib, selB);  // keys of run B: "r1/..."
+  tree.shown.insert(treeB.shown.begin(), treeB.shown.end());
+  tree.order.insert(treeB.order.begin(), treeB.order.end());
   RowPlanOptions o;
   o.style = RowStyle::Figure;
   o.compareCounterHeight = 48;
   o.differenceHeight = 40;
-  spec.rows = planRows(store->runs(), figureTreeState(a, ia, sel), cmp, o);
+  spec.rows = planRows(store->runs(), tree, cmp, o);
   auto fig = std::make_unique<TimelineFigure>(std::move(store), std::move(spec));
   fig->captionTitle =
       QObject::tr("A: %1 · B: %2")
           .arg(QString::fromStdString(a.info().name), QString::fromStdString(b.info().name));
-  QString how = mode == AlignMode::Iteration || mode == AlignMode::Warp  // drawn as its shift
-                    ? QObject::tr("B aligned at iteration %1 of both runs").arg(step)
-                    : QObject::tr("B aligned at the runs' starts");
+  QString detail = how;
+  if (!diff.label_a.empty() && diff.label_a != a.info().name)
+    detail += QObject::tr(" · A %1, B %2")
+                  .arg(QString::fromStdString(diff.label_a), QString::fromStdString(diff.label_b));
   const QString range = rangeCaption(a.info(), r.range);
-  if (!range.isEmpty()) how += QStringLiteral(" · ") + range;
-  fig->captionDetail = how;
+  if (!range.isEmpty()) detail += QStringLiteral(" · ") + range;
+  fig->captionDetail = detail;
   return fig;
 }
+
+// A typical iteration of both runs: per GPU pair and metric, A's and B's mean over the step
+// phase with their min-max bands (compare/iteration_profile.h).
+std::unique_ptr<Figure> makeIterationProfileFigure(const ExportRequest& rq) {
+  const RunFile& a = *rq.run;
+  const RunFile& b = *rq.compare;
+  const std::vector<std::pair<int, int>> pairs = comparePairs(a, b, rq.gpus, 1);
+  IterationProfileOptions opt;
+  if (!rq.metrics.empty()) opt.metrics = rq.metrics;
+  const IterationProfiles prof = iterationProfiles(a, b, pairs, opt);
+  if (prof.pairs.empty())
+    throw Error(fmt::format("{} and {}: a typical iteration needs iterations in both runs",
+                            a.path().string(), b.path().string()));
+  const RunDifferences diff = runDifferences(a, b);
+  const QString la = QString::fromStdString(diff.label_a),
+                lb = QString::fromStdString(diff.label_b);
+  std::vector<QChart*> charts;
+  size_t columns = 0;
+  for (const PairProfile& pp : prof.pairs) {
+    columns = std::max(columns, pp.metrics.size());
+    for (const MetricProfilePair& m : pp.metrics)
+      charts.push_back(makeIterationProfileChart(m, pp.gpu_a, pp.gpu_b, la, lb));
+  }
+  if (charts.empty())
+    throw Error(fmt::format("{} and {}: none of the metrics asked for is in both runs",
+                            a.path().string(), b.path().string()));
+  auto fig = std::make_unique<ChartFigure>(std::move(charts), QStringLiteral("iteration-profile"),
+                                           static_cast<int>(columns));
+  fig->captionTitle = QObject::tr("A typical iteration · A: %1 · B: %2").arg(la, lb);
+  fig->captionDetail = QObject::tr("mean and min–max over steps %1 of A and %2 of B")
+                           .arg(stepList(prof.steps_a), stepList(prof.steps_b));
+  return fig;
+}
+
+namespace {
 
 // Throughput against energy per token of the runs, with the Pareto front: the study figure of the
 // GUI, from the same summaries `wattline compare` prints (no cache file is written).
@@ -271,9 +381,15 @@ const std::array kViews = {
                "power histogram (seconds per 10 W); --metrics power_w,dpdt adds |dP/dt|",
                kRange | kGpus | kMetrics, &makeHistogramFigure},
     ExportView{"compare",
-               "two runs stacked on A's clock, B aligned at a common iteration, with A - B rows "
-               "(needs --compare; --gpus: A's GPUs, default the first 4 pairs; --metrics)",
-               kRange | kGpus | kMetrics | kCompare, &makeCompareFigure},
+               "two runs on A's clock with A - B rows (needs --compare; --align warp|iteration|"
+               "start|absolute, default warp; --layout paired|overlay|stacked, default paired; "
+               "--gpus: A's GPUs, default the first 4 pairs; --metrics)",
+               kRange | kGpus | kMetrics | kCompare | ExportView::kUsesAlign, &makeCompareFigure},
+    ExportView{"iteration-profile",
+               "a typical iteration of both runs: mean and min-max band of each metric over the "
+               "step phase, A and B overlaid (needs --compare; --gpus: A's GPUs, default the "
+               "first pair; --metrics)",
+               kGpus | kMetrics | kCompare, &makeIterationProfileFigure},
     ExportView{"pareto",
                "throughput against energy per token of the two runs, with the Pareto front "
                "(needs --compare)",

@@ -24,6 +24,8 @@
 #include "core/time_range.h"
 #include "export/figure.h"
 #include "format/run_file.h"
+#include "run_alignment.h"
+#include "timeline/row_plan.h"
 
 namespace wl {
 
@@ -33,7 +35,15 @@ struct ExportRequest {
   std::optional<TimeRange> range;          // absolute ns; the whole run when unset
   std::vector<int> gpus;                   // empty: the view's default
   std::vector<std::string> metrics;        // metric ids (timeline also: kernels, steps)
+  // Comparisons: how B is placed on A's clock (default: the iteration warp when both runs have
+  // iterations, else the starts) and how the rows are laid out (default: paired).
+  std::optional<AlignMode> align;
+  std::optional<CompareLayout> layout;
 };
+
+// --align names: "warp", "iteration" (a shift at the second common iteration), "start",
+// "absolute"; nullopt for another.
+std::optional<AlignMode> alignModeFromName(std::string_view name);
 
 struct ExportView {
   // Which request fields a view reads (the CLI rejects the others as bad usage).
@@ -42,6 +52,7 @@ struct ExportView {
     kUsesGpus = 2,
     kUsesMetrics = 4,
     kNeedsCompare = 8,  // --compare is required
+    kUsesAlign = 16,    // --align and --layout (comparisons on a timeline)
   };
   std::string_view name;
   std::string_view summary;
@@ -69,6 +80,8 @@ std::unique_ptr<Figure> makeSummaryFigure(const ExportRequest& request);
 std::unique_ptr<Figure> makeBreakdownFigure(const ExportRequest& request);
 std::unique_ptr<Figure> makeThrottleFigure(const ExportRequest& request);
 std::unique_ptr<Figure> makeHistogramFigure(const ExportRequest& request);
+std::unique_ptr<Figure> makeCompareFigure(const ExportRequest& request);
+std::unique_ptr<Figure> makeIterationProfileFigure(const ExportRequest& request);
 
 // "12.5 s – 30 s of 1 h 00 min" for a range of a run ("" for the whole run).
 QString rangeCaption(const RunInfo& info, const TimeRange& range);

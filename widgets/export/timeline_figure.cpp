@@ -13,6 +13,10 @@ TimelineFigure::TimelineFigure(TileStore& store, TimelineFigureSpec spec)
     : store_(&store), spec_(std::move(spec)), renderer_(std::make_unique<TimelineRenderer>(store)) {
   for (const auto& [run, offset] : spec_.runOffsets)
     renderer_->setRunOffset(run, offset);
+  for (const auto& [run, warp] : spec_.runWarps)
+    renderer_->setRunWarp(run, warp);
+  for (const auto& [run, label] : spec_.runLabels)
+    renderer_->setRunLabel(run, label);
   std::set<int> runs;
   for (const TrackRow& r : spec_.rows)
     runs.insert(r.run());
@@ -45,7 +49,9 @@ QString TimelineFigure::kind() const {
   bool heat = false, other = false;
   for (const TrackRow& r : spec_.rows) {
     if (r.kind() == RowKind::Heatmap || r.kind() == RowKind::ThrottleHeatmap) heat = true;
-    if (r.kind() == RowKind::Counter || r.kind() == RowKind::Kernels) other = true;
+    if (r.kind() == RowKind::Counter || r.kind() == RowKind::Kernels ||
+        r.kind() == RowKind::Overlay)
+      other = true;
   }
   return heat && !other ? QStringLiteral("heatmap") : QStringLiteral("timeline");
 }
@@ -53,7 +59,8 @@ QString TimelineFigure::kind() const {
 QSizeF TimelineFigure::preferredSize(double width) const {
   double rows = 0;
   for (const TrackRow& r : spec_.rows)
-    rows += r.kind() == RowKind::Counter ? std::max(r.height, 56) : r.height;
+    rows += r.kind() == RowKind::Counter || r.kind() == RowKind::Overlay ? std::max(r.height, 56)
+                                                                         : r.height;
   // Caption, legend and time axis.
   return {width, std::ceil(rows + 150)};
 }

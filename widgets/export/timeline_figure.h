@@ -35,6 +35,11 @@ struct TimelineFigureSpec {
   std::map<int, std::shared_ptr<const RunThrottleView>> throttleViews;
   // Offsets added to a run's timestamps to put it on the first run's clock (a comparison).
   std::vector<std::pair<int, int64_t>> runOffsets;
+  // Or warps (display time = warp.toA(run time)): a comparison's run B through the iteration
+  // warp; applied after runOffsets.
+  std::vector<std::pair<int, TimeWarp>> runWarps;
+  // What an overlay's legend calls each run (what differs between the compared runs).
+  std::vector<std::pair<int, QString>> runLabels;
 };
 
 class TimelineFigure : public Figure {

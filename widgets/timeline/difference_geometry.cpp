@@ -9,9 +9,17 @@
 namespace wl {
 namespace {
 
-TimeMapping shifted(const TimeMapping& display, int64_t offset) {
-  return TimeMapping{display.t0 - offset, display.t1 - offset, display.width};
-}
+// A run's clock on the display: its offset, or its warp when it has one.
+struct Clock {
+  int64_t offset = 0;
+  const TimeWarp* warp = nullptr;
+  int64_t toDisplay(int64_t t) const { return warp ? warp->toA(t) : t + offset; }
+  int64_t fromDisplay(int64_t t) const { return warp ? warp->toB(t) : t - offset; }
+  // The display's range on the run's clock, as a linear mapping (a warp's mean stretch).
+  TimeMapping over(const TimeMapping& display) const {
+    return TimeMapping{fromDisplay(display.t0), fromDisplay(display.t1), display.width};
+  }
+};
 
 // All tiles of a key family covering [t0, t1] of a run's clock, or nullopt (missing recorded).
 std::optional<std::vector<TilePtr>> tilesFor(TileKey key, int64_t first, int64_t last,
@@ -40,11 +48,11 @@ struct Sample {
 
 // Raw samples of one GPU and metric around the view, on the display clock.
 std::optional<std::vector<Sample>> rawSamples(const RunFile& run, int runIndex, int gpu, int metric,
-                                              int64_t offset, const TimeMapping& display,
+                                              const Clock& clock, const TimeMapping& display,
                                               const TileFetch& fetch,
                                               std::vector<TileKey>* missing) {
   const LodGrid& g = run.series().grid;
-  const TimeMapping m = shifted(display, offset);
+  const TimeMapping m = clock.over(display);
   const int64_t w = g.widths_ns[0] * static_cast<int64_t>(kTileBuckets);
   const int64_t lastTile = static_cast<int64_t>((g.buckets[0] - 1) / kTileBuckets);
   auto idx = [&](int64_t t) { return std::clamp<int64_t>((t - g.origin_ns) / w, 0, lastTile); };
@@ -58,7 +66,7 @@ std::optional<std::vector<Sample>> rawSamples(const RunFile& run, int runIndex, 
       const bool own = t.t[k] >= t.t0 && t.t[k] < t.t1;
       const bool lead = j == 0 && t.t[k] < t.t0;
       const bool trail = j + 1 == tiles->size() && t.t[k] >= t.t1;
-      if (own || lead || trail) out.push_back({t.t[k] + offset, t.v[k]});
+      if (own || lead || trail) out.push_back({clock.toDisplay(t.t[k]), t.v[k]});
     }
   }
   return out;
@@ -66,11 +74,11 @@ std::optional<std::vector<Sample>> rawSamples(const RunFile& run, int runIndex, 
 
 // Per column time-weighted means of one GPU and metric from its pyramid (NaN: no data).
 std::optional<std::vector<float>> columnMeans(const RunFile& run, int runIndex, int gpu, int metric,
-                                              int64_t offset, const TimeMapping& display,
+                                              const Clock& clock, const TimeMapping& display,
                                               const TileFetch& fetch,
                                               std::vector<TileKey>* missing) {
   const LodGrid& g = run.series().grid;
-  const TimeMapping m = shifted(display, offset);
+  const TimeMapping m = clock.over(display);
   const int level = std::max(0, chooseLevel(g, m.nsPerPx()));
   const auto b0 = static_cast<int64_t>(g.bucketOf(static_cast<size_t>(level), m.t0));
   const auto b1 = static_cast<int64_t>(g.bucketOf(static_cast<size_t>(level), m.t1));
@@ -87,7 +95,7 @@ std::optional<std::vector<float>> columnMeans(const RunFile& run, int runIndex, 
     for (size_t i = 0; i < t.mean.size(); ++i) {
       if (std::isnan(t.mean[i])) continue;
       const int64_t mid = g.bucketStart(static_cast<size_t>(level), t.bucket0 + i) + w / 2;
-      const double x = m.x(mid);
+      const double x = display.x(clock.toDisplay(mid));
       if (x < 0 || x >= static_cast<double>(cols)) continue;
       sum[static_cast<size_t>(x)] += t.mean[i];
       ++n[static_cast<size_t>(x)];
@@ -112,10 +120,12 @@ DifferenceGeometry buildDifferenceGeometry(const RunFile& a, const RunFile& b,
   DifferenceGeometry g;
   const LodGrid& ga = a.series().grid;
   if (ga.levels() == 0 || b.series().grid.levels() == 0 || display.span() <= 0) return g;
-  const TimeMapping ma = shifted(display, src.offsetA);
+  const Clock clockA{src.offsetA, src.warpA ? &*src.warpA : nullptr};
+  const Clock clockB{src.offsetB, src.warpB ? &*src.warpB : nullptr};
+  const TimeMapping ma = clockA.over(display);
   if (chooseLevel(ga, ma.nsPerPx()) < 0) {
-    auto sa = rawSamples(a, src.runA, src.gpuA, src.metricA, src.offsetA, display, fetch, missing);
-    auto sb = rawSamples(b, src.runB, src.gpuB, src.metricB, src.offsetB, display, fetch, missing);
+    auto sa = rawSamples(a, src.runA, src.gpuA, src.metricA, clockA, display, fetch, missing);
+    auto sb = rawSamples(b, src.runB, src.gpuB, src.metricB, clockB, display, fetch, missing);
     if (sa && sb) {
       g.samples = true;
       const int64_t gapB = b.series().gapThresholdNs[static_cast<size_t>(src.gpuB)];
@@ -143,9 +153,9 @@ DifferenceGeometry buildDifferenceGeometry(const RunFile& a, const RunFile& b,
     }
     g.complete = false;  // fall through to the pyramids while the samples load
   }
-  auto ca = columnMeans(a, src.runA, src.gpuA, src.metricA, src.offsetA, display, fetch,
+  auto ca = columnMeans(a, src.runA, src.gpuA, src.metricA, clockA, display, fetch,
                         g.complete ? missing : nullptr);
-  auto cb = columnMeans(b, src.runB, src.gpuB, src.metricB, src.offsetB, display, fetch,
+  auto cb = columnMeans(b, src.runB, src.gpuB, src.metricB, clockB, display, fetch,
                         g.complete ? missing : nullptr);
   if (!ca || !cb) {
     g.complete = false;

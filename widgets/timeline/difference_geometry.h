@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Difference tracks of a side-by-side comparison: run A's metric minus run B's, for a pair of
-// GPUs, on the display clock (each run shifted by its alignment offset).
+// GPUs, on the display clock (each run shifted by its alignment offset, or drawn through its warp).
 //
 // Zoomed in (run A's samples sparser than its pyramid's first level), the difference is taken at
 // A's sample points: A(t) - B(t), with B's value the sample it holds at t (sample-and-hold, not
 // across gaps). Zoomed out, per pixel column: the mean of A's buckets under it minus the mean of
 // B's, from the pyramids' time-weighted means.
 
+#include <optional>
 #include <vector>
 
+#include "compare/time_warp.h"
 #include "format/run_file.h"
 #include "timeline/geometry.h"
 
@@ -20,6 +22,9 @@ struct DifferenceSource {
   int gpuA = 0, gpuB = 0;
   int metricA = 0, metricB = 0;      // indices into each run's telemetry metrics
   int64_t offsetA = 0, offsetB = 0;  // display time = run time + offset
+  // A warp replaces the offset: display time = warp.toA(run time). With the iteration warp on B
+  // the difference compares the same phase of the same iteration (compare/warped_difference.h).
+  std::optional<TimeWarp> warpA, warpB;
 };
 
 struct DifferenceGeometry {

@@ -285,7 +285,8 @@ void paintScreenLabel(QPainter& p, const Theme& theme, const TrackRow& row, cons
       break;
     }
     case RowKind::Counter:
-    case RowKind::Difference: {
+    case RowKind::Difference:
+    case RowKind::Overlay: {
       p.setFont(f);
       p.setPen(theme.text);
       const QString unit =
@@ -392,7 +393,8 @@ void paintScreenRow(QPainter& p, TimelineRenderer& renderer, const TrackRow& row
 
 double figureRowHeight(const TrackRow& r) {
   if (r.isHeader()) return std::max(r.height, 18);
-  return r.kind() == RowKind::Counter ? std::max(r.height, 56) : r.height;
+  return r.kind() == RowKind::Counter || r.kind() == RowKind::Overlay ? std::max(r.height, 56)
+                                                                      : r.height;
 }
 
 namespace {
@@ -405,6 +407,7 @@ void layoutLabelColumn(FrameLayout& f, const std::vector<TrackRow>& rows, TileSt
   for (const TrackRow& r : rows) {
     switch (r.kind()) {
       case RowKind::Counter:
+      case RowKind::Overlay:
         titleW = std::max(titleW, tm.horizontalAdvance(counterTitle(r, true)));
         break;
       case RowKind::ThrottleHeatmap:
@@ -476,7 +479,12 @@ void layoutRows(FrameLayout& f, const std::vector<TrackRow>& rows, TimelineRende
     fr.content = QRectF(f.contentLeft, y, f.contentWidth, h);
     y += h;
     if (const auto* c = r.as<CounterRow>()) {
-      fr.range = renderer.counter(*c, f.deviceMap, fetch, nullptr).range;
+      fr.range =
+          renderer.counter(*c, renderer.contentMapping(r, f.deviceMap), fetch, nullptr).range;
+      const int approx = std::max(2, static_cast<int>(h / (1.8 * sm.height())));
+      fr.ticks = valueTicks(fr.range->min, fr.range->max, approx);
+    } else if (const auto* o = r.as<OverlayRow>()) {
+      fr.range = renderer.overlayRange(*o, f.deviceMap, fetch);
       const int approx = std::max(2, static_cast<int>(h / (1.8 * sm.height())));
       fr.ticks = valueTicks(fr.range->min, fr.range->max, approx);
     } else if (const auto* hm = r.as<HeatmapRow>()) {
@@ -549,7 +557,7 @@ void paintFigureContent(QPainter& p, const FrameLayout& f, const FrameRow& fr,
   if (r.kind() == RowKind::Steps) {
     p.save();
     p.setFont(f.fonts.small);
-    renderer.paintContent(p, r, fr.content, f.map, fetch, nullptr, {});
+    renderer.paintContent(p, r, fr.content, renderer.contentMapping(r, f.map), fetch, nullptr, {});
     p.restore();
   } else if (!f.fonts.vector) {
     p.save();
@@ -562,13 +570,15 @@ void paintFigureContent(QPainter& p, const FrameLayout& f, const FrameRow& fr,
     font.setPixelSize(
         std::max(1, static_cast<int>(std::lround(f.fonts.small.pixelSize() * f.fonts.scale))));
     p.setFont(font);
-    renderer.paintContent(p, r, devSnapped, f.deviceMap, fetch, nullptr, {});
+    renderer.paintContent(p, r, devSnapped, renderer.contentMapping(r, f.deviceMap), fetch, nullptr,
+                          {});
     p.restore();
   } else if (r.kind() == RowKind::Counter || r.kind() == RowKind::Kernels) {
-    renderer.paintContent(p, r, fr.content, f.deviceMap, fetch, nullptr, {});
+    renderer.paintContent(p, r, fr.content, renderer.contentMapping(r, f.deviceMap), fetch, nullptr,
+                          {});
   } else {
     p.save();
-    renderer.paintContent(p, r, fr.content, f.map, fetch, nullptr, {});
+    renderer.paintContent(p, r, fr.content, renderer.contentMapping(r, f.map), fetch, nullptr, {});
     p.restore();
   }
 }
@@ -684,6 +694,7 @@ void paintFigureRow(QPainter& p, const FrameLayout& f, const FrameRow& fr,
   const double axisX = f.contentLeft - 0.5 * hair;
   switch (r.kind()) {
     case RowKind::Counter:
+    case RowKind::Overlay:
       paintCounterAxis(p, f, fr, axisX);
       break;
     case RowKind::Heatmap:

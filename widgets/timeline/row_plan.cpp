@@ -18,7 +18,8 @@ namespace wl {
 int rowRun(const RowContent& c) {
   return std::visit(
       [](const auto& r) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(r)>, DifferenceRow>)
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, DifferenceRow> || std::is_same_v<T, OverlayRow>)
           return r.a.run;
         else
           return r.run;
@@ -484,9 +485,18 @@ class Planner {
         if (mb < 0) continue;
         const QString label = QString::fromStdString(m.label),
                       unit = QString::fromStdString(m.unit);
+        if (c.layout == CompareLayout::Overlay) {
+          TrackRow r = row(OverlayRow{{c.runA, ga, ma}, {c.runB, gb, mb}},
+                           QObject::tr("%1 · %2 vs %3").arg(label, c.labelA, c.labelB),
+                           h.key + QStringLiteral("/AB/") + QString::fromStdString(m.id), h.key,
+                           o_.compareCounterHeight);
+          r.detail = unit;
+          rows.push_back(r);
+        }
         for (const auto& [run, gpu, metric, tag] :
              {std::tuple{c.runA, ga, ma, QStringLiteral("A")},
               std::tuple{c.runB, gb, mb, QStringLiteral("B")}}) {
+          if (c.layout == CompareLayout::Overlay) break;
           TrackRow r = row(CounterRow{run, gpu, metric}, QStringLiteral("%1 · %2").arg(tag, label),
                            h.key + QStringLiteral("/%1/").arg(tag) + QString::fromStdString(m.id),
                            h.key, o_.compareCounterHeight);
@@ -502,6 +512,27 @@ class Planner {
                          o_.differenceHeight);
         d.detail = unit;
         rows.push_back(d);
+      }
+      pairedKernels(c, ga, gb, h.key);
+    }
+  }
+
+  // Under a pair's header: the steps and kernel streams of the ranks that drove A's GPU, then
+  // those of B's, labelled by run and rank.
+  void pairedKernels(const ComparePlan& c, int ga, int gb, const QString& group) {
+    for (const auto& [r, g, tag] : {std::tuple{c.runA, ga, QStringLiteral("A")},
+                                    std::tuple{c.runB, gb, QStringLiteral("B")}}) {
+      for (int rank : ranksOfGpu(*runs_[static_cast<size_t>(r)], g)) {
+        const size_t first = rows.size();
+        rankRows(r, rank, group, false);
+        for (size_t i = first; i < rows.size(); ++i) {
+          if (figure_) {
+            rows[i].label = tag + QStringLiteral(" · ") + rows[i].label;
+            continue;
+          }
+          rows[i].label = QObject::tr("%1 · rank %2 · %3").arg(tag).arg(rank).arg(rows[i].label);
+          rows[i].detail.clear();  // the longer label needs the room ("phases", event counts)
+        }
       }
     }
   }
@@ -620,7 +651,7 @@ std::vector<TrackRow> planRows(const std::vector<std::shared_ptr<const RunFile>>
   Planner plan(runs, tree, options);
   const bool comparing = compare.active && runs.size() > static_cast<size_t>(compare.runA) &&
                          runs.size() > static_cast<size_t>(compare.runB);
-  if (comparing && compare.layout == CompareLayout::Paired) {
+  if (comparing && compare.layout != CompareLayout::Stacked) {
     plan.pairedSection(compare);
     return std::move(plan.rows);
   }
@@ -642,9 +673,47 @@ std::vector<TrackRow> planRows(const std::vector<std::shared_ptr<const RunFile>>
     };
     std::stable_sort(plan.rows.begin(), plan.rows.end(),
                      [&](const TrackRow& x, const TrackRow& y) { return rank(x) < rank(y); });
+    if (options.style == RowStyle::Figure) {
+      // A figure's runs have no headers; a stacked comparison needs them to tell A's GPU 0 from
+      // B's.
+      for (const auto& [r, tag] : {std::pair{compare.runA, QStringLiteral("A")},
+                                   std::pair{compare.runB, QStringLiteral("B")}}) {
+        const auto first = std::find_if(plan.rows.begin(), plan.rows.end(), [r](const TrackRow& x) {
+          return !x.pinned && x.run() == r;
+        });
+        if (first == plan.rows.end()) continue;
+        TrackRow h;
+        h.content = RunHeaderRow{r};
+        const RunFile& run = *runs[static_cast<size_t>(r)];
+        h.label = QStringLiteral("%1: %2").arg(
+            tag, QString::fromStdString(run.info().name.empty() ? run.path().filename().string()
+                                                                : run.info().name));
+        h.key = rowkey::run(r);
+        h.height = 20;
+        plan.rows.insert(first, h);
+      }
+    }
     plan.differenceSection(compare);
   }
   return std::move(plan.rows);
+}
+
+QString compareLayoutName(CompareLayout layout) {
+  switch (layout) {
+    case CompareLayout::Stacked:
+      return QStringLiteral("stacked");
+    case CompareLayout::Paired:
+      return QStringLiteral("paired");
+    case CompareLayout::Overlay:
+      return QStringLiteral("overlay");
+  }
+  return {};
+}
+
+std::optional<CompareLayout> compareLayoutFromName(const QString& name) {
+  for (CompareLayout l : {CompareLayout::Paired, CompareLayout::Overlay, CompareLayout::Stacked})
+    if (compareLayoutName(l) == name) return l;
+  return std::nullopt;
 }
 
 TreeState figureTreeState(const RunFile& run, int r, const FigureSelection& s) {

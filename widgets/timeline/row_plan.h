@@ -20,6 +20,7 @@
 #include <compare>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -96,8 +97,16 @@ struct ThrottleHeatmapRow {
   auto operator<=>(const ThrottleHeatmapRow&) const = default;
 };
 
-using RowContent = std::variant<RunHeaderRow, GroupHeaderRow, CounterRow, KernelsRow, StepsRow,
-                                HeatmapRow, DifferenceRow, ThrottleStripRow, ThrottleHeatmapRow>;
+// A metric of GPU a (run A) and of GPU b (run B) in one track, in two colours (the overlay
+// layout of a comparison), B on the display clock through its alignment.
+struct OverlayRow {
+  CounterRow a, b;
+  auto operator<=>(const OverlayRow&) const = default;
+};
+
+using RowContent =
+    std::variant<RunHeaderRow, GroupHeaderRow, CounterRow, KernelsRow, StepsRow, HeatmapRow,
+                 DifferenceRow, ThrottleStripRow, ThrottleHeatmapRow, OverlayRow>;
 
 // The kinds in the variant's order (TrackRow::kind() is the variant's index).
 enum class RowKind {
@@ -109,9 +118,10 @@ enum class RowKind {
   Heatmap,
   Difference,
   ThrottleStrip,
-  ThrottleHeatmap
+  ThrottleHeatmap,
+  Overlay
 };
-static_assert(std::variant_size_v<RowContent> == static_cast<size_t>(RowKind::ThrottleHeatmap) + 1);
+static_assert(std::variant_size_v<RowContent> == static_cast<size_t>(RowKind::Overlay) + 1);
 
 // The run a row belongs to (run A for a difference).
 int rowRun(const RowContent& c);
@@ -169,8 +179,9 @@ struct TreeState {
 
 // How two open runs are laid out for a comparison. Stacked: all of run A, all of run B, then
 // the A - B rows. Paired: per GPU pair, for each metric GPU k of A, GPU k of B and A - B, then
-// the kernels of the pair's ranks. (Overlay comes with the warped comparison.)
-enum class CompareLayout { Stacked, Paired };
+// the kernels of the pair's ranks. Overlay: as paired, but A and B in one track (OverlayRow)
+// in two colours, named by what differs between the runs (labelA, labelB).
+enum class CompareLayout { Stacked, Paired, Overlay };
 
 struct ComparePlan {
   bool active = false;
@@ -178,7 +189,13 @@ struct ComparePlan {
   CompareLayout layout = CompareLayout::Stacked;
   std::vector<std::pair<int, int>> pairs;      // (GPU of A, GPU of B)
   std::vector<std::string> differenceMetrics;  // metric ids with an A - B row
+  QString labelA = QStringLiteral("A"), labelB = QStringLiteral("B");  // overlay legends
 };
+
+// "paired" / "overlay" / "stacked" (the CLI's --layout, the GUI's settings) and back; nullopt
+// for another name.
+QString compareLayoutName(CompareLayout layout);
+std::optional<CompareLayout> compareLayoutFromName(const QString& name);
 
 // Window: the track tree's structure (per run: its GPUs by node, then its ranks) and short
 // labels under headers. Figure: self-describing rows for a paper, a GPU's ranks under it

@@ -97,6 +97,11 @@ QColor Theme::metricColor(std::string_view m) const {
   return isDark ? QColor(0xb0, 0xb4, 0xbb) : QColor(0x55, 0x5b, 0x66);
 }
 
+QColor Theme::compareColor(bool runB) const {
+  if (runB) return isDark ? QColor(0xff, 0xa0, 0x40) : QColor(0xd0, 0x62, 0x00);
+  return isDark ? QColor(0x6a, 0xa8, 0xff) : QColor(0x1f, 0x5f, 0xb4);
+}
+
 QColor Theme::heat(double t) const {
   if (!std::isfinite(t)) return trackAltBackground;
   t = std::clamp(t, 0.0, 1.0);

@@ -26,6 +26,9 @@ struct Theme {
   // Weak bands (a reason bit without a clock drop) are drawn at a third of the strength.
   QColor reasonColor(uint32_t reasons, bool strong = true) const;
   QColor metricColor(std::string_view metric) const;
+  // The two runs of an overlaid comparison (A blue, B orange: apart on both palettes and for the
+  // common colour-vision deficiencies).
+  QColor compareColor(bool runB) const;
   // Maps t in [0, 1] onto a perceptual colour map (inferno-like) for heatmaps; NaN -> background.
   QColor heat(double t) const;
 

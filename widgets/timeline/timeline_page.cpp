@@ -122,9 +122,9 @@ void TimelinePage::updateBounds() {
   TimeRange bounds{INT64_MAX, INT64_MIN};
   for (size_t i = 0; i < store_->runs().size(); ++i) {
     const RunInfo& info = store_->runs()[i]->info();
-    const int64_t off = view_->renderer().runOffset(static_cast<int>(i));
-    bounds.t0 = std::min(bounds.t0, info.start_ns + off);
-    bounds.t1 = std::max(bounds.t1, info.end_ns + off);
+    const TimelineRenderer& r = view_->renderer();
+    bounds.t0 = std::min(bounds.t0, r.toDisplay(static_cast<int>(i), info.start_ns));
+    bounds.t1 = std::max(bounds.t1, r.toDisplay(static_cast<int>(i), info.end_ns));
   }
   if (bounds.t0 > bounds.t1) return;
   viewport_->setBounds(bounds);

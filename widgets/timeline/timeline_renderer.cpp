@@ -12,6 +12,7 @@
 #include "core/time_format.h"
 #include "timeline/raster_track.h"
 #include "timeline/vector_track.h"
+#include "timeline/warp_spans.h"
 
 namespace wl {
 namespace {
@@ -30,9 +31,28 @@ TimelineRenderer::TimelineRenderer(TileStore& store) : store_(store) {}
 void TimelineRenderer::clearCaches() {
   cache_.clear();
   images_.clear();
+  warpedImages_.clear();
   extents_.clear();
   busyExtents_.clear();
   nodeSeparators_.clear();
+}
+
+void TimelineRenderer::setRunWarp(int run, TimeWarp warp) {
+  auto it = warps_.find(run);
+  if (it != warps_.end() && it->second == warp) return;
+  warps_[run] = std::move(warp);
+  ++style_;
+}
+
+TimeMapping TimelineRenderer::rowMappingAt(const TrackRow& row, const TimeMapping& display,
+                                           double x) const {
+  auto it = warps_.find(row.run());
+  if (it == warps_.end()) return display;
+  if (it->second.isShift()) {
+    const int64_t off = runOffset(row.run());
+    return TimeMapping{display.t0 - off, display.t1 - off, display.width};
+  }
+  return warpMappingAt(it->second, display, x);
 }
 
 template <typename G, typename Build>
@@ -138,14 +158,17 @@ TimelineRenderer::DifferenceView TimelineRenderer::difference(const DifferenceRo
                                                               const TileFetch& fetch,
                                                               std::vector<TileKey>* missing) {
   Cached& c = cached<DifferenceGeometry>(row, display, [&] {
-    DifferenceSource src{row.a.run,
-                         row.b.run,
-                         row.a.gpu,
-                         row.b.gpu,
-                         row.a.metric,
-                         row.b.metric,
-                         runOffset(row.a.run),
-                         runOffset(row.b.run)};
+    DifferenceSource src;
+    src.runA = row.a.run;
+    src.runB = row.b.run;
+    src.gpuA = row.a.gpu;
+    src.gpuB = row.b.gpu;
+    src.metricA = row.a.metric;
+    src.metricB = row.b.metric;
+    src.offsetA = runOffset(row.a.run);
+    src.offsetB = runOffset(row.b.run);
+    if (warped(row.a.run)) src.warpA = runWarp(row.a.run);
+    if (warped(row.b.run)) src.warpB = runWarp(row.b.run);
     return buildDifferenceGeometry(store_.run(row.a.run), store_.run(row.b.run), src, display,
                                    fetch, missing);
   });
@@ -159,8 +182,14 @@ TimelineRenderer::DifferenceView TimelineRenderer::difference(const DifferenceRo
 
 std::optional<ValueRange> TimelineRenderer::rowRange(const TrackRow& row, const TimeMapping& map,
                                                      const TileFetch& fetch) {
-  if (const auto* c = row.as<CounterRow>()) return counter(*c, map, fetch, nullptr).range;
+  if (const auto* c = row.as<CounterRow>()) {
+    // A warped row is drawn piece by piece: a geometry over the whole display would only evict
+    // the pieces' (and the range, but for fitting the visible data, needs none).
+    if (warped(c->run) && yMode_ != YMode::FitVisible) return valueRange(*c, CounterGeometry{});
+    return counter(*c, map, fetch, nullptr).range;
+  }
   if (const auto* d = row.as<DifferenceRow>()) return difference(*d, map, fetch, nullptr).range;
+  if (const auto* o = row.as<OverlayRow>()) return overlayRange(*o, map, fetch);
   if (const auto* h = row.as<HeatmapRow>()) return heatmapRange(h->run, h->metric);
   return std::nullopt;
 }
@@ -331,11 +360,23 @@ void TimelineRenderer::paintContent(QPainter& p, const TrackRow& row, const QRec
     case RowKind::GroupHeader:
       p.fillRect(c, theme_.headerBackground);
       return;
-    case RowKind::Steps:
+    case RowKind::Steps: {
       p.fillRect(c, theme_.trackBackground);
-      paintSteps(p, std::get<StepsRow>(row.content), c, map);
+      const auto& sr = std::get<StepsRow>(row.content);
+      const auto w = warps_.find(sr.run);
+      paintSteps(p, sr, c, map, warped(sr.run) ? &w->second : nullptr);
+      return;
+    }
+    case RowKind::Difference:
+      break;
+    case RowKind::Overlay:
+      paintOverlay(p, std::get<OverlayRow>(row.content), c, map, fetch, missing);
       return;
     default:
+      if (warped(row.run())) {
+        paintWarped(p, row, c, map, fetch, missing);
+        return;
+      }
       break;
   }
   const bool raster = p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster;
@@ -343,6 +384,137 @@ void TimelineRenderer::paintContent(QPainter& p, const TrackRow& row, const QRec
     paintContentRaster(p, row, c, map, fetch, missing, highlight);
   else
     paintContentVector(p, row, c, map, fetch, missing);
+}
+
+ValueRange TimelineRenderer::overlayRange(const OverlayRow& row, const TimeMapping& display,
+                                          const TileFetch& fetch) {
+  ValueRange out{kNaN, kNaN};
+  for (const CounterRow& side : {row.a, row.b}) {
+    const int64_t off = runOffset(side.run);
+    const TimeMapping m{display.t0 - off, display.t1 - off, display.width};
+    // Whole-run ranges need no geometry (building one would evict a warped side's pieces).
+    const ValueRange r = yMode_ != YMode::FitVisible ? valueRange(side, CounterGeometry{})
+                                                     : counter(side, m, fetch, nullptr).range;
+    out.min = std::isnan(out.min) ? r.min : std::min(out.min, r.min);
+    out.max = std::isnan(out.max) ? r.max : std::max(out.max, r.max);
+  }
+  return out;
+}
+
+void TimelineRenderer::paintOverlayInto(QPainter& p, const OverlayRow& row, const QRectF& c,
+                                        const TimeMapping& display, const TileFetch& fetch,
+                                        std::vector<TileKey>* missing, double lineWidth) {
+  p.fillRect(c, theme_.trackBackground);
+  const ValueRange vr = overlayRange(row, display, fetch);
+  const QRectF data = c.adjusted(0, kDataTop, 0, -kDataBottom);
+  p.setPen(QPen(theme_.gridLine, lineWidth, Qt::DotLine));
+  for (double v : niceTicks(vr.min, vr.max, 2)) {
+    const double y = vr.y(v, data);
+    if (y > data.top() + 2 && y < data.bottom() - 2)
+      p.drawLine(QPointF(c.left(), y), QPointF(c.right(), y));
+  }
+  // A first, B over it: where they agree B's line covers A's.
+  for (const CounterRow& side : {row.a, row.b}) {
+    const QColor colour = theme_.compareColor(side.run != row.a.run);
+    const auto w = warps_.find(side.run);
+    if (w != warps_.end() && !w->second.isShift()) {
+      for (const WarpSpan& s : warpSpans(w->second, display)) {
+        p.save();
+        p.setClipRect(QRectF(c.left() + s.x0, c.top(), s.x1 - s.x0, c.height()));
+        const QRectF sub(c.left() + s.px0, data.top(), s.local.width, data.height());
+        paintCounterVector(p, sub, *counter(side, s.local, fetch, missing).geometry, vr, colour,
+                           lineWidth, false);
+        p.restore();
+      }
+      continue;
+    }
+    const int64_t off = runOffset(side.run);
+    const TimeMapping m{display.t0 - off, display.t1 - off, display.width};
+    paintCounterVector(p, data, *counter(side, m, fetch, missing).geometry, vr, colour, lineWidth,
+                       false);
+  }
+  // The legend: a swatch and what differs, per run, in the top right corner.
+  QFont f = p.font();
+  f.setPointSizeF(std::max(6.0, (f.pointSizeF() > 0 ? f.pointSizeF() : 9.0) * 0.8));
+  p.setFont(f);
+  const QFontMetricsF fm(f);
+  double x = c.right() - 6;
+  for (const CounterRow& side : {row.b, row.a}) {
+    const bool isB = side.run != row.a.run;
+    QString name = runLabel(side.run);
+    if (name.isEmpty()) name = isB ? QStringLiteral("B") : QStringLiteral("A");
+    const double tw = fm.horizontalAdvance(name);
+    x -= tw;
+    p.setPen(theme_.text);
+    p.drawText(QPointF(x, c.top() + 2 + fm.ascent()), name);
+    x -= 14;
+    p.fillRect(QRectF(x, c.top() + 2 + fm.ascent() / 2 - 1, 10, 3), theme_.compareColor(isB));
+    x -= 10;
+  }
+}
+
+void TimelineRenderer::paintOverlay(QPainter& p, const OverlayRow& row, const QRectF& c,
+                                    const TimeMapping& display, const TileFetch& fetch,
+                                    std::vector<TileKey>* missing) {
+  const bool raster = p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster;
+  if (!raster) {
+    paintOverlayInto(p, row, c, display, fetch, missing, vector_.hairline);
+    return;
+  }
+  const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
+                   std::max(1, static_cast<int>(std::ceil(c.height()))));
+  CachedImage& ci = warpedImages_[RowContent{row}];
+  if (ci.image.size() != size || ci.map != display || ci.epoch != epoch_ || ci.style != style_) {
+    if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
+    QPainter ip(&ci.image);
+    ip.setRenderHint(QPainter::Antialiasing);
+    ip.setFont(p.font());
+    paintOverlayInto(ip, row, QRectF(QPointF(0, 0), QSizeF(size)), display, fetch, missing, 1.0);
+    ci.map = display;
+    ci.epoch = epoch_;
+    ci.style = style_;
+  }
+  p.drawImage(c.topLeft(), ci.image);
+}
+
+void TimelineRenderer::paintWarped(QPainter& p, const TrackRow& row, const QRectF& c,
+                                   const TimeMapping& display, const TileFetch& fetch,
+                                   std::vector<TileKey>* missing) {
+  const std::vector<WarpSpan> spans = warpSpans(warps_.at(row.run()), display);
+  // Each span draws into its own whole pixels, clipped to its exact extent.
+  auto drawSpans = [&](QPainter& q, const QRectF& target) {
+    for (const WarpSpan& s : spans) {
+      const QRectF sub(target.left() + s.px0, target.top(), s.local.width, target.height());
+      q.save();
+      q.setClipRect(QRectF(target.left() + s.x0, target.top(), s.x1 - s.x0, target.height()));
+      const bool raster = q.paintEngine() && q.paintEngine()->type() == QPaintEngine::Raster;
+      if (raster)
+        paintContentRaster(q, row, sub, s.local, fetch, missing, {});
+      else
+        paintContentVector(q, row, sub, s.local, fetch, missing);
+      q.restore();
+    }
+  };
+  const bool raster = p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster;
+  if (!raster) {
+    drawSpans(p, c);
+    return;
+  }
+  const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
+                   std::max(1, static_cast<int>(std::ceil(c.height()))));
+  CachedImage& ci = warpedImages_[row.content];
+  if (ci.image.size() != size || ci.map != display || ci.epoch != epoch_ || ci.style != style_) {
+    if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
+    ci.image.fill(row.kind() == RowKind::Counter ? theme_.trackBackground
+                                                 : theme_.trackAltBackground);
+    QPainter ip(&ci.image);
+    ip.setFont(p.font());
+    drawSpans(ip, QRectF(QPointF(0, 0), QSizeF(size)));
+    ci.map = display;
+    ci.epoch = epoch_;
+    ci.style = style_;
+  }
+  p.drawImage(c.topLeft(), ci.image);
 }
 
 void TimelineRenderer::rasterCounterImage(QImage& img, const CounterRow& row,
@@ -500,7 +672,11 @@ const std::vector<size_t>& TimelineRenderer::nodeSeparators(int runIndex) {
 }
 
 void TimelineRenderer::paintSteps(QPainter& p, const StepsRow& row, const QRectF& c,
-                                  const TimeMapping& map) {
+                                  const TimeMapping& map, const TimeWarp* warp) {
+  // A run time on the row's pixels (through the warp onto the display clock when there is one).
+  auto xOf = [&](int64_t t) { return map.x(warp ? warp->toA(t) : t); };
+  const int64_t t0 = warp ? warp->toB(map.t0) : map.t0;
+  const int64_t t1 = warp ? warp->toB(map.t1) : map.t1;
   const RunFile& run = store_.run(row.run);
   p.save();
   p.setClipRect(c);
@@ -522,10 +698,10 @@ void TimelineRenderer::paintSteps(QPainter& p, const StepsRow& row, const QRectF
   const bool hasAnnotations = anRange.first != anRange.second;
   const QRectF lane = hasAnnotations ? QRectF(c.left(), c.top(), c.width(), c.height() / 2) : c;
   for (auto it = itRange.first; it != itRange.second; ++it) {
-    if (it->start_ns > map.t1) break;
-    if (it->end_ns < map.t0) continue;
-    const double x0 = std::max(-2.0, map.x(it->start_ns));
-    const double x1 = std::min(c.width() + 2, map.x(it->end_ns));
+    if (it->start_ns > t1) break;
+    if (it->end_ns < t0) continue;
+    const double x0 = std::max(-2.0, xOf(it->start_ns));
+    const double x1 = std::min(c.width() + 2, xOf(it->end_ns));
     const QRectF r(c.left() + x0, lane.top() + 1, std::max(1.0, x1 - x0), lane.height() - 2);
     QColor col = theme_.isDark ? QColor(0x55, 0x5f, 0x70) : QColor(0xc9, 0xd3, 0xe3);
     if ((it - itRange.first) % 2) col = col.darker(112);
@@ -540,10 +716,10 @@ void TimelineRenderer::paintSteps(QPainter& p, const StepsRow& row, const QRectF
   if (hasAnnotations) {
     const QRectF low(c.left(), c.top() + c.height() / 2, c.width(), c.height() / 2);
     for (auto a = anRange.first; a != anRange.second; ++a) {
-      if (a->start_ns > map.t1) break;
-      if (a->start_ns + a->dur_ns < map.t0) continue;
-      const double x0 = std::max(-2.0, map.x(a->start_ns));
-      const double x1 = std::min(c.width() + 2, map.x(a->start_ns + a->dur_ns));
+      if (a->start_ns > t1) break;
+      if (a->start_ns + a->dur_ns < t0) continue;
+      const double x0 = std::max(-2.0, xOf(a->start_ns));
+      const double x1 = std::min(c.width() + 2, xOf(a->start_ns + a->dur_ns));
       const QRectF r(c.left() + x0, low.top() + 1, std::max(1.0, x1 - x0), low.height() - 2);
       const QString name = QString::fromStdString(run.str(a->name));
       const QColor col =

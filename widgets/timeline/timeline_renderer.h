@@ -19,6 +19,7 @@
 #include <optional>
 #include <variant>
 
+#include "compare/time_warp.h"
 #include "timeline/difference_geometry.h"
 #include "timeline/geometry.h"
 #include "timeline/row_plan.h"
@@ -111,24 +112,60 @@ class TimelineRenderer {
   bool throttleTint() const { return tint_; }
   // Alignment: run `run` is drawn `offsetNs` later than its own clock (display time = run time +
   // offset), so iteration k of a second run can sit under iteration k of the first.
-  void setRunOffset(int run, int64_t offsetNs) {
-    if (offsets_[run] == offsetNs) return;
-    offsets_[run] = offsetNs;
+  void setRunOffset(int run, int64_t offsetNs) { setRunWarp(run, TimeWarp::shift(offsetNs)); }
+  // Alignment through a warp (display time = warp.toA(run time)): a comparison's run B drawn on
+  // A's clock so that the same phase of the same iteration lines up (compare/time_warp.h). A
+  // warp that is not a shift is drawn piece by piece (paintContent).
+  void setRunWarp(int run, TimeWarp warp);
+  // The run's offset (for a warp, the one at display time 0 of its first knot).
+  int64_t runOffset(int run) const {
+    auto it = warps_.find(run);
+    return it == warps_.end() ? 0 : it->second.offsetAtA(it->second.knots().front().a_ns);
+  }
+  // The run's warp (the identity when none was set).
+  TimeWarp runWarp(int run) const {
+    auto it = warps_.find(run);
+    return it == warps_.end() ? TimeWarp{} : it->second;
+  }
+  // True when the run is drawn through a warp that is not a shift.
+  bool warped(int run) const {
+    auto it = warps_.find(run);
+    return it != warps_.end() && !it->second.isShift();
+  }
+  // A time of a run's own clock on the display clock, and back.
+  int64_t toDisplay(int run, int64_t t) const {
+    auto it = warps_.find(run);
+    return it == warps_.end() ? t : it->second.toA(t);
+  }
+  int64_t fromDisplay(int run, int64_t t) const {
+    auto it = warps_.find(run);
+    return it == warps_.end() ? t : it->second.toB(t);
+  }
+  // The mapping of a row's own clock for a display mapping. For a warped run it is the linear
+  // map of the warp's piece under pixel x (extended over the width): exact inside that piece,
+  // which is what hit tests and tooltips at x need.
+  TimeMapping rowMapping(const TrackRow& row, const TimeMapping& display) const {
+    return rowMappingAt(row, display, display.width / 2);
+  }
+  TimeMapping rowMappingAt(const TrackRow& row, const TimeMapping& display, double x) const;
+  // The mapping a row's content is drawn with: its own clock, except differences, which mix two
+  // runs and place each themselves, and rows of a warped run, drawn piece by piece (both take
+  // the display clock).
+  TimeMapping contentMapping(const TrackRow& row, const TimeMapping& display) const {
+    if (row.kind() == RowKind::Difference || row.kind() == RowKind::Overlay ||
+        (!row.isHeader() && warped(row.run())))
+      return display;
+    return rowMapping(row, display);
+  }
+  // What an overlaid comparison's legend calls a run (what differs, e.g. "mbs4").
+  void setRunLabel(int run, const QString& label) {
+    if (labels_[run] == label) return;
+    labels_[run] = label;
     ++style_;
   }
-  int64_t runOffset(int run) const {
-    auto it = offsets_.find(run);
-    return it == offsets_.end() ? 0 : it->second;
-  }
-  // The mapping of a row's own clock for a display mapping.
-  TimeMapping rowMapping(const TrackRow& row, const TimeMapping& display) const {
-    const int64_t off = runOffset(row.run());
-    return TimeMapping{display.t0 - off, display.t1 - off, display.width};
-  }
-  // The mapping a row's content is drawn with: its own clock, except differences, which mix two
-  // runs and shift each themselves (they take the display clock).
-  TimeMapping contentMapping(const TrackRow& row, const TimeMapping& display) const {
-    return row.kind() == RowKind::Difference ? display : rowMapping(row, display);
+  QString runLabel(int run) const {
+    auto it = labels_.find(run);
+    return it == labels_.end() ? QString() : it->second;
   }
   // Called when new tiles arrived: cached geometry may now be more complete.
   void bumpEpoch() { ++epoch_; }
@@ -178,6 +215,9 @@ class TimelineRenderer {
                                                          const TimeMapping& map);
   // The colour range of a heatmap (the run's whole extent of the metric).
   ValueRange heatmapRange(int run, int metric);
+  // The value range an overlay row is drawn in: the union of its two counters' ranges.
+  ValueRange overlayRange(const OverlayRow& row, const TimeMapping& display,
+                          const TileFetch& fetch);
   // The range of a row's values as its content is drawn with `map` (counters, differences) or
   // coloured (heatmaps); nullopt for the other kinds.
   std::optional<ValueRange> rowRange(const TrackRow& row, const TimeMapping& map,
@@ -212,7 +252,21 @@ class TimelineRenderer {
   void paintContentVector(QPainter& p, const TrackRow& row, const QRectF& content,
                           const TimeMapping& map, const TileFetch& fetch,
                           std::vector<TileKey>* missing);
-  void paintSteps(QPainter& p, const StepsRow& row, const QRectF& r, const TimeMapping& map);
+  // Steps of a rank; with a warp, `map` is the display's and the run's times go through it.
+  void paintSteps(QPainter& p, const StepsRow& row, const QRectF& r, const TimeMapping& map,
+                  const TimeWarp* warp = nullptr);
+  // A row of a warped run: each piece of the warp drawn with its own linear mapping, clipped to
+  // its pixels; the raster result is cached per row like the unwarped image.
+  // A and B of an overlay row in one track, each through its alignment, with a small legend.
+  void paintOverlay(QPainter& p, const OverlayRow& row, const QRectF& content,
+                    const TimeMapping& display, const TileFetch& fetch,
+                    std::vector<TileKey>* missing);
+  void paintOverlayInto(QPainter& p, const OverlayRow& row, const QRectF& content,
+                        const TimeMapping& display, const TileFetch& fetch,
+                        std::vector<TileKey>* missing, double lineWidth);
+  void paintWarped(QPainter& p, const TrackRow& row, const QRectF& content,
+                   const TimeMapping& display, const TileFetch& fetch,
+                   std::vector<TileKey>* missing);
 
   TileStore& store_;
   Theme theme_ = Theme::light();
@@ -235,8 +289,10 @@ class TimelineRenderer {
   std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> busyExtents_;
   std::map<int, std::vector<size_t>> nodeSeparators_;
   std::map<int, std::vector<std::vector<ThrottleSpan>>> throttleSpans_;
-  std::map<int, int64_t> offsets_;
   std::map<int, std::shared_ptr<const RunThrottleView>> throttleViews_;
+  std::map<int, TimeWarp> warps_;
+  std::map<int, QString> labels_;
+  std::map<RowContent, CachedImage> warpedImages_;
 };
 
 }  // namespace wl

@@ -227,9 +227,10 @@ std::optional<KernelRef> TimelineView::kernelAt(QPoint pos) {
   const TrackRow* row = rowAt(pos, &rr);
   const KernelsRow* kr = row ? row->as<KernelsRow>() : nullptr;
   if (!kr || pos.x() < kLabelWidth) return std::nullopt;
-  const KernelGeometry* g =
-      renderer_.kernelGeometry(*kr, renderer_.rowMapping(*row, mapping()), uiFetch(), nullptr);
   const double cx = contentX(pos);
+  // The run's own clock at the cursor (for a warped run, the warp's piece under it).
+  const KernelGeometry* g = renderer_.kernelGeometry(
+      *kr, renderer_.rowMappingAt(*row, mapping(), cx), uiFetch(), nullptr);
   const KernelBox* best = nullptr;
   for (const KernelBox& b : g->boxes)
     if (cx >= b.x0 - 1 && cx < b.x1 + 1 && (!best || b.x1 - b.x0 < best->x1 - best->x0)) best = &b;
@@ -269,7 +270,7 @@ void TimelineView::revealKernel(const KernelRef& k) {
   const TimeRange cur = vp_->range();
   int64_t span = cur.span();
   if (k.data.dur_ns * 3 > span) span = std::max<int64_t>(k.data.dur_ns * 3, Viewport::kMinSpanNs);
-  const int64_t mid = k.data.start_ns + k.data.dur_ns / 2 + renderer_.runOffset(k.run);
+  const int64_t mid = renderer_.toDisplay(k.run, k.data.start_ns + k.data.dur_ns / 2);
   vp_->setRange({mid - span / 2, mid - span / 2 + span});
   selectKernel(k);
 }
@@ -371,8 +372,9 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
 void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
   if (auto k = kernelAt(e->pos())) {
     const int64_t pad = std::max<int64_t>(k->data.dur_ns / 4, Viewport::kMinSpanNs);
-    const int64_t start = k->data.start_ns + renderer_.runOffset(k->run);
-    vp_->setRange({start - pad, start + k->data.dur_ns + pad});
+    const int64_t start = renderer_.toDisplay(k->run, k->data.start_ns);
+    const int64_t end = renderer_.toDisplay(k->run, k->data.start_ns + k->data.dur_ns);
+    vp_->setRange({start - pad, end + pad});
     selectKernel(*k);
   }
 }
@@ -472,8 +474,9 @@ QString TimelineView::tooltipAt(QPoint pos) {
         .arg(row->label.toHtmlEscaped(), row->detail.toHtmlEscaped());
   }
   const RunFile& run = store_->run(row->run());
-  const TimeMapping map = renderer_.rowMapping(*row, mapping());  // the run's own clock
   const double cx = contentX(pos);
+  // The run's own clock (for a warped run, the warp's piece under the cursor).
+  const TimeMapping map = renderer_.rowMappingAt(*row, mapping(), cx);
   QString tip;
   if (const auto* c = row->as<CounterRow>())
     tip = counterTip(*c, map, cx);
@@ -494,6 +497,9 @@ QString TimelineView::tooltipAt(QPoint pos) {
   if (!tip.isEmpty())
     tip +=
         QStringLiteral("<br><span style='color:gray'>at %1</span>").arg(timeText(run, map.t(cx)));
+  if (!tip.isEmpty() && !row->as<DifferenceRow>() && renderer_.warped(row->run()))
+    tip += tr("<br><span style='color:gray'>warped onto A's clock: stretched ×%1 here</span>")
+               .arg(renderer_.runWarp(row->run()).stretchAtA(mapping().t(cx)), 0, 'f', 3);
   return tip;
 }
 

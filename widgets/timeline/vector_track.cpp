@@ -24,11 +24,11 @@ void add(QPolygonF& poly, double x, double y) {
 // line between close ones (the same picture at that spacing, half the vertices), over a light
 // area; dots on the samples when they are far enough apart to tell apart.
 void paintSamplesVector(QPainter& p, const QRectF& data, const CounterGeometry& g, ValueRange range,
-                        const QColor& colour, double lineWidth) {
+                        const QColor& colour, double lineWidth, bool withArea) {
   p.save();
   p.setClipRect(data.adjusted(-1, -3, 1, 3));
   QColor fill = colour;
-  fill.setAlpha(45);
+  fill.setAlpha(withArea ? 45 : 0);
   const double left = data.left();
   auto y = [&](float v) {
     return std::clamp(range.y(v, data), data.top() - 2.0, data.bottom() + 2.0);
@@ -94,14 +94,14 @@ QPolygonF dropCollinear(const QPolygonF& in) {
 }
 
 void paintCounterVector(QPainter& p, const QRectF& data, const CounterGeometry& g, ValueRange range,
-                        const QColor& colour, double lineWidth) {
+                        const QColor& colour, double lineWidth, bool withArea) {
   if (g.raw()) {
-    paintSamplesVector(p, data, g, range, colour, lineWidth);
+    paintSamplesVector(p, data, g, range, colour, lineWidth, withArea);
     return;
   }
   p.save();
   QColor fill = colour;
-  fill.setAlpha(45);
+  fill.setAlpha(withArea ? 45 : 0);
   const double bottom = data.bottom();
   auto y = [&](float v) {
     return std::clamp(range.y(v, data), data.top() - 2.0, data.bottom() + 2.0);

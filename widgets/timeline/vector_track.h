@@ -23,9 +23,10 @@ namespace wl {
 QPolygonF dropCollinear(const QPolygonF& polygon);
 
 // A counter's envelope (or raw samples) in `data` (the rectangle the value range maps onto);
-// column c of the geometry is at data.left() + c + 0.5.
+// column c of the geometry is at data.left() + c + 0.5. Without the area (an overlay of two
+// runs) only the lines are drawn.
 void paintCounterVector(QPainter& p, const QRectF& data, const CounterGeometry& g, ValueRange range,
-                        const QColor& colour, double lineWidth);
+                        const QColor& colour, double lineWidth, bool withArea = true);
 
 // A kernel stream's per-column busy fractions as stacked areas (one polygon per class and
 // stretch), then the boxes of events at least a pixel wide (with names) on top.
