@@ -118,6 +118,35 @@ std::vector<PlannedInput> ImportJob::plan() const {
   return out;
 }
 
+namespace {
+
+// The run's record of how it was imported: inputs, formats, offsets and options.
+std::string importParametersJson(const ImportRequest& request,
+                                 const std::vector<const PlannedInput*>& readable,
+                                 const AssembleOptions& assemble) {
+  nlohmann::json j;
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const PlannedInput* p : readable)
+    inputs.push_back({{"path", p->path.string()},
+                      {"format", p->importer->name()},
+                      {"detected", !p->overridden}});
+  for (const RemoteInput& r : request.remote)
+    inputs.push_back({{"path", r.label}, {"format", r.format}, {"detected", false}});
+  j["import"]["inputs"] = inputs;
+  for (const SourceOffset& o : assemble.offsets)
+    j["import"]["offsets"][o.source] = o.offset_ns;
+  if (request.options.dcgm_interval_ms)
+    j["import"]["dcgm_interval_ms"] = *request.options.dcgm_interval_ms;
+  if (request.options.gpus) j["import"]["gpus"] = *request.options.gpus;
+  if (request.options.utc_offset_s)
+    j["import"]["utc_offsets"]["*"] = offsetText(*request.options.utc_offset_s);
+  for (const UtcOffset& u : request.utcOffsets)
+    j["import"]["utc_offsets"][u.source.empty() ? "*" : u.source] = offsetText(u.seconds);
+  return j.dump();
+}
+
+}  // namespace
+
 ImportSummary ImportJob::run(const Progress& progress) {
   if (request_.inputs.empty() && request_.remote.empty())
     throw Error("nothing to import: no input given");
@@ -246,27 +275,8 @@ ImportSummary ImportJob::run(const Progress& progress) {
   }
 
   AssembleOptions assemble = request_.assemble;
-  if (assemble.parametersJson.empty()) {
-    nlohmann::json j;
-    nlohmann::json inputs = nlohmann::json::array();
-    for (const PlannedInput* p : readable)
-      inputs.push_back({{"path", p->path.string()},
-                        {"format", p->importer->name()},
-                        {"detected", !p->overridden}});
-    for (const RemoteInput& r : request_.remote)
-      inputs.push_back({{"path", r.label}, {"format", r.format}, {"detected", false}});
-    j["import"]["inputs"] = inputs;
-    for (const SourceOffset& o : assemble.offsets)
-      j["import"]["offsets"][o.source] = o.offset_ns;
-    if (request_.options.dcgm_interval_ms)
-      j["import"]["dcgm_interval_ms"] = *request_.options.dcgm_interval_ms;
-    if (request_.options.gpus) j["import"]["gpus"] = *request_.options.gpus;
-    if (request_.options.utc_offset_s)
-      j["import"]["utc_offsets"]["*"] = offsetText(*request_.options.utc_offset_s);
-    for (const UtcOffset& u : request_.utcOffsets)
-      j["import"]["utc_offsets"][u.source.empty() ? "*" : u.source] = offsetText(u.seconds);
-    assemble.parametersJson = j.dump();
-  }
+  if (assemble.parametersJson.empty())
+    assemble.parametersJson = importParametersJson(request_, readable, assemble);
   return assembleRun(std::move(data), assemble, request_.output, total.sub(0.8, 1.0));
 }
 

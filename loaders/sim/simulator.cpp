@@ -100,24 +100,14 @@ std::vector<int> tracedRanks(const SimConfig& c) {
   return out;
 }
 
-SimulationSummary simulate(SimConfig c, const std::filesystem::path& output,
-                           const Progress& progress, SimObserver* observer,
-                           const WriteOptions& options) {
-  resolveDefaults(c);
-  validateConfig(c);
-  const Topology topo(c);
-  StringTable names;
-  const WorkModel work(c, topo, names);
-  const std::vector<int> traced = tracedRanks(c);
+namespace {
 
-  // GPU memory: a configuration that does not fit is refused, or with --allow-oom simulated and
-  // marked invalid (the seed paper's out-of-memory rows).
-  const MemoryReport memory = stageMemory(c, work);
-  if (!memory.fits() && !c.allowOom)
-    throw InvalidConfig(describeShortfall(c, memory) +
-                        "; --allow-oom simulates it, marked invalid");
-
-  // Which iterations get kernel traces.
+// Which iterations get kernel traces (--trace-steps; auto: all of them while the kernels stay
+// within kAutoKernelBudget, else every n-th), and how to name that choice.
+std::pair<std::function<bool(int)>, std::string> chooseTracedSteps(const SimConfig& c,
+                                                                   const WorkModel& work,
+                                                                   const Topology& topo,
+                                                                   const std::vector<int>& traced) {
   TraceSelection::Steps steps = c.trace.steps;
   int every = c.trace.everyStep;
   if (steps == TraceSelection::Steps::Auto) {
@@ -154,6 +144,64 @@ SimulationSummary simulate(SimConfig c, const std::filesystem::path& output,
       stepsText = "all";
   }
 
+  return {traceStep, stepsText};
+}
+
+// The run file's metadata: configuration, span, source and every parameter of the simulation.
+RunInfo simulatedRunInfo(const SimConfig& c, const EngineResult& er, const std::vector<int>& traced,
+                         const std::string& stepsText, const MemoryReport& memory) {
+  RunInfo info;
+  info.name = c.runName;
+  info.platform = c.platform.platform;
+  info.model = c.model.name;
+  ParallelConfig& pc = info.config;
+  pc.tp = c.tp, pc.pp = c.pp, pc.dp = c.dp, pc.ep = c.ep, pc.cp = 1;
+  pc.mbs = c.mbs, pc.gbs = c.gbs, pc.seq_len = c.seqLen;
+  pc.nodes = c.nodes, pc.gpus_per_node = c.gpusPerNode;
+  pc.recompute = c.recompute, pc.overlap = c.overlap;
+  info.simulated = true;
+  info.start_ns = c.startNs;
+  info.end_ns = c.startNs + toNs(er.endS);
+  info.sample_interval_s = 1.0 / c.sampleHz;
+  info.created_by = c.createdBy;
+  info.sources.push_back(
+      {"(simulated)", "simulate", 0,
+       fmt::format("seed {}; {} on {} x {} {}{}", c.seed, c.model.name, c.nodes, c.gpusPerNode,
+                   c.platform.platform,
+                   c.sourceDetail.empty() ? std::string() : "; " + c.sourceDetail)});
+  nlohmann::json params = configToJson(c);
+  params["trace"]["traced_ranks"] =
+      traced.size() <= 64 ? nlohmann::json(traced) : nlohmann::json(traced.size());
+  params["trace"]["traced_steps"] = stepsText;
+  params["memory"] = memoryToJson(memory);
+  info.parameters_json = params.dump();
+
+  return info;
+}
+
+}  // namespace
+
+SimulationSummary simulate(SimConfig c, const std::filesystem::path& output,
+                           const Progress& progress, SimObserver* observer,
+                           const WriteOptions& options) {
+  resolveDefaults(c);
+  validateConfig(c);
+  const Topology topo(c);
+  StringTable names;
+  const WorkModel work(c, topo, names);
+  const std::vector<int> traced = tracedRanks(c);
+
+  // GPU memory: a configuration that does not fit is refused, or with --allow-oom simulated and
+  // marked invalid (the seed paper's out-of-memory rows).
+  const MemoryReport memory = stageMemory(c, work);
+  if (!memory.fits() && !c.allowOom)
+    throw InvalidConfig(describeShortfall(c, memory) +
+                        "; --allow-oom simulates it, marked invalid");
+
+  const auto tracing = chooseTracedSteps(c, work, topo, traced);
+  const std::function<bool(int)>& traceStep = tracing.first;
+  const std::string& stepsText = tracing.second;
+
   const std::filesystem::path dir =
       output.parent_path().empty() ? std::filesystem::path(".") : output.parent_path();
   std::error_code ec;
@@ -181,33 +229,7 @@ SimulationSummary simulate(SimConfig c, const std::filesystem::path& output,
   setup.observer = observer;
   EngineResult er = runEngine(setup, progress.sub(0.0, 0.6));
 
-  // The run file.
-  RunInfo info;
-  info.name = c.runName;
-  info.platform = c.platform.platform;
-  info.model = c.model.name;
-  ParallelConfig& pc = info.config;
-  pc.tp = c.tp, pc.pp = c.pp, pc.dp = c.dp, pc.ep = c.ep, pc.cp = 1;
-  pc.mbs = c.mbs, pc.gbs = c.gbs, pc.seq_len = c.seqLen;
-  pc.nodes = c.nodes, pc.gpus_per_node = c.gpusPerNode;
-  pc.recompute = c.recompute, pc.overlap = c.overlap;
-  info.simulated = true;
-  info.start_ns = c.startNs;
-  info.end_ns = c.startNs + toNs(er.endS);
-  info.sample_interval_s = 1.0 / c.sampleHz;
-  info.created_by = c.createdBy;
-  info.sources.push_back(
-      {"(simulated)", "simulate", 0,
-       fmt::format("seed {}; {} on {} x {} {}{}", c.seed, c.model.name, c.nodes, c.gpusPerNode,
-                   c.platform.platform,
-                   c.sourceDetail.empty() ? std::string() : "; " + c.sourceDetail)});
-  nlohmann::json params = configToJson(c);
-  params["trace"]["traced_ranks"] =
-      traced.size() <= 64 ? nlohmann::json(traced) : nlohmann::json(traced.size());
-  params["trace"]["traced_steps"] = stepsText;
-  params["memory"] = memoryToJson(memory);
-  info.parameters_json = params.dump();
-
+  const RunInfo info = simulatedRunInfo(c, er, traced, stepsText, memory);
   RunWriter writer(output, info, topo.gpuInfos(c), topo.rankInfos(), options);
   const Progress write = progress.sub(0.6, 1.0);
   SimulationSummary sum;

@@ -47,10 +47,8 @@ struct StudyView::Pending {
   double fraction = 0.0;
 };
 
-StudyView::StudyView(QWidget* parent) : QWidget(parent), study_(std::make_shared<Study>()) {
-  model_ = new StudyTableModel(this);
-
-  // Loading bar.
+// The loading bar: add runs or a folder, cancel, progress and status.
+void StudyView::buildLoadingBar() {
   addFiles_ = new QPushButton(tr("Add runs…"), this);
   addFolder_ = new QPushButton(tr("Add folder…"), this);
   cancelButton_ = new QPushButton(tr("Cancel"), this);
@@ -71,8 +69,10 @@ StudyView::StudyView(QWidget* parent) : QWidget(parent), study_(std::make_shared
     if (!dir.isEmpty()) addRuns({dir});
   });
   connect(cancelButton_, &QPushButton::clicked, this, &StudyView::cancelLoading);
+}
 
-  // Filter bar.
+// The filter bar: filter, baseline, normalization, per device or package, display mode.
+void StudyView::buildFilterBar() {
   filter_ = new QLineEdit(this);
   filter_->setPlaceholderText(tr("filter, e.g. model=gpt3-175b,tp=4,overlap=true"));
   filter_->setClearButtonEnabled(true);
@@ -111,8 +111,10 @@ StudyView::StudyView(QWidget* parent) : QWidget(parent), study_(std::make_shared
   connect(display_, &QComboBox::activated, this, [this](int i) {
     setDisplayMode(static_cast<StudyTableModel::DisplayMode>(display_->itemData(i).toInt()));
   });
+}
 
-  // Table.
+// The study table (sortable, a double click opens the run).
+void StudyView::buildTable() {
   table_ = new QTableView(this);
   table_->setModel(model_);
   // No sort indicator before sorting is enabled: enabling it sorts by the indicator's column,
@@ -137,8 +139,10 @@ StudyView::StudyView(QWidget* parent) : QWidget(parent), study_(std::make_shared
   connect(table_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
     emit runActivated(model_->data(i, StudyTableModel::PathRole).toString());
   });
+}
 
-  // Figures.
+// The figure panel: the chart picker, its options and the chart.
+QWidget* StudyView::buildFigures() {
   auto* figures = new QWidget(this);
   chartPicker_ = new QComboBox(figures);
   for (int c = 0; c < kStudyChartCount; ++c)
@@ -188,6 +192,16 @@ StudyView::StudyView(QWidget* parent) : QWidget(parent), study_(std::make_shared
   fl->setContentsMargins(0, 0, 0, 0);
   fl->addLayout(pick);
   fl->addWidget(chartView_, 1);
+
+  return figures;
+}
+
+StudyView::StudyView(QWidget* parent) : QWidget(parent), study_(std::make_shared<Study>()) {
+  model_ = new StudyTableModel(this);
+  buildLoadingBar();
+  buildFilterBar();
+  buildTable();
+  QWidget* figures = buildFigures();
 
   refresh_ = new QTimer(this);
   refresh_->setInterval(kRefreshMs);

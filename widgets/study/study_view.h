@@ -81,6 +81,10 @@ class StudyView : public QWidget {
 
  private:
   struct Pending;
+  void buildLoadingBar();
+  void buildFilterBar();
+  void buildTable();
+  QWidget* buildFigures();
   void startLoading(const QStringList& paths);
   void takeLoaded();
   void loadDone(const QString& error, bool cancelled);
