@@ -55,13 +55,13 @@ fi
 # CPU seconds (user + system) of every child this shell has waited for, into CPU_NOW. `times`
 # must run in this shell, not in a $(...) subshell (which has no children of its own).
 cpu_now() {
-  times >"$BUILD/.times"
+  times >"$BUILD/.times.$$"
   CPU_NOW=$(python3 -c '
 import re, sys
 line = open(sys.argv[1]).read().splitlines()[-1]  # children: "0m1.250s 0m0.031s"
 t = sum(int(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([\d.]+)s", line))
 print("%.1f" % t)' \
-    "$BUILD/.times")
+    "$BUILD/.times.$$")
 }
 
 fuzz_one() {
