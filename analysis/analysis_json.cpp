@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "analysis_json.h"
+#include "analysis/analysis_json.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 
-#include "core/throttle_reasons.h"
-#include "report_numbers.h"
-#include "run_overview.h"
+#include "analysis/report_numbers.h"
+#include "analysis/run_overview.h"
+#include "loaders/core/throttle_reasons.h"
 
 namespace wl {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "range_summary.h"
-#include "run_analysis.h"
+#include "analysis/range_summary.h"
+#include "analysis/run_analysis.h"
 
 namespace wl {
 

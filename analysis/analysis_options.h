@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/time_range.h"
+#include "loaders/core/time_range.h"
 
 namespace wl {
 

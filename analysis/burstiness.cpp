@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "burstiness.h"
+#include "analysis/burstiness.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/metrics.h"
-#include "threshold_time.h"
+#include "analysis/threshold_time.h"
+#include "loaders/core/metrics.h"
 
 namespace wl {
 namespace {

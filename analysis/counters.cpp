@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "counters.h"
+#include "analysis/counters.h"
 
 #include <cmath>
 

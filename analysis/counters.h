@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis_options.h"
-#include "core/run_model.h"
-#include "format/run_file.h"
+#include "analysis/analysis_options.h"
+#include "loaders/core/run_model.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "data_quality.h"
+#include "analysis/data_quality.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/time_format.h"
-#include "format/run_file.h"
+#include "loaders/core/time_format.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

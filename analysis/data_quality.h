@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "core/power_domain.h"
-#include "core/run_model.h"
-#include "counters.h"
-#include "gaps.h"
-#include "interval_set.h"
-#include "telemetry_stats.h"
+#include "analysis/counters.h"
+#include "analysis/gaps.h"
+#include "analysis/interval_set.h"
+#include "analysis/telemetry_stats.h"
+#include "loaders/core/power_domain.h"
+#include "loaders/core/run_model.h"
 
 namespace wl {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Analyses per power domain (domain_analysis.h).
-#include "domain_analysis.h"
+#include "analysis/domain_analysis.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,11 +11,11 @@
 #include <string_view>
 #include <vector>
 
-#include "burstiness.h"
-#include "core/power_domain.h"
-#include "format/run_file.h"
-#include "telemetry_stats.h"
-#include "throttle_detection.h"
+#include "analysis/burstiness.h"
+#include "analysis/telemetry_stats.h"
+#include "analysis/throttle_detection.h"
+#include "loaders/core/power_domain.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

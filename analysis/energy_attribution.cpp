@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "energy_attribution.h"
+#include "analysis/energy_attribution.h"
 
 #include <algorithm>
 #include <cctype>

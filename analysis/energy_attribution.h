@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "analysis_options.h"
-#include "core/run_model.h"
-#include "interval_set.h"
-#include "iterations.h"
-#include "kernel_breakdown.h"
+#include "analysis/analysis_options.h"
+#include "analysis/interval_set.h"
+#include "analysis/iterations.h"
+#include "analysis/kernel_breakdown.h"
+#include "loaders/core/run_model.h"
 
 namespace wl {
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "gaps.h"
+#include "analysis/gaps.h"
 
 #include <cmath>
 
-#include "telemetry_stats.h"
+#include "analysis/telemetry_stats.h"
 
 namespace wl {
 

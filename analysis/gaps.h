@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis_options.h"
-#include "format/run_file.h"
+#include "analysis/analysis_options.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "interval_set.h"
+#include "analysis/interval_set.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "iterations.h"
+#include "analysis/iterations.h"
 
 #include <algorithm>
 #include <cmath>

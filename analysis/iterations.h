@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "analysis_options.h"
-#include "core/run_model.h"
+#include "analysis/analysis_options.h"
+#include "loaders/core/run_model.h"
 
 namespace wl {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "kernel_breakdown.h"
+#include "analysis/kernel_breakdown.h"
 
-#include "energy_attribution.h"
+#include "analysis/energy_attribution.h"
 
 #include <algorithm>
 #include <array>

@@ -23,9 +23,9 @@
 #include <span>
 #include <vector>
 
-#include "analysis_options.h"
-#include "core/run_model.h"
-#include "interval_set.h"
+#include "analysis/analysis_options.h"
+#include "analysis/interval_set.h"
+#include "loaders/core/run_model.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "kernel_categories.h"
+#include "analysis/kernel_categories.h"
 
 #include <algorithm>
 #include <cctype>

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/kernel_class.h"
+#include "loaders/core/kernel_class.h"
 
 namespace wl {
 

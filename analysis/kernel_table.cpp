@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "kernel_table.h"
+#include "analysis/kernel_table.h"
 
 #include <algorithm>
 
-#include "format/run_file.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

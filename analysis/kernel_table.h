@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis_options.h"
-#include "core/run_model.h"
-#include "kernel_categories.h"
+#include "analysis/analysis_options.h"
+#include "analysis/kernel_categories.h"
+#include "loaders/core/run_model.h"
 
 namespace wl {
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "range_plan.h"
+#include "analysis/range_plan.h"
 
 #include <algorithm>
 #include <limits>
 
-#include "format/run_file.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 namespace {

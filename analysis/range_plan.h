@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
-#include "analysis_options.h"
-#include "format/lod.h"
-#include "format/run_file.h"
-#include "interval_set.h"
+#include "analysis/analysis_options.h"
+#include "analysis/interval_set.h"
+#include "loaders/format/lod.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

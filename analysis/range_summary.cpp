@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "range_summary.h"
+#include "analysis/range_summary.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/metrics.h"
-#include "interval_set.h"
-#include "range_plan.h"
+#include "analysis/interval_set.h"
+#include "analysis/range_plan.h"
+#include "loaders/core/metrics.h"
 
 namespace wl {
 namespace {

@@ -18,10 +18,10 @@
 #include <utility>
 #include <vector>
 
-#include "analysis_options.h"
-#include "format/run_file.h"
-#include "telemetry_stats.h"
-#include "throttle_detection.h"
+#include "analysis/analysis_options.h"
+#include "analysis/telemetry_stats.h"
+#include "analysis/throttle_detection.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "run_alignment.h"
+#include "analysis/run_alignment.h"
 
 #include <algorithm>
 #include <map>

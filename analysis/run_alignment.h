@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "format/run_file.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "run_analysis.h"
+#include "analysis/run_analysis.h"
 
 #include <fmt/format.h>
 
@@ -9,13 +9,13 @@
 #include <map>
 #include <set>
 
-#include "core/error.h"
-#include "core/metrics.h"
-#include "core/time_format.h"
-#include "counters.h"
-#include "gaps.h"
-#include "range_plan.h"
-#include "threshold_time.h"
+#include "analysis/counters.h"
+#include "analysis/gaps.h"
+#include "analysis/range_plan.h"
+#include "analysis/threshold_time.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/time_format.h"
 
 namespace wl {
 namespace {

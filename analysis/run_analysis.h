@@ -9,21 +9,21 @@
 #include <utility>
 #include <vector>
 
-#include "analysis_options.h"
-#include "burstiness.h"
-#include "core/progress.h"
-#include "data_quality.h"
-#include "domain_analysis.h"
-#include "energy_attribution.h"
-#include "format/run_file.h"
-#include "iterations.h"
-#include "kernel_breakdown.h"
-#include "kernel_table.h"
-#include "spatial_imbalance.h"
-#include "stragglers.h"
-#include "telemetry_stats.h"
-#include "thermal_response.h"
-#include "throttle_detection.h"
+#include "analysis/analysis_options.h"
+#include "analysis/burstiness.h"
+#include "analysis/data_quality.h"
+#include "analysis/domain_analysis.h"
+#include "analysis/energy_attribution.h"
+#include "analysis/iterations.h"
+#include "analysis/kernel_breakdown.h"
+#include "analysis/kernel_table.h"
+#include "analysis/spatial_imbalance.h"
+#include "analysis/stragglers.h"
+#include "analysis/telemetry_stats.h"
+#include "analysis/thermal_response.h"
+#include "analysis/throttle_detection.h"
+#include "loaders/core/progress.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

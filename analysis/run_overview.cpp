@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "run_overview.h"
+#include "analysis/run_overview.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "spatial_imbalance.h"
+#include "analysis/spatial_imbalance.h"
 
 #include <algorithm>
 #include <cmath>

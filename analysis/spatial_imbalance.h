@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/power_domain.h"
-#include "core/run_model.h"
+#include "loaders/core/power_domain.h"
+#include "loaders/core/run_model.h"
 
 namespace wl {
 

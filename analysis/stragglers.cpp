@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "stragglers.h"
+#include "analysis/stragglers.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "core/metrics.h"
+#include "loaders/core/metrics.h"
 
 namespace wl {
 namespace {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "telemetry_stats.h"
+#include "analysis/telemetry_stats.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "range_plan.h"
+#include "analysis/range_plan.h"
 
 namespace wl {
 

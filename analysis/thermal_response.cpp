@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "thermal_response.h"
+#include "analysis/thermal_response.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
-#include "core/metrics.h"
-#include "range_plan.h"
+#include "analysis/range_plan.h"
+#include "loaders/core/metrics.h"
 
 namespace wl {
 namespace {

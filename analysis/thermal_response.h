@@ -14,9 +14,9 @@
 #include <span>
 #include <vector>
 
-#include "analysis_options.h"
-#include "core/run_model.h"
-#include "format/run_file.h"
+#include "analysis/analysis_options.h"
+#include "loaders/core/run_model.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

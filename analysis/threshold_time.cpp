@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "threshold_time.h"
+#include "analysis/threshold_time.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "range_plan.h"
+#include "analysis/range_plan.h"
 
 namespace wl {
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "throttle_detection.h"
+#include "analysis/throttle_detection.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/metrics.h"
-#include "core/throttle_reasons.h"
-#include "range_plan.h"
-#include "telemetry_stats.h"
+#include "analysis/range_plan.h"
+#include "analysis/telemetry_stats.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/throttle_reasons.h"
 
 namespace wl {
 namespace {

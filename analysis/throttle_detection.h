@@ -31,10 +31,10 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis_options.h"
-#include "core/run_model.h"
-#include "format/run_file.h"
-#include "interval_set.h"
+#include "analysis/analysis_options.h"
+#include "analysis/interval_set.h"
+#include "loaders/core/run_model.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

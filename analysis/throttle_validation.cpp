@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "throttle_validation.h"
+#include "analysis/throttle_validation.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/throttle_reasons.h"
+#include "loaders/core/throttle_reasons.h"
 
 namespace wl {
 

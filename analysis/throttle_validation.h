@@ -14,10 +14,10 @@
 
 #include <vector>
 
-#include "analysis_options.h"
-#include "core/run_model.h"
-#include "interval_set.h"
-#include "throttle_detection.h"
+#include "analysis/analysis_options.h"
+#include "analysis/interval_set.h"
+#include "analysis/throttle_detection.h"
+#include "loaders/core/run_model.h"
 
 namespace wl {
 

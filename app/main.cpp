@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
-#include "core/temp_files.h"
-#include "gui/main_window.h"
+#include "app/cli/commands.h"
+#include "app/gui/main_window.h"
+#include "loaders/core/temp_files.h"
 
 namespace {
 

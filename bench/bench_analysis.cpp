@@ -29,18 +29,18 @@
 #include <filesystem>
 #include <string>
 
-#include "analysis_options.h"
-#include "burstiness.h"
-#include "core/metrics.h"
-#include "core/throttle_reasons.h"
-#include "format/run_file.h"
-#include "format/run_writer.h"
-#include "gaps.h"
-#include "range_summary.h"
-#include "run_analysis.h"
-#include "telemetry_stats.h"
-#include "thermal_response.h"
-#include "throttle_detection.h"
+#include "analysis/analysis_options.h"
+#include "analysis/burstiness.h"
+#include "analysis/gaps.h"
+#include "analysis/range_summary.h"
+#include "analysis/run_analysis.h"
+#include "analysis/telemetry_stats.h"
+#include "analysis/thermal_response.h"
+#include "analysis/throttle_detection.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/format/run_file.h"
+#include "loaders/format/run_writer.h"
 
 namespace {
 

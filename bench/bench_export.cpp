@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "export/export_views.h"
-#include "export/figure.h"
 #include "scale_run.h"
+#include "widgets/export/export_views.h"
+#include "widgets/export/figure.h"
 
 namespace {
 

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "format/lod.h"
-#include "format/run_file.h"
-#include "format/run_writer.h"
+#include "loaders/format/lod.h"
+#include "loaders/format/run_file.h"
+#include "loaders/format/run_writer.h"
 
 namespace {
 

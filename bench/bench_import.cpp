@@ -20,9 +20,9 @@
 #include <fstream>
 #include <string>
 
-#include "import/import_job.h"
-#include "import/json_stream.h"
-#include "import/kineto_importer.h"
+#include "loaders/import/import_job.h"
+#include "loaders/import/json_stream.h"
+#include "loaders/import/kineto_importer.h"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "import/importer.h"
+#include "loaders/import/importer.h"
 
 namespace {
 

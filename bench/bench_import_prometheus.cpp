@@ -18,9 +18,9 @@
 #include <fstream>
 #include <string>
 
-#include "core/metrics.h"
-#include "import/import_job.h"
-#include "import/prometheus/prometheus_import.h"
+#include "loaders/core/metrics.h"
+#include "loaders/import/import_job.h"
+#include "loaders/import/prometheus/prometheus_import.h"
 #include "prometheus_server.h"
 
 namespace {

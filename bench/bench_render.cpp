@@ -12,9 +12,9 @@
 #include <QPainter>
 
 #include "scale_run.h"
-#include "timeline/frame.h"
-#include "timeline/row_plan.h"
-#include "timeline/timeline_renderer.h"
+#include "widgets/timeline/frame.h"
+#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/timeline_renderer.h"
 
 namespace {
 

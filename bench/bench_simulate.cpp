@@ -8,9 +8,9 @@
 
 #include <filesystem>
 
-#include "sim/model_shape.h"
-#include "sim/platform_profile.h"
-#include "sim/simulator.h"
+#include "loaders/sim/model_shape.h"
+#include "loaders/sim/platform_profile.h"
+#include "loaders/sim/simulator.h"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <random>
 
-#include "core/throttle_reasons.h"
-#include "format/run_writer.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/format/run_writer.h"
 
 namespace wl::bench {
 

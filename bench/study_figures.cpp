@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "export/chart_figure.h"
-#include "export/figure.h"
-#include "study.h"
-#include "study/study_charts.h"
+#include "analysis/study/study.h"
+#include "widgets/export/chart_figure.h"
+#include "widgets/export/figure.h"
+#include "widgets/study/study_charts.h"
 
 namespace {
 

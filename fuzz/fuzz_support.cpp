@@ -12,7 +12,7 @@
 #include <string>
 #include <system_error>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl::fuzz {
 namespace fs = std::filesystem;

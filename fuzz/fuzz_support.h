@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "import/importer.h"
+#include "loaders/import/importer.h"
 
 namespace wl::fuzz {
 

@@ -14,18 +14,18 @@
 #include <string>
 #include <vector>
 
-#include "cli/arg_parser.h"
-#include "cli/range_args.h"
-#include "core/error.h"
-#include "core/time_format.h"
-#include "format/run_file.h"
+#include "analysis/run_analysis.h"
+#include "app/cli/arg_parser.h"
+#include "app/cli/range_args.h"
 #include "fuzz_support.h"
-#include "import/assemble.h"
-#include "import/import_job.h"
-#include "import/telemetry/charllm_matrix.h"
-#include "run_analysis.h"
-#include "sim/experiment_matrix.h"
-#include "sim/sim_config.h"
+#include "loaders/core/error.h"
+#include "loaders/core/time_format.h"
+#include "loaders/format/run_file.h"
+#include "loaders/import/assemble.h"
+#include "loaders/import/import_job.h"
+#include "loaders/import/telemetry/charllm_matrix.h"
+#include "loaders/sim/experiment_matrix.h"
+#include "loaders/sim/sim_config.h"
 
 namespace wl::fuzz {
 namespace {

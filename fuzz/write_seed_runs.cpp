@@ -7,7 +7,7 @@
 #include <exception>
 #include <filesystem>
 
-#include "format/run_writer.h"
+#include "loaders/format/run_writer.h"
 #include "support/synthetic_run.h"
 
 int main(int argc, char** argv) {

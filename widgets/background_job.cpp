@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "background_job.h"
+#include "widgets/background_job.h"
 
 #include <QCoreApplication>
 #include <QMetaObject>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import_dialog.h"
+#include "widgets/import_dialog.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -22,7 +22,7 @@
 #include <cmath>
 #include <map>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl {
 namespace {

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "background_job.h"
-#include "import/import_job.h"
+#include "loaders/import/import_job.h"
+#include "widgets/background_job.h"
 
 class QComboBox;
 class QLabel;

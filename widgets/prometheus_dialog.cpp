@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "prometheus_dialog.h"
+#include "widgets/prometheus_dialog.h"
 
 #include <QDateTimeEdit>
 #include <QDialogButtonBox>
@@ -20,8 +20,8 @@
 
 #include <fstream>
 
-#include "core/error.h"
-#include "import/prometheus/prometheus_import.h"
+#include "loaders/core/error.h"
+#include "loaders/import/prometheus/prometheus_import.h"
 
 namespace wl {
 namespace {

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "import/import_job.h"
+#include "loaders/import/import_job.h"
 
 class QDateTimeEdit;
 class QLabel;

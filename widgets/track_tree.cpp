@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "track_tree.h"
+#include "widgets/track_tree.h"
 
 #include <QHeaderView>
 #include <QStringList>
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <map>
 
-#include "timeline/row_plan.h"
+#include "widgets/timeline/row_plan.h"
 
 namespace wl {
 namespace {

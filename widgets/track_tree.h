@@ -13,8 +13,8 @@
 #include <memory>
 #include <vector>
 
-#include "format/run_file.h"
-#include "timeline/row_plan.h"
+#include "loaders/format/run_file.h"
+#include "widgets/timeline/row_plan.h"
 
 namespace wl {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Configuration and data differences of two runs, their warnings and legend labels
 // (config_diff.h).
-#include "compare/config_diff.h"
+#include "analysis/compare/config_diff.h"
 
 #include <fmt/format.h>
 
@@ -11,8 +11,8 @@
 #include <optional>
 #include <set>
 
-#include "compare/iteration_compare.h"
-#include "run_alignment.h"
+#include "analysis/compare/iteration_compare.h"
+#include "analysis/run_alignment.h"
 
 namespace wl {
 namespace {

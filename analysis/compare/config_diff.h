@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "format/run_file.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

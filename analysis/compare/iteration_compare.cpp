@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Per-iteration values of a run from analyzeRun() over each step's window, and the comparison of
 // two runs step by step (iteration_compare.h).
-#include "compare/iteration_compare.h"
+#include "analysis/compare/iteration_compare.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "run_analysis.h"
+#include "analysis/run_analysis.h"
 
 namespace wl {
 

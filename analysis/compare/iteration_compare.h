@@ -14,11 +14,11 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis_options.h"
-#include "core/progress.h"
-#include "format/run_file.h"
-#include "iterations.h"
-#include "throttle_detection.h"
+#include "analysis/analysis_options.h"
+#include "analysis/iterations.h"
+#include "analysis/throttle_detection.h"
+#include "loaders/core/progress.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The typical iteration of a GPU's metric over normalized step phase (iteration_profile.h).
-#include "compare/iteration_profile.h"
+#include "analysis/compare/iteration_profile.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "compare/iteration_compare.h"
-#include "core/error.h"
+#include "analysis/compare/iteration_compare.h"
+#include "loaders/core/error.h"
 
 namespace wl {
 

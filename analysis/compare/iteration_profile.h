@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/progress.h"
-#include "format/run_file.h"
-#include "iterations.h"
+#include "analysis/iterations.h"
+#include "loaders/core/progress.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

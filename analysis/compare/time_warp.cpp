@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The piecewise-linear map of B's clock onto A's, and the iteration warp built from two runs'
 // iterations, phase annotations and communication kernels (time_warp.h).
-#include "compare/time_warp.h"
+#include "analysis/compare/time_warp.h"
 
 #include <fmt/format.h>
 
@@ -13,8 +13,8 @@
 #include <map>
 #include <string>
 
-#include "core/error.h"
-#include "energy_attribution.h"
+#include "analysis/energy_attribution.h"
+#include "loaders/core/error.h"
 
 namespace wl {
 namespace {

@@ -17,8 +17,8 @@
 #include <optional>
 #include <vector>
 
-#include "format/run_file.h"
-#include "run_alignment.h"
+#include "analysis/run_alignment.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Two runs compared step by step, and its JSON and CSV (two_run_report.h).
-#include "compare/two_run_report.h"
+#include "analysis/compare/two_run_report.h"
 
 #include <fmt/format.h>
 
@@ -8,9 +8,9 @@
 
 #include <cmath>
 
-#include "core/metrics.h"
-#include "report_numbers.h"
-#include "run_alignment.h"
+#include "analysis/report_numbers.h"
+#include "analysis/run_alignment.h"
+#include "loaders/core/metrics.h"
 
 namespace wl {
 namespace {

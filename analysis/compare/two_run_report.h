@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "compare/config_diff.h"
-#include "compare/iteration_compare.h"
-#include "compare/warped_difference.h"
+#include "analysis/compare/config_diff.h"
+#include "analysis/compare/iteration_compare.h"
+#include "analysis/compare/warped_difference.h"
 
 namespace wl {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A − B of a metric on A's clock through a time warp, with its summary (warped_difference.h).
-#include "compare/warped_difference.h"
+#include "analysis/compare/warped_difference.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl {
 namespace {

@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "compare/time_warp.h"
-#include "core/time_range.h"
-#include "format/run_file.h"
+#include "analysis/compare/time_warp.h"
+#include "loaders/core/time_range.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "run_summary.h"
+#include "analysis/study/run_summary.h"
 
 #include <fmt/format.h>
 
@@ -9,10 +9,10 @@
 #include <cctype>
 #include <cmath>
 
-#include "analysis_json.h"
-#include "core/error.h"
-#include "report_numbers.h"
-#include "run_overview.h"
+#include "analysis/analysis_json.h"
+#include "analysis/report_numbers.h"
+#include "analysis/run_overview.h"
+#include "loaders/core/error.h"
 
 namespace wl {
 namespace {

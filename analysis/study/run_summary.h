@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "kernel_categories.h"
-#include "run_analysis.h"
+#include "analysis/kernel_categories.h"
+#include "analysis/run_analysis.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "run_summary_cache.h"
+#include "analysis/study/run_summary_cache.h"
 
 #include <fmt/format.h>
 
@@ -12,8 +12,8 @@
 
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/temp_files.h"
+#include "loaders/core/error.h"
+#include "loaders/core/temp_files.h"
 
 #ifndef WATTLINE_ANALYSIS_VERSION
 #define WATTLINE_ANALYSIS_VERSION "unknown"

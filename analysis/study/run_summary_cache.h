@@ -18,8 +18,8 @@
 #include <optional>
 #include <string>
 
-#include "analysis_options.h"
-#include "run_summary.h"
+#include "analysis/analysis_options.h"
+#include "analysis/study/run_summary.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "study.h"
+#include "analysis/study/study.h"
 
 #include <fmt/format.h>
 
@@ -12,9 +12,9 @@
 #include <system_error>
 #include <thread>
 
-#include "core/error.h"
-#include "format/run_file.h"
-#include "run_analysis.h"
+#include "analysis/run_analysis.h"
+#include "loaders/core/error.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 namespace {

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "analysis_options.h"
-#include "core/progress.h"
-#include "run_summary.h"
-#include "run_summary_cache.h"
+#include "analysis/analysis_options.h"
+#include "analysis/study/run_summary.h"
+#include "analysis/study/run_summary_cache.h"
+#include "loaders/core/progress.h"
 
 namespace wl {
 

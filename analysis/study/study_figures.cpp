@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "study_figures.h"
+#include "analysis/study/study_figures.h"
 
 #include <fmt/format.h>
 

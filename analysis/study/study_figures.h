@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "kernel_categories.h"
-#include "study.h"
-#include "study_table.h"
+#include "analysis/kernel_categories.h"
+#include "analysis/study/study.h"
+#include "analysis/study/study_table.h"
 
 namespace wl {
 

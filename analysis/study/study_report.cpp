@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "study_report.h"
+#include "analysis/study/study_report.h"
 
 #include <fmt/format.h>
 
@@ -7,10 +7,10 @@
 
 #include <cmath>
 
-#include "analysis_json.h"
-#include "report_numbers.h"
-#include "run_overview.h"
-#include "study_figures.h"
+#include "analysis/analysis_json.h"
+#include "analysis/report_numbers.h"
+#include "analysis/run_overview.h"
+#include "analysis/study/study_figures.h"
 
 namespace wl {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "study.h"
-#include "study_table.h"
+#include "analysis/study/study.h"
+#include "analysis/study/study_table.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "study_table.h"
+#include "analysis/study/study_table.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl {
 namespace {

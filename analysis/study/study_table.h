@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "study.h"
+#include "analysis/study/study.h"
 
 namespace wl {
 

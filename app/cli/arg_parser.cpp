@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "cli/arg_parser.h"
+#include "app/cli/arg_parser.h"
 
 #include <fmt/format.h>
 

@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <string>
 
-#include "analysis_json.h"
-#include "cli/arg_parser.h"
-#include "cli/commands.h"
-#include "cli/range_args.h"
-#include "core/time_format.h"
-#include "format/run_file.h"
-#include "run_analysis.h"
+#include "analysis/analysis_json.h"
+#include "analysis/run_analysis.h"
+#include "app/cli/arg_parser.h"
+#include "app/cli/commands.h"
+#include "app/cli/range_args.h"
+#include "loaders/core/time_format.h"
+#include "loaders/format/run_file.h"
 
 namespace wl::cli {
 namespace {

@@ -15,13 +15,13 @@
 
 #include <unistd.h>
 
-#include "cli/arg_parser.h"
-#include "cli/cmd_compare_iterations.h"
-#include "cli/commands.h"
-#include "core/error.h"
-#include "study.h"
-#include "study_report.h"
-#include "study_table.h"
+#include "analysis/study/study.h"
+#include "analysis/study/study_report.h"
+#include "analysis/study/study_table.h"
+#include "app/cli/arg_parser.h"
+#include "app/cli/cmd_compare_iterations.h"
+#include "app/cli/commands.h"
+#include "loaders/core/error.h"
 
 namespace wl::cli {
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // wattline compare A.h5 B.h5 --iterations [--json | --csv]: what differs, how B is aligned, and
 // the per-iteration table of both runs with A − B (the numbers of analysis/compare/).
-#include "cli/cmd_compare_iterations.h"
+#include "app/cli/cmd_compare_iterations.h"
 
 #include <fmt/format.h>
 
@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <string>
 
-#include "compare/two_run_report.h"
-#include "core/error.h"
+#include "analysis/compare/two_run_report.h"
+#include "loaders/core/error.h"
 
 namespace wl::cli {
 namespace {

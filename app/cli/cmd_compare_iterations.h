@@ -3,8 +3,8 @@
 // `wattline compare A.h5 B.h5 --iterations [--json | --csv]`: two runs compared step by step
 // (docs/compare.md, "Two runs"). cmdCompare() parses the arguments and hands them here.
 
-#include "cli/arg_parser.h"
-#include "core/progress.h"
+#include "app/cli/arg_parser.h"
+#include "loaders/core/progress.h"
 
 namespace wl::cli {
 

@@ -12,13 +12,13 @@
 #include <memory>
 #include <string>
 
-#include "cli/arg_parser.h"
-#include "cli/commands.h"
-#include "cli/range_args.h"
-#include "core/temp_files.h"
-#include "export/export_views.h"
-#include "export/figure.h"
-#include "format/run_file.h"
+#include "app/cli/arg_parser.h"
+#include "app/cli/commands.h"
+#include "app/cli/range_args.h"
+#include "loaders/core/temp_files.h"
+#include "loaders/format/run_file.h"
+#include "widgets/export/export_views.h"
+#include "widgets/export/figure.h"
 
 namespace wl::cli {
 namespace {

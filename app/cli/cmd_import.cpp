@@ -16,12 +16,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/arg_parser.h"
-#include "cli/commands.h"
-#include "core/error.h"
-#include "core/time_format.h"
-#include "import/import_job.h"
-#include "import/prometheus/prometheus_import.h"
+#include "app/cli/arg_parser.h"
+#include "app/cli/commands.h"
+#include "loaders/core/error.h"
+#include "loaders/core/time_format.h"
+#include "loaders/import/import_job.h"
+#include "loaders/import/prometheus/prometheus_import.h"
 
 namespace wl::cli {
 namespace {

@@ -8,12 +8,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "cli/arg_parser.h"
-#include "cli/commands.h"
-#include "core/metrics.h"
-#include "core/time_format.h"
-#include "format/run_file.h"
-#include "run_overview.h"
+#include "analysis/run_overview.h"
+#include "app/cli/arg_parser.h"
+#include "app/cli/commands.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/time_format.h"
+#include "loaders/format/run_file.h"
 
 namespace wl::cli {
 namespace {

@@ -9,10 +9,10 @@
 #include <chrono>
 #include <cstdio>
 
-#include "cli/arg_parser.h"
-#include "cli/commands.h"
-#include "sim/experiment_matrix.h"
-#include "sim/simulator.h"
+#include "app/cli/arg_parser.h"
+#include "app/cli/commands.h"
+#include "loaders/sim/experiment_matrix.h"
+#include "loaders/sim/simulator.h"
 
 namespace wl::cli {
 namespace {

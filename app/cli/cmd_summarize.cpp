@@ -2,8 +2,8 @@
 // wattline summarize RUN.h5|FOLDER... [--cache-dir DIR] [--force] [--threads N] [--quiet]
 //
 // Writes the per-run summary cache that `wattline compare` and the study view read
-// (analysis/run_summary_cache.h), without making a study. A cluster's batch system can run it as
-// one job per run (docs/compare.md, "Studies of thousands of runs"), so that the study itself
+// (analysis/study/run_summary_cache.h), without making a study. A cluster's batch system can run it
+// as one job per run (docs/compare.md, "Studies of thousands of runs"), so that the study itself
 // only reads summaries: no sample is read again and its memory is the summaries', a few KiB a run.
 #include <fmt/format.h>
 
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/arg_parser.h"
-#include "cli/commands.h"
-#include "core/error.h"
-#include "study.h"
+#include "analysis/study/study.h"
+#include "app/cli/arg_parser.h"
+#include "app/cli/commands.h"
+#include "loaders/core/error.h"
 
 namespace wl::cli {
 namespace {

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "cli/commands.h"
+#include "app/cli/commands.h"
 
 #include <fmt/format.h>
 
 #include <array>
 #include <cstdio>
 
-#include "cli/arg_parser.h"
-#include "core/error.h"
+#include "app/cli/arg_parser.h"
+#include "loaders/core/error.h"
 
 namespace wl::cli {
 namespace {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "cli/range_args.h"
+#include "app/cli/range_args.h"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "cli/arg_parser.h"
-#include "core/time_format.h"
+#include "app/cli/arg_parser.h"
+#include "loaders/core/time_format.h"
 
 namespace wl::cli {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/time_range.h"
+#include "loaders/core/time_range.h"
 
 namespace wl::cli {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "gui/main_window.h"
+#include "app/gui/main_window.h"
 
 #include <QActionGroup>
 #include <QApplication>
@@ -17,22 +17,22 @@
 #include <QStyleFactory>
 #include <QToolBar>
 
-#include "analysis_panel.h"
-#include "compare/config_diff.h"
-#include "compare_panel.h"
-#include "core/metrics.h"
-#include "export/export_dialog.h"
-#include "export/timeline_figure.h"
-#include "gui/recent_files.h"
-#include "gui/run_session.h"
-#include "gui/study_window.h"
-#include "import_dialog.h"
-#include "kernel_details_view.h"
-#include "prometheus_dialog.h"
-#include "run_summary_view.h"
-#include "selection_summary_view.h"
-#include "timeline/timeline_page.h"
-#include "track_tree.h"
+#include "analysis/compare/config_diff.h"
+#include "app/gui/recent_files.h"
+#include "app/gui/run_session.h"
+#include "app/gui/study_window.h"
+#include "loaders/core/metrics.h"
+#include "widgets/export/export_dialog.h"
+#include "widgets/export/timeline_figure.h"
+#include "widgets/import_dialog.h"
+#include "widgets/panels/analysis_panel.h"
+#include "widgets/panels/compare_panel.h"
+#include "widgets/panels/kernel_details_view.h"
+#include "widgets/panels/run_summary_view.h"
+#include "widgets/panels/selection_summary_view.h"
+#include "widgets/prometheus_dialog.h"
+#include "widgets/timeline/timeline_page.h"
+#include "widgets/track_tree.h"
 
 // Resources live in a static library: register them explicitly (outside any namespace).
 static void initWattlineResources() {

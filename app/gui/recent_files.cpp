@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "gui/recent_files.h"
+#include "app/gui/recent_files.h"
 
 #include <QFileInfo>
 #include <QSettings>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "gui/run_session.h"
+#include "app/gui/run_session.h"
 
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <variant>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl {
 namespace {

@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "format/run_file.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "gui/study_window.h"
+#include "app/gui/study_window.h"
 
 #include <QCloseEvent>
 #include <QFileDialog>
@@ -8,8 +8,8 @@
 #include <QSettings>
 #include <QStatusBar>
 
-#include "export/export_dialog.h"
-#include "study/study_view.h"
+#include "widgets/export/export_dialog.h"
+#include "widgets/study/study_view.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "core/kernel_class.h"
+#include "loaders/core/kernel_class.h"
 
 namespace wl {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "core/metrics.h"
+#include "loaders/core/metrics.h"
 
 #include <array>
 #include <cctype>

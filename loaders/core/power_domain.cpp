@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Power domains: derivation from GpuInfo::package and validation (power_domain.h).
-#include "core/power_domain.h"
+#include "loaders/core/power_domain.h"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "core/progress.h"
+#include "loaders/core/progress.h"
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl {
 

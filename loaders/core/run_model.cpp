@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "core/run_model.h"
+#include "loaders/core/run_model.h"
 
 namespace wl {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/kernel_class.h"
+#include "loaders/core/kernel_class.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "core/series_math.h"
+#include "loaders/core/series_math.h"
 
 #include <algorithm>
 #include <vector>

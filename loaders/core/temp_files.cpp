@@ -4,7 +4,7 @@
 // The signal handler may only do async-signal-safe work, so the registry of live temporary files
 // is a fixed array of path buffers with atomic states that the handler reads without locks, and
 // the handler itself only unlinks, writes its message and re-raises the signal.
-#include "core/temp_files.h"
+#include "loaders/core/temp_files.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "core/throttle_reasons.h"
+#include "loaders/core/throttle_reasons.h"
 
 namespace wl::throttle {
 

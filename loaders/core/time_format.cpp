@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "core/time_format.h"
+#include "loaders/core/time_format.h"
 
 #include <fmt/format.h>
 

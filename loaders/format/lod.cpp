@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "format/lod.h"
+#include "loaders/format/lod.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
 
-#include "core/throttle_reasons.h"
+#include "loaders/core/throttle_reasons.h"
 
 namespace wl {
 namespace {

@@ -20,8 +20,8 @@
 #include <span>
 #include <vector>
 
-#include "core/kernel_class.h"
-#include "core/run_model.h"
+#include "loaders/core/kernel_class.h"
+#include "loaders/core/run_model.h"
 
 namespace wl {
 

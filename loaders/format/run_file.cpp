@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "format/run_file.h"
+#include "loaders/format/run_file.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
-#include "format/format_version.h"
-#include "format/run_limits.h"
+#include "loaders/core/error.h"
+#include "loaders/format/format_version.h"
+#include "loaders/format/run_limits.h"
 
 namespace wl {
 namespace {

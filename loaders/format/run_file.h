@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics.h"
-#include "core/power_domain.h"
-#include "core/run_model.h"
-#include "format/lod.h"
-#include "h5/h5.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/power_domain.h"
+#include "loaders/core/run_model.h"
+#include "loaders/format/lod.h"
+#include "loaders/h5/h5.h"
 
 namespace wl {
 

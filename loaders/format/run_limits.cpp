@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "format/run_limits.h"
+#include "loaders/format/run_limits.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <string>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl::limits {
 namespace {

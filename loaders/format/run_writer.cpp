@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "format/run_writer.h"
+#include "loaders/format/run_writer.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -10,14 +10,14 @@
 #include <numeric>
 #include <optional>
 
-#include "core/error.h"
-#include "core/metrics.h"
-#include "core/series_math.h"
-#include "core/temp_files.h"
-#include "core/throttle_reasons.h"
-#include "format/format_version.h"
-#include "format/lod.h"
-#include "h5/h5.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/series_math.h"
+#include "loaders/core/temp_files.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/format/format_version.h"
+#include "loaders/format/lod.h"
+#include "loaders/h5/h5.h"
 
 namespace wl {
 namespace {

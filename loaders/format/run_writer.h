@@ -16,10 +16,10 @@
 #include <span>
 #include <vector>
 
-#include "core/power_domain.h"
-#include "core/progress.h"
-#include "core/run_model.h"
-#include "core/string_table.h"
+#include "loaders/core/power_domain.h"
+#include "loaders/core/progress.h"
+#include "loaders/core/run_model.h"
+#include "loaders/core/string_table.h"
 
 namespace wl {
 

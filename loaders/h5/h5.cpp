@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "h5/h5.h"
+#include "loaders/h5/h5.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl::h5 {
 namespace {

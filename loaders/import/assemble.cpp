@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/assemble.h"
+#include "loaders/import/assemble.h"
 
 #include <fmt/format.h>
 
@@ -12,11 +12,11 @@
 #include <numeric>
 #include <set>
 
-#include "core/error.h"
-#include "core/metrics.h"
-#include "core/time_format.h"
-#include "format/run_writer.h"
-#include "import/telemetry_checks.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/time_format.h"
+#include "loaders/format/run_writer.h"
+#include "loaders/import/telemetry_checks.h"
 
 namespace wl::import {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/import_job.h"
+#include "loaders/import/import_job.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <map>
 
-#include "core/error.h"
-#include "import/json_stream.h"
+#include "loaders/core/error.h"
+#include "loaders/import/json_stream.h"
 
 namespace wl::import {
 namespace {

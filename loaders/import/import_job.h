@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "import/assemble.h"
-#include "import/importer.h"
+#include "loaders/import/assemble.h"
+#include "loaders/import/importer.h"
 
 namespace wl::import {
 

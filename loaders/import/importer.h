@@ -22,9 +22,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/progress.h"
-#include "core/run_model.h"
-#include "core/string_table.h"
+#include "loaders/core/progress.h"
+#include "loaders/core/run_model.h"
+#include "loaders/core/string_table.h"
 
 namespace wl::import {
 

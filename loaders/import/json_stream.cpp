@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/json_stream.h"
+#include "loaders/import/json_stream.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -16,7 +16,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl::import {
 namespace {

@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/progress.h"
+#include "loaders/core/progress.h"
 
 namespace wl::import {
 

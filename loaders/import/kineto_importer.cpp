@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/kineto_importer.h"
+#include "loaders/import/kineto_importer.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -10,9 +10,9 @@
 #include <charconv>
 #include <map>
 
-#include "core/error.h"
-#include "import/json_stream.h"
-#include "import/trace_builder.h"
+#include "loaders/core/error.h"
+#include "loaders/import/json_stream.h"
+#include "loaders/import/trace_builder.h"
 
 namespace wl::import {
 namespace {

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "import/importer.h"
+#include "loaders/import/importer.h"
 
 namespace wl::import {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/nsys_importer.h"
+#include "loaders/import/nsys_importer.h"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -9,9 +9,9 @@
 #include <map>
 #include <set>
 
-#include "core/error.h"
-#include "import/importer.h"
-#include "import/trace_builder.h"
+#include "loaders/core/error.h"
+#include "loaders/import/importer.h"
+#include "loaders/import/trace_builder.h"
 
 namespace wl::import {
 namespace {

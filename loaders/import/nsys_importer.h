@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "import/importer.h"
+#include "loaders/import/importer.h"
 
 namespace wl::import {
 

@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <fstream>
 
-#include "core/error.h"
-#include "import/importer.h"
-#include "import/kineto_importer.h"
-#include "import/nsys_importer.h"
-#include "import/rocprof_csv_importer.h"
-#include "import/rocprofv3_importer.h"
-#include "import/telemetry/telemetry_importers.h"
+#include "loaders/core/error.h"
+#include "loaders/import/importer.h"
+#include "loaders/import/kineto_importer.h"
+#include "loaders/import/nsys_importer.h"
+#include "loaders/import/rocprof_csv_importer.h"
+#include "loaders/import/rocprofv3_importer.h"
+#include "loaders/import/telemetry/telemetry_importers.h"
 
 namespace wl::import {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/rocprofv3_importer.h"
+#include "loaders/import/rocprofv3_importer.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -7,9 +7,9 @@
 #include <map>
 #include <unordered_map>
 
-#include "core/error.h"
-#include "import/json_stream.h"
-#include "import/trace_builder.h"
+#include "loaders/core/error.h"
+#include "loaders/import/json_stream.h"
+#include "loaders/import/trace_builder.h"
 
 namespace wl::import {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "import/importer.h"
+#include "loaders/import/importer.h"
 
 namespace wl::import {
 

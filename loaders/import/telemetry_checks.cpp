@@ -2,7 +2,7 @@
 // Wild timestamps and physically impossible values in imported telemetry (telemetry_checks.h).
 // Both run in O(n log n) per table (one sort of the timestamps), whatever the time span.
 
-#include "import/telemetry_checks.h"
+#include "loaders/import/telemetry_checks.h"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include <cmath>
 #include <limits>
 
-#include "core/metrics.h"
-#include "core/time_format.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/time_format.h"
 
 namespace wl::import {
 namespace {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/run_model.h"
-#include "import/importer.h"
+#include "loaders/core/run_model.h"
+#include "loaders/import/importer.h"
 
 namespace wl::import {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/trace_builder.h"
+#include "loaders/import/trace_builder.h"
 
 #include <algorithm>
 #include <cctype>

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/run_model.h"
-#include "core/string_table.h"
+#include "loaders/core/run_model.h"
+#include "loaders/core/string_table.h"
 
 namespace wl::import {
 

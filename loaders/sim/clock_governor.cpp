@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/clock_governor.h"
+#include "loaders/sim/clock_governor.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/throttle_reasons.h"
+#include "loaders/core/throttle_reasons.h"
 
 namespace wl::sim {
 

@@ -24,9 +24,9 @@
 #include <span>
 #include <vector>
 
-#include "sim/platform_profile.h"
-#include "sim/power_model.h"
-#include "sim/topology.h"
+#include "loaders/sim/platform_profile.h"
+#include "loaders/sim/power_model.h"
+#include "loaders/sim/topology.h"
 
 namespace wl::sim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/comm_model.h"
+#include "loaders/sim/comm_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -22,8 +22,8 @@
 // across nodes), so small messages, or large ones split over many ranks, use the links poorly. The
 // chunk overhead is the same for every protocol.
 
-#include "sim/platform_profile.h"
-#include "sim/topology.h"
+#include "loaders/sim/platform_profile.h"
+#include "loaders/sim/topology.h"
 
 namespace wl::sim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/engine.h"
+#include "loaders/sim/engine.h"
 
 #include <fmt/format.h>
 
@@ -8,12 +8,12 @@
 #include <limits>
 #include <queue>
 
-#include "core/throttle_reasons.h"
-#include "sim/clock_governor.h"
-#include "sim/power_model.h"
-#include "sim/rng.h"
-#include "sim/schedule_1f1b.h"
-#include "sim/thermal_model.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/sim/clock_governor.h"
+#include "loaders/sim/power_model.h"
+#include "loaders/sim/rng.h"
+#include "loaders/sim/schedule_1f1b.h"
+#include "loaders/sim/thermal_model.h"
 
 namespace wl::sim {
 namespace {

@@ -21,14 +21,14 @@
 #include <span>
 #include <vector>
 
-#include "core/progress.h"
-#include "core/run_model.h"
-#include "core/string_table.h"
-#include "sim/kernel_expander.h"
-#include "sim/sim_config.h"
-#include "sim/telemetry_recorder.h"
-#include "sim/topology.h"
-#include "sim/work_model.h"
+#include "loaders/core/progress.h"
+#include "loaders/core/run_model.h"
+#include "loaders/core/string_table.h"
+#include "loaders/sim/kernel_expander.h"
+#include "loaders/sim/sim_config.h"
+#include "loaders/sim/telemetry_recorder.h"
+#include "loaders/sim/topology.h"
+#include "loaders/sim/work_model.h"
 
 namespace wl::sim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/experiment_matrix.h"
+#include "loaders/sim/experiment_matrix.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <map>
 #include <optional>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl::sim {
 namespace {

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/model_shape.h"
-#include "sim/sim_config.h"
+#include "loaders/sim/model_shape.h"
+#include "loaders/sim/sim_config.h"
 
 namespace wl::sim {
 

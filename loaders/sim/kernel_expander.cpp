@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/kernel_expander.h"
+#include "loaders/sim/kernel_expander.h"
 
 #include <algorithm>
 #include <cmath>

@@ -21,12 +21,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/run_model.h"
-#include "core/string_table.h"
-#include "sim/rng.h"
-#include "sim/scratch_store.h"
-#include "sim/topology.h"
-#include "sim/work_model.h"
+#include "loaders/core/run_model.h"
+#include "loaders/core/string_table.h"
+#include "loaders/sim/rng.h"
+#include "loaders/sim/scratch_store.h"
+#include "loaders/sim/topology.h"
+#include "loaders/sim/work_model.h"
 
 namespace wl::sim {
 

@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "sim/comm_model.h"
-#include "sim/platform_profile.h"
+#include "loaders/sim/comm_model.h"
+#include "loaders/sim/platform_profile.h"
 
 namespace wl::sim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/memory_model.h"
+#include "loaders/sim/memory_model.h"
 
 #include <fmt/format.h>
 

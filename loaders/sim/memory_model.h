@@ -29,7 +29,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "sim/sim_config.h"
+#include "loaders/sim/sim_config.h"
 
 namespace wl::sim {
 

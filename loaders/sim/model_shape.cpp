@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/model_shape.h"
+#include "loaders/sim/model_shape.h"
 
 #include <array>
 #include <cctype>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/platform_profile.h"
+#include "loaders/sim/platform_profile.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl::sim {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/power_model.h"
+#include "loaders/sim/power_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -16,7 +16,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/platform_profile.h"
+#include "loaders/sim/platform_profile.h"
 
 namespace wl::sim {
 

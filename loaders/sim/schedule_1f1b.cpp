@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/schedule_1f1b.h"
+#include "loaders/sim/schedule_1f1b.h"
 
 #include <algorithm>
 

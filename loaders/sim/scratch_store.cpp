@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/scratch_store.h"
+#include "loaders/sim/scratch_store.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl::sim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/sim_config.h"
+#include "loaders/sim/sim_config.h"
 
 #include <fmt/format.h>
 

@@ -13,9 +13,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/error.h"
-#include "sim/model_shape.h"
-#include "sim/platform_profile.h"
+#include "loaders/core/error.h"
+#include "loaders/sim/model_shape.h"
+#include "loaders/sim/platform_profile.h"
 
 namespace wl::sim {
 

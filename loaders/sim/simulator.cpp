@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/simulator.h"
+#include "loaders/sim/simulator.h"
 
 #include <fmt/format.h>
 
@@ -8,14 +8,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
-#include "sim/kernel_expander.h"
-#include "sim/memory_model.h"
-#include "sim/schedule_1f1b.h"
-#include "sim/scratch_store.h"
-#include "sim/telemetry_recorder.h"
-#include "sim/topology.h"
-#include "sim/work_model.h"
+#include "loaders/core/error.h"
+#include "loaders/sim/kernel_expander.h"
+#include "loaders/sim/memory_model.h"
+#include "loaders/sim/schedule_1f1b.h"
+#include "loaders/sim/scratch_store.h"
+#include "loaders/sim/telemetry_recorder.h"
+#include "loaders/sim/topology.h"
+#include "loaders/sim/work_model.h"
 
 namespace wl::sim {
 namespace {

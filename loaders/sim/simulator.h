@@ -17,11 +17,11 @@
 #include <filesystem>
 #include <string>
 
-#include "core/progress.h"
-#include "format/run_writer.h"
-#include "sim/engine.h"
-#include "sim/memory_model.h"
-#include "sim/sim_config.h"
+#include "loaders/core/progress.h"
+#include "loaders/format/run_writer.h"
+#include "loaders/sim/engine.h"
+#include "loaders/sim/memory_model.h"
+#include "loaders/sim/sim_config.h"
 
 namespace wl::sim {
 

@@ -17,11 +17,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/run_model.h"
-#include "sim/rng.h"
-#include "sim/scratch_store.h"
-#include "sim/sim_config.h"
-#include "sim/topology.h"
+#include "loaders/core/run_model.h"
+#include "loaders/sim/rng.h"
+#include "loaders/sim/scratch_store.h"
+#include "loaders/sim/sim_config.h"
+#include "loaders/sim/topology.h"
 
 namespace wl::sim {
 

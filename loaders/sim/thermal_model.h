@@ -22,9 +22,9 @@
 #include <span>
 #include <vector>
 
-#include "sim/platform_profile.h"
-#include "sim/sim_config.h"
-#include "sim/topology.h"
+#include "loaders/sim/platform_profile.h"
+#include "loaders/sim/sim_config.h"
+#include "loaders/sim/topology.h"
 
 namespace wl::sim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/topology.h"
+#include "loaders/sim/topology.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,7 +10,7 @@
 #include <set>
 #include <tuple>
 
-#include "sim/rng.h"
+#include "loaders/sim/rng.h"
 
 namespace wl::sim {
 

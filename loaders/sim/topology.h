@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/run_model.h"
-#include "sim/sim_config.h"
+#include "loaders/core/run_model.h"
+#include "loaders/sim/sim_config.h"
 
 namespace wl::sim {
 

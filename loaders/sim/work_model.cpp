@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sim/work_model.h"
+#include "loaders/sim/work_model.h"
 
 #include <algorithm>
 
-#include "sim/memory_model.h"
+#include "loaders/sim/memory_model.h"
 
 namespace wl::sim {
 namespace {

@@ -23,12 +23,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/kernel_class.h"
-#include "core/string_table.h"
-#include "sim/comm_model.h"
-#include "sim/kernel_names.h"
-#include "sim/sim_config.h"
-#include "sim/topology.h"
+#include "loaders/core/kernel_class.h"
+#include "loaders/core/string_table.h"
+#include "loaders/sim/comm_model.h"
+#include "loaders/sim/kernel_names.h"
+#include "loaders/sim/sim_config.h"
+#include "loaders/sim/topology.h"
 
 namespace wl::sim {
 

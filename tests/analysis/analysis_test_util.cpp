@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <functional>
 
-#include "format/run_writer.h"
+#include "loaders/format/run_writer.h"
 
 namespace wl::test {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/run_model.h"
-#include "core/string_table.h"
-#include "format/run_file.h"
+#include "loaders/core/run_model.h"
+#include "loaders/core/string_table.h"
+#include "loaders/format/run_file.h"
 
 namespace wl::test {
 

@@ -7,12 +7,12 @@
 #include <cmath>
 #include <random>
 
+#include "analysis/burstiness.h"
+#include "analysis/run_analysis.h"
+#include "analysis/thermal_response.h"
+#include "analysis/threshold_time.h"
 #include "analysis_test_util.h"
-#include "burstiness.h"
-#include "run_analysis.h"
 #include "support/temp_dir.h"
-#include "thermal_response.h"
-#include "threshold_time.h"
 
 namespace wl {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
+#include "analysis/counters.h"
 #include "analysis_test_util.h"
-#include "counters.h"
 #include "support/temp_dir.h"
 
 namespace wl {

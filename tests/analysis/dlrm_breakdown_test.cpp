@@ -9,9 +9,9 @@
 #include <fstream>
 #include <map>
 
+#include "analysis/run_analysis.h"
 #include "analysis_test_util.h"
-#include "core/kernel_class.h"
-#include "run_analysis.h"
+#include "loaders/core/kernel_class.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 

@@ -2,9 +2,9 @@
 // Energy attribution: power integrated over kernel classes, iterations and phases, by hand.
 #include <gtest/gtest.h>
 
+#include "analysis/energy_attribution.h"
+#include "analysis/run_analysis.h"
 #include "analysis_test_util.h"
-#include "energy_attribution.h"
-#include "run_analysis.h"
 #include "support/temp_dir.h"
 
 namespace wl {

@@ -2,7 +2,7 @@
 // Interval-set operations on hand-made sets.
 #include <gtest/gtest.h>
 
-#include "interval_set.h"
+#include "analysis/interval_set.h"
 
 namespace wl {
 namespace {

@@ -3,12 +3,12 @@
 // kernel categories (seed paper order and corrected), the kernel table and iterations.
 #include <gtest/gtest.h>
 
+#include "analysis/iterations.h"
+#include "analysis/kernel_breakdown.h"
+#include "analysis/kernel_categories.h"
+#include "analysis/kernel_table.h"
+#include "analysis/run_analysis.h"
 #include "analysis_test_util.h"
-#include "iterations.h"
-#include "kernel_breakdown.h"
-#include "kernel_categories.h"
-#include "kernel_table.h"
-#include "run_analysis.h"
 #include "support/temp_dir.h"
 
 namespace wl {

@@ -8,11 +8,11 @@
 #include <cmath>
 #include <random>
 
+#include "analysis/data_quality.h"
+#include "analysis/energy_attribution.h"
+#include "analysis/interval_set.h"
+#include "analysis/kernel_breakdown.h"
 #include "analysis_test_util.h"
-#include "data_quality.h"
-#include "energy_attribution.h"
-#include "interval_set.h"
-#include "kernel_breakdown.h"
 #include "support/temp_dir.h"
 
 namespace wl {

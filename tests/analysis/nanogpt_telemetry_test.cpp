@@ -13,13 +13,13 @@
 #include <map>
 #include <sstream>
 
+#include "analysis/gaps.h"
+#include "analysis/run_analysis.h"
+#include "analysis/telemetry_stats.h"
 #include "analysis_test_util.h"
-#include "gaps.h"
-#include "run_analysis.h"
 #include "support/read_file.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
-#include "telemetry_stats.h"
 
 namespace wl {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <cmath>
 
+#include "analysis/run_analysis.h"
 #include "analysis_test_util.h"
-#include "run_analysis.h"
 #include "support/temp_dir.h"
 
 namespace wl {

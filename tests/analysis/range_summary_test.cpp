@@ -5,11 +5,11 @@
 
 #include <random>
 
+#include "analysis/interval_set.h"
+#include "analysis/range_summary.h"
+#include "analysis/telemetry_stats.h"
 #include "analysis_test_util.h"
-#include "interval_set.h"
-#include "range_summary.h"
 #include "support/temp_dir.h"
-#include "telemetry_stats.h"
 
 namespace wl {
 namespace {

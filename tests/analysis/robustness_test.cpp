@@ -7,10 +7,10 @@
 
 #include <cmath>
 
-#include "analysis_json.h"
+#include "analysis/analysis_json.h"
+#include "analysis/range_summary.h"
+#include "analysis/run_analysis.h"
 #include "analysis_test_util.h"
-#include "range_summary.h"
-#include "run_analysis.h"
 #include "support/temp_dir.h"
 
 namespace wl {

@@ -5,9 +5,9 @@
 
 #include <cmath>
 
+#include "analysis/run_analysis.h"
 #include "analysis_test_util.h"
-#include "core/error.h"
-#include "run_analysis.h"
+#include "loaders/core/error.h"
 #include "support/temp_dir.h"
 
 namespace wl {

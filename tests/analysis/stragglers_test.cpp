@@ -3,9 +3,9 @@
 // statistics, the straggler, and its GPU's telemetry naming the cause.
 #include <gtest/gtest.h>
 
+#include "analysis/run_analysis.h"
 #include "analysis_test_util.h"
-#include "core/throttle_reasons.h"
-#include "run_analysis.h"
+#include "loaders/core/throttle_reasons.h"
 #include "support/temp_dir.h"
 
 namespace wl {

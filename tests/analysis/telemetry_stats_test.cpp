@@ -7,10 +7,10 @@
 #include <cmath>
 #include <random>
 
+#include "analysis/gaps.h"
+#include "analysis/telemetry_stats.h"
 #include "analysis_test_util.h"
-#include "gaps.h"
 #include "support/temp_dir.h"
-#include "telemetry_stats.h"
 
 namespace wl {
 namespace {

@@ -7,13 +7,13 @@
 #include <cmath>
 #include <random>
 
+#include "analysis/interval_set.h"
+#include "analysis/telemetry_stats.h"
+#include "analysis/throttle_detection.h"
+#include "analysis/throttle_validation.h"
 #include "analysis_test_util.h"
-#include "core/throttle_reasons.h"
-#include "interval_set.h"
+#include "loaders/core/throttle_reasons.h"
 #include "support/temp_dir.h"
-#include "telemetry_stats.h"
-#include "throttle_detection.h"
-#include "throttle_validation.h"
 
 namespace wl {
 namespace {

@@ -9,13 +9,13 @@
 
 #include <cstdio>
 
-#include "format/run_file.h"
-#include "sim/model_shape.h"
-#include "sim/platform_profile.h"
-#include "sim/simulator.h"
+#include "analysis/throttle_detection.h"
+#include "analysis/throttle_validation.h"
+#include "loaders/format/run_file.h"
+#include "loaders/sim/model_shape.h"
+#include "loaders/sim/platform_profile.h"
+#include "loaders/sim/simulator.h"
 #include "support/temp_dir.h"
-#include "throttle_detection.h"
-#include "throttle_validation.h"
 
 namespace wl {
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
-#include "cli/arg_parser.h"
+#include "app/cli/arg_parser.h"
 
 namespace wl::cli {
 namespace {

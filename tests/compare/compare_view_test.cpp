@@ -16,22 +16,22 @@
 
 #include <cmath>
 
-#include "compare/config_diff.h"
-#include "compare/time_warp.h"
-#include "compare_panel.h"
-#include "core/time_format.h"
+#include "analysis/compare/config_diff.h"
+#include "analysis/compare/time_warp.h"
+#include "analysis/run_alignment.h"
 #include "export_test_run.h"
+#include "loaders/core/time_format.h"
 #include "phased_run.h"
-#include "run_alignment.h"
 #include "support/temp_dir.h"
-#include "timeline/difference_geometry.h"
-#include "timeline/row_plan.h"
-#include "timeline/tile_store.h"
-#include "timeline/timeline_page.h"
-#include "timeline/timeline_renderer.h"
-#include "timeline/timeline_view.h"
-#include "timeline/viewport.h"
-#include "timeline/warp_spans.h"
+#include "widgets/panels/compare_panel.h"
+#include "widgets/timeline/difference_geometry.h"
+#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/tile_store.h"
+#include "widgets/timeline/timeline_page.h"
+#include "widgets/timeline/timeline_renderer.h"
+#include "widgets/timeline/timeline_view.h"
+#include "widgets/timeline/viewport.h"
+#include "widgets/timeline/warp_spans.h"
 
 namespace wl {
 namespace {

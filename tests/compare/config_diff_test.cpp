@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "compare/config_diff.h"
+#include "analysis/compare/config_diff.h"
 #include "phased_run.h"
 #include "support/temp_dir.h"
 

@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "compare/iteration_compare.h"
+#include "analysis/compare/iteration_compare.h"
+#include "analysis/run_analysis.h"
 #include "phased_run.h"
-#include "run_analysis.h"
 #include "support/temp_dir.h"
 
 namespace wl {

@@ -3,9 +3,9 @@
 // phased runs whose phases and throttling are known.
 #include <gtest/gtest.h>
 
-#include "compare/iteration_compare.h"
-#include "compare/iteration_profile.h"
-#include "core/error.h"
+#include "analysis/compare/iteration_compare.h"
+#include "analysis/compare/iteration_profile.h"
+#include "loaders/core/error.h"
 #include "phased_run.h"
 #include "support/temp_dir.h"
 

@@ -6,8 +6,8 @@
 #include <numeric>
 
 #include "analysis_test_util.h"
-#include "core/metrics.h"
-#include "core/throttle_reasons.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/throttle_reasons.h"
 
 namespace wl::test {
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "core/run_model.h"
-#include "format/run_file.h"
+#include "loaders/core/run_model.h"
+#include "loaders/format/run_file.h"
 
 namespace wl::test {
 

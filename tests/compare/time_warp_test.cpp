@@ -8,10 +8,10 @@
 
 #include <random>
 
-#include "compare/time_warp.h"
-#include "core/error.h"
+#include "analysis/compare/time_warp.h"
+#include "analysis/run_alignment.h"
+#include "loaders/core/error.h"
 #include "phased_run.h"
-#include "run_alignment.h"
 #include "support/temp_dir.h"
 
 namespace wl {

@@ -6,13 +6,13 @@
 
 #include <cmath>
 
-#include "compare/time_warp.h"
-#include "compare/warped_difference.h"
-#include "core/error.h"
-#include "core/metrics.h"
+#include "analysis/compare/time_warp.h"
+#include "analysis/compare/warped_difference.h"
+#include "analysis/run_alignment.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/sim/simulator.h"
 #include "phased_run.h"
-#include "run_alignment.h"
-#include "sim/simulator.h"
 #include "support/temp_dir.h"
 
 namespace wl {

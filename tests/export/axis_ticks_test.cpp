@@ -2,9 +2,9 @@
 // Axes and sizes of exported figures, against values worked out by hand.
 #include <gtest/gtest.h>
 
-#include "core/error.h"
-#include "export/figure.h"
-#include "timeline/axis_ticks.h"
+#include "loaders/core/error.h"
+#include "widgets/export/figure.h"
+#include "widgets/timeline/axis_ticks.h"
 
 namespace wl {
 namespace {

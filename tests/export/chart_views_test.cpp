@@ -11,14 +11,14 @@
 
 #include <cmath>
 
-#include "core/error.h"
-#include "export/chart_figure.h"
-#include "export/export_views.h"
-#include "export/timeline_figure.h"
+#include "analysis/study/study.h"
 #include "export_test_run.h"
-#include "study.h"
+#include "loaders/core/error.h"
 #include "support/temp_dir.h"
 #include "svg_util.h"
+#include "widgets/export/chart_figure.h"
+#include "widgets/export/export_views.h"
+#include "widgets/export/timeline_figure.h"
 
 namespace wl {
 namespace {

@@ -12,16 +12,16 @@
 #include <algorithm>
 #include <fstream>
 
-#include "export/export_dialog.h"
-#include "export/export_views.h"
-#include "export/timeline_figure.h"
 #include "export_test_run.h"
 #include "support/read_file.h"
 #include "support/temp_dir.h"
 #include "svg_util.h"
-#include "timeline/row_plan.h"
-#include "timeline/timeline_page.h"
-#include "track_tree.h"
+#include "widgets/export/export_dialog.h"
+#include "widgets/export/export_views.h"
+#include "widgets/export/timeline_figure.h"
+#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/timeline_page.h"
+#include "widgets/track_tree.h"
 
 namespace wl {
 namespace {

@@ -3,9 +3,9 @@
 
 #include <QApplication>
 
-#include "core/string_table.h"
-#include "core/throttle_reasons.h"
-#include "format/run_writer.h"
+#include "loaders/core/string_table.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/format/run_writer.h"
 
 namespace wl::test {
 

@@ -9,11 +9,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "export/table_export.h"
 #include "export_test_run.h"
+#include "loaders/core/error.h"
 #include "support/read_file.h"
 #include "support/temp_dir.h"
+#include "widgets/export/table_export.h"
 
 namespace wl {
 namespace {

@@ -13,15 +13,15 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
-#include "core/metrics.h"
-#include "export/export_views.h"
-#include "export/figure.h"
-#include "export/timeline_figure.h"
 #include "export_test_run.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 #include "svg_util.h"
+#include "widgets/export/export_views.h"
+#include "widgets/export/figure.h"
+#include "widgets/export/timeline_figure.h"
 
 namespace wl {
 namespace {

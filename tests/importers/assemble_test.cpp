@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <map>
 
-#include "core/error.h"
-#include "core/metrics.h"
-#include "import/assemble.h"
-#include "import/kineto_importer.h"
 #include "import_test_util.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/import/assemble.h"
+#include "loaders/import/kineto_importer.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 

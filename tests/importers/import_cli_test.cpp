@@ -5,8 +5,8 @@
 
 #include <numeric>
 
-#include "format/run_file.h"
 #include "import_test_util.h"
+#include "loaders/format/run_file.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "format/run_file.h"
-#include "import/import_job.h"
+#include "loaders/format/run_file.h"
+#include "loaders/import/import_job.h"
 
 namespace wl::test {
 

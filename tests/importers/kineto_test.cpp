@@ -6,10 +6,10 @@
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "import/json_stream.h"
-#include "import/kineto_importer.h"
 #include "import_test_util.h"
+#include "loaders/core/error.h"
+#include "loaders/import/json_stream.h"
+#include "loaders/import/kineto_importer.h"
 #include "support/temp_dir.h"
 
 namespace wl {

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "import/importer.h"
 #include "import_test_util.h"
+#include "loaders/core/error.h"
+#include "loaders/import/importer.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 

@@ -11,9 +11,9 @@
 #include <fstream>
 #include <memory>
 
-#include "prometheus_dialog.h"
 #include "prometheus_server.h"
 #include "support/temp_dir.h"
+#include "widgets/prometheus_dialog.h"
 
 namespace {
 

@@ -14,11 +14,11 @@
 #include <fstream>
 #include <memory>
 
-#include "core/error.h"
-#include "core/metrics.h"
-#include "core/throttle_reasons.h"
-#include "import/import_job.h"
-#include "import/prometheus/prometheus_import.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/import/import_job.h"
+#include "loaders/import/prometheus/prometheus_import.h"
 #include "prometheus_server.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"

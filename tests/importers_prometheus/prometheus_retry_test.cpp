@@ -15,8 +15,8 @@
 #include <string>
 #include <thread>
 
-#include "core/error.h"
-#include "import/prometheus/prometheus_import.h"
+#include "loaders/core/error.h"
+#include "loaders/import/prometheus/prometheus_import.h"
 
 namespace wl::import::prom {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "core/error.h"
-#include "core/metrics.h"
-#include "import/prometheus/prometheus_import.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/import/prometheus/prometheus_import.h"
 
 namespace wl::import::prom {
 namespace {

@@ -25,8 +25,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/metrics.h"
 #include "importers_telemetry/telemetry_test_util.h"
+#include "loaders/core/metrics.h"
 #include "support/temp_dir.h"
 
 namespace wl::test {

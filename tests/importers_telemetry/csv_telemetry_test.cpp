@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The CSV telemetry skeleton (import/telemetry/csv_telemetry.h) on its own: which lines reach a
 // format's row function, and the errors and notes it writes for every CSV format.
-#include "import/telemetry/csv_telemetry.h"
+#include "loaders/import/telemetry/csv_telemetry.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // that Wattline knows, extra ids that never collide with them), and blank sentinels are told apart
 // from values by the field's type.
 
-#include "import/telemetry/dcgm_fields.h"
+#include "loaders/import/telemetry/dcgm_fields.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics.h"
-#include "core/throttle_reasons.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/throttle_reasons.h"
 
 namespace wl::test {
 namespace {

@@ -9,8 +9,8 @@
 #include <map>
 #include <sstream>
 
-#include "core/throttle_reasons.h"
 #include "importers_telemetry/telemetry_test_util.h"
+#include "loaders/core/throttle_reasons.h"
 #include "support/temp_dir.h"
 
 namespace wl::test {

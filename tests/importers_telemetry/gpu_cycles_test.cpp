@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "core/throttle_reasons.h"
-#include "import/telemetry/gpu_cycles.h"
 #include "importers_telemetry/telemetry_test_util.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/import/telemetry/gpu_cycles.h"
 #include "support/temp_dir.h"
 
 namespace wl::test {

@@ -11,9 +11,9 @@
 #include <iterator>
 #include <map>
 
-#include "core/error.h"
-#include "core/throttle_reasons.h"
 #include "importers_telemetry/telemetry_test_util.h"
+#include "loaders/core/error.h"
+#include "loaders/core/throttle_reasons.h"
 #include "support/temp_dir.h"
 
 namespace wl::test {

@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "core/throttle_reasons.h"
-#include "format/lod.h"
-#include "format/run_file.h"
-#include "import/import_job.h"
 #include "importers_telemetry/telemetry_test_util.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/format/lod.h"
+#include "loaders/format/run_file.h"
+#include "loaders/import/import_job.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <limits>
 
-#include "core/error.h"
-#include "format/run_writer.h"
+#include "loaders/core/error.h"
+#include "loaders/format/run_writer.h"
 
 namespace wl::test {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/run_model.h"
-#include "format/run_file.h"
-#include "import/importer.h"
+#include "loaders/core/run_model.h"
+#include "loaders/format/run_file.h"
+#include "loaders/import/importer.h"
 
 namespace wl::test {
 

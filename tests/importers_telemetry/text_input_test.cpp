@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "import/telemetry/table_builder.h"
-#include "import/telemetry/text_input.h"
+#include "loaders/import/telemetry/table_builder.h"
+#include "loaders/import/telemetry/text_input.h"
 
 namespace wl::import {
 namespace {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
-#include "core/kernel_class.h"
-#include "core/metrics.h"
-#include "core/series_math.h"
-#include "core/throttle_reasons.h"
-#include "core/time_format.h"
+#include "loaders/core/kernel_class.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/series_math.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/core/time_format.h"
 
 namespace wl {
 namespace {

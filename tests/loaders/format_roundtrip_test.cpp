@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "core/throttle_reasons.h"
-#include "format/format_version.h"
-#include "format/run_file.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/format/format_version.h"
+#include "loaders/format/run_file.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
 

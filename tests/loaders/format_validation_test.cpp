@@ -6,10 +6,10 @@
 
 #include <fstream>
 
-#include "core/error.h"
-#include "format/run_file.h"
-#include "format/run_writer.h"
-#include "h5/h5.h"
+#include "loaders/core/error.h"
+#include "loaders/format/run_file.h"
+#include "loaders/format/run_writer.h"
+#include "loaders/h5/h5.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
 
@@ -202,7 +202,8 @@ TEST(FormatCompatibility, ThrottlePyramidIsOptional) {
     hid_t f = H5Fopen((dir / "run.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     ASSERT_GE(f, 0);
     for (int k = 0; k < 8; ++k)
-      H5Ldelete(f, ("telemetry/lod/L" + std::to_string(k) + "/throttle_reasons").c_str(), H5P_DEFAULT);
+      H5Ldelete(f, ("telemetry/lod/L" + std::to_string(k) + "/throttle_reasons").c_str(),
+                H5P_DEFAULT);
     H5Fclose(f);
   }
   const auto run = RunFile::open(dir / "run.h5");

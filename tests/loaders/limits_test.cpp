@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "format/run_file.h"
-#include "format/run_limits.h"
-#include "h5/h5.h"
+#include "loaders/core/error.h"
+#include "loaders/format/run_file.h"
+#include "loaders/format/run_limits.h"
+#include "loaders/h5/h5.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
 

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <random>
 
-#include "core/series_math.h"
-#include "core/throttle_reasons.h"
-#include "format/lod.h"
-#include "format/run_file.h"
+#include "loaders/core/series_math.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/format/lod.h"
+#include "loaders/format/run_file.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
 

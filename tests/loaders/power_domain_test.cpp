@@ -9,12 +9,12 @@
 #include <functional>
 #include <optional>
 
-#include "core/error.h"
-#include "core/metrics.h"
-#include "core/power_domain.h"
-#include "format/run_file.h"
-#include "format/run_writer.h"
-#include "h5/h5.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/power_domain.h"
+#include "loaders/format/run_file.h"
+#include "loaders/format/run_writer.h"
+#include "loaders/h5/h5.h"
 #include "support/temp_dir.h"
 
 namespace wl {

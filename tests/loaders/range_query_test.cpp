@@ -4,8 +4,8 @@
 
 #include <random>
 
-#include "format/run_file.h"
-#include "format/run_writer.h"
+#include "loaders/format/run_file.h"
+#include "loaders/format/run_writer.h"
 #include "support/temp_dir.h"
 
 namespace wl {

@@ -2,8 +2,8 @@
 // The writer repairs unordered, duplicated and out-of-span telemetry and says so in the file.
 #include <gtest/gtest.h>
 
-#include "format/run_file.h"
-#include "format/run_writer.h"
+#include "loaders/format/run_file.h"
+#include "loaders/format/run_writer.h"
 #include "support/temp_dir.h"
 
 namespace wl {

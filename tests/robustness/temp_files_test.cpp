@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/temp_files.h"
+#include "loaders/core/temp_files.h"
 #include "support/temp_dir.h"
 
 namespace wl {

@@ -19,7 +19,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/power_model.h"
+#include "loaders/sim/power_model.h"
 #include "sim_test_support.h"
 #include "support/read_file.h"
 #include "support/temp_dir.h"

@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "sim/comm_model.h"
-#include "sim/topology.h"
+#include "loaders/sim/comm_model.h"
+#include "loaders/sim/topology.h"
 #include "sim_test_support.h"
 #include "support/temp_dir.h"
 

@@ -5,8 +5,8 @@
 
 #include <fstream>
 
-#include "core/error.h"
-#include "sim/experiment_matrix.h"
+#include "loaders/core/error.h"
+#include "loaders/sim/experiment_matrix.h"
 #include "support/temp_dir.h"
 
 namespace wl::sim {

@@ -9,8 +9,8 @@
 #include <map>
 #include <set>
 
-#include "core/error.h"
-#include "sim/memory_model.h"
+#include "loaders/core/error.h"
+#include "loaders/sim/memory_model.h"
 #include "sim_test_support.h"
 #include "support/temp_dir.h"
 

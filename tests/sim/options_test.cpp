@@ -6,9 +6,9 @@
 #include <fstream>
 #include <map>
 
-#include "core/error.h"
-#include "core/throttle_reasons.h"
-#include "sim/platform_profile.h"
+#include "loaders/core/error.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/sim/platform_profile.h"
 #include "sim_test_support.h"
 #include "support/temp_dir.h"
 

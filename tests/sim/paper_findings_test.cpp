@@ -11,13 +11,13 @@
 #include <map>
 #include <string>
 
-#include "core/throttle_reasons.h"
-#include "sim/comm_model.h"
-#include "sim/memory_model.h"
-#include "sim/model_shape.h"
-#include "sim/platform_profile.h"
-#include "sim/simulator.h"
-#include "sim/topology.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/sim/comm_model.h"
+#include "loaders/sim/memory_model.h"
+#include "loaders/sim/model_shape.h"
+#include "loaders/sim/platform_profile.h"
+#include "loaders/sim/simulator.h"
+#include "loaders/sim/topology.h"
 #include "sim_test_support.h"
 #include "support/temp_dir.h"
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/throttle_reasons.h"
+#include "loaders/core/throttle_reasons.h"
 #include "sim_test_support.h"
 #include "support/temp_dir.h"
 

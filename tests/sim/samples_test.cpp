@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/throttle_reasons.h"
+#include "loaders/core/throttle_reasons.h"
 #include "sim_test_support.h"
 
 namespace wl {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "sim/schedule_1f1b.h"
+#include "loaders/sim/schedule_1f1b.h"
 
 namespace wl::sim {
 namespace {

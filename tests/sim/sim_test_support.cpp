@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "sim_test_support.h"
 
-#include "sim/model_shape.h"
-#include "sim/platform_profile.h"
+#include "loaders/sim/model_shape.h"
+#include "loaders/sim/platform_profile.h"
 
 namespace wl::test {
 

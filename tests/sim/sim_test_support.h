@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "format/run_file.h"
-#include "sim/simulator.h"
+#include "loaders/format/run_file.h"
+#include "loaders/sim/simulator.h"
 
 namespace wl::test {
 

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "format/run_file.h"
+#include "loaders/format/run_file.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "study_figures.h"
+#include "analysis/study/study_figures.h"
 #include "study_test_util.h"
 
 namespace wl {

@@ -9,12 +9,12 @@
 
 #include <cmath>
 
-#include "core/error.h"
-#include "sim/simulator.h"
-#include "study.h"
-#include "study_figures.h"
-#include "study_report.h"
-#include "study_table.h"
+#include "analysis/study/study.h"
+#include "analysis/study/study_figures.h"
+#include "analysis/study/study_report.h"
+#include "analysis/study/study_table.h"
+#include "loaders/core/error.h"
+#include "loaders/sim/simulator.h"
 #include "study_test_util.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"

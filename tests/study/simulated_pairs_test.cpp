@@ -4,10 +4,10 @@
 // models (docs/simulator.md) and the seed paper reports.
 #include <gtest/gtest.h>
 
-#include "sim/simulator.h"
-#include "study.h"
-#include "study_figures.h"
-#include "study_table.h"
+#include "analysis/study/study.h"
+#include "analysis/study/study_figures.h"
+#include "analysis/study/study_table.h"
+#include "loaders/sim/simulator.h"
 #include "study_test_util.h"
 #include "support/temp_dir.h"
 

@@ -9,12 +9,12 @@
 #include <cmath>
 #include <fstream>
 
-#include "analysis_json.h"
-#include "core/metrics.h"
-#include "format/run_file.h"
-#include "run_analysis.h"
-#include "study.h"
-#include "study_table.h"
+#include "analysis/analysis_json.h"
+#include "analysis/run_analysis.h"
+#include "analysis/study/study.h"
+#include "analysis/study/study_table.h"
+#include "loaders/core/metrics.h"
+#include "loaders/format/run_file.h"
 #include "study_test_util.h"
 #include "support/temp_dir.h"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "study_test_util.h"
 
-#include "core/metrics.h"
-#include "sim/model_shape.h"
-#include "sim/platform_profile.h"
+#include "loaders/core/metrics.h"
+#include "loaders/sim/model_shape.h"
+#include "loaders/sim/platform_profile.h"
 
 namespace wl::test {
 

@@ -8,8 +8,8 @@
 #include <functional>
 #include <string>
 
-#include "sim/sim_config.h"
-#include "study.h"
+#include "analysis/study/study.h"
+#include "loaders/sim/sim_config.h"
 #include "support/synthetic_run.h"
 
 namespace wl::test {

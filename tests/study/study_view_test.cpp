@@ -16,13 +16,13 @@
 #include <cmath>
 #include <fstream>
 
-#include "format/run_file.h"
-#include "run_analysis.h"
-#include "study/heatmap_chart.h"
-#include "study/study_charts.h"
-#include "study/study_view.h"
+#include "analysis/run_analysis.h"
+#include "loaders/format/run_file.h"
 #include "study_test_util.h"
 #include "support/temp_dir.h"
+#include "widgets/study/heatmap_chart.h"
+#include "widgets/study/study_charts.h"
+#include "widgets/study/study_view.h"
 
 using namespace wl;  // NOLINT: test file
 

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "core/error.h"
-#include "study_table.h"
+#include "analysis/study/study_table.h"
+#include "loaders/core/error.h"
 #include "study_test_util.h"
 
 namespace wl {

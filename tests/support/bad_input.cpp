@@ -10,9 +10,9 @@
 #include <map>
 #include <set>
 
-#include "core/error.h"
-#include "format/run_file.h"
-#include "import/import_job.h"
+#include "loaders/core/error.h"
+#include "loaders/format/run_file.h"
+#include "loaders/import/import_job.h"
 #include "support/temp_dir.h"
 
 namespace wl::test {

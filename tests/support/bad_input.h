@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "import/importer.h"
+#include "loaders/import/importer.h"
 
 namespace wl::test {
 

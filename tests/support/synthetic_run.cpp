@@ -4,9 +4,9 @@
 #include <cmath>
 #include <numbers>
 
-#include "core/metrics.h"
-#include "core/throttle_reasons.h"
-#include "format/run_writer.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/format/run_writer.h"
 
 namespace wl::test {
 

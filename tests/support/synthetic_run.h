@@ -12,9 +12,9 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/run_model.h"
-#include "core/string_table.h"
-#include "format/run_writer.h"
+#include "loaders/core/run_model.h"
+#include "loaders/core/string_table.h"
+#include "loaders/format/run_writer.h"
 
 namespace wl::test {
 

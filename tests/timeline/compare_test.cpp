@@ -5,13 +5,13 @@
 
 #include <cmath>
 
-#include "compare_panel.h"
-#include "format/run_writer.h"
-#include "run_alignment.h"
+#include "analysis/run_alignment.h"
+#include "loaders/format/run_writer.h"
 #include "support/temp_dir.h"
-#include "timeline/difference_geometry.h"
-#include "timeline/tile_store.h"
-#include "timeline/timeline_renderer.h"
+#include "widgets/panels/compare_panel.h"
+#include "widgets/timeline/difference_geometry.h"
+#include "widgets/timeline/tile_store.h"
+#include "widgets/timeline/timeline_renderer.h"
 
 namespace wl {
 namespace {

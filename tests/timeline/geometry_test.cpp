@@ -5,10 +5,10 @@
 
 #include <cmath>
 
-#include "format/run_writer.h"
+#include "loaders/format/run_writer.h"
 #include "support/temp_dir.h"
-#include "timeline/geometry.h"
-#include "timeline/tile_store.h"
+#include "widgets/timeline/geometry.h"
+#include "widgets/timeline/tile_store.h"
 
 namespace wl {
 namespace {

@@ -5,12 +5,12 @@
 // puts the strip and the reason heatmap.
 #include <gtest/gtest.h>
 
-#include "core/throttle_reasons.h"
+#include "loaders/core/throttle_reasons.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
-#include "timeline/row_plan.h"
-#include "timeline/throttle_strip.h"
-#include "timeline/timeline_renderer.h"
+#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/throttle_strip.h"
+#include "widgets/timeline/timeline_renderer.h"
 
 namespace wl {
 namespace {

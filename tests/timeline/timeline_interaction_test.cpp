@@ -11,15 +11,15 @@
 #include <cmath>
 #include <set>
 
-#include "analysis_panel.h"
-#include "core/throttle_reasons.h"
-#include "gui/main_window.h"
-#include "kernel_details_view.h"
+#include "app/gui/main_window.h"
+#include "loaders/core/throttle_reasons.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
-#include "timeline/throttle_strip.h"
-#include "timeline/timeline_page.h"
-#include "track_tree.h"
+#include "widgets/panels/analysis_panel.h"
+#include "widgets/panels/kernel_details_view.h"
+#include "widgets/timeline/throttle_strip.h"
+#include "widgets/timeline/timeline_page.h"
+#include "widgets/track_tree.h"
 
 using namespace wl;  // NOLINT: test file
 

@@ -4,10 +4,10 @@
 
 #include <QSignalSpy>
 
-#include "timeline/time_mapping.h"
-#include "timeline/time_ruler.h"
-#include "timeline/track_painter.h"
-#include "timeline/viewport.h"
+#include "widgets/timeline/time_mapping.h"
+#include "widgets/timeline/time_ruler.h"
+#include "widgets/timeline/track_painter.h"
+#include "widgets/timeline/viewport.h"
 
 namespace wl {
 namespace {

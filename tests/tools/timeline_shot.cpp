@@ -15,8 +15,8 @@
 #include <cstdio>
 #include <string>
 
-#include "gui/main_window.h"
-#include "timeline/timeline_page.h"
+#include "app/gui/main_window.h"
+#include "widgets/timeline/timeline_page.h"
 
 namespace {
 
@@ -87,8 +87,8 @@ int main(int argc, char** argv) {
         a->trigger();
   if (from >= 0 && to > from) {
     const int64_t t0 = page->store()->run(0).info().start_ns;
-    page->viewport()->setRange({t0 + static_cast<int64_t>(from * 1e9),
-                                t0 + static_cast<int64_t>(to * 1e9)});
+    page->viewport()->setRange(
+        {t0 + static_cast<int64_t>(from * 1e9), t0 + static_cast<int64_t>(to * 1e9)});
   }
   if (scrollGpu >= 0) page->view()->scrollToGpu(0, scrollGpu);
   settle(w, 1500);

@@ -12,11 +12,11 @@
 
 #include <cmath>
 
-#include "analysis_charts.h"
-#include "analysis_panel.h"
-#include "run_analysis.h"
+#include "analysis/run_analysis.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
+#include "widgets/panels/analysis_charts.h"
+#include "widgets/panels/analysis_panel.h"
 
 using namespace wl;  // NOLINT: test file
 

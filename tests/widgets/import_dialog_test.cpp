@@ -9,10 +9,10 @@
 
 #include <fstream>
 
-#include "format/run_file.h"
-#include "import/import_job.h"
-#include "import_dialog.h"
+#include "loaders/format/run_file.h"
+#include "loaders/import/import_job.h"
 #include "support/temp_dir.h"
+#include "widgets/import_dialog.h"
 
 using namespace wl;  // NOLINT: test file
 

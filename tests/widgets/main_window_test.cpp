@@ -12,17 +12,17 @@
 #include <QTimer>
 #include <QtTest>
 
-#include "gui/main_window.h"
-#include "gui/run_session.h"
-#include "gui/study_window.h"
-#include "run_summary_view.h"
-#include "study/study_view.h"
+#include "app/gui/main_window.h"
+#include "app/gui/run_session.h"
+#include "app/gui/study_window.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
-#include "timeline/row_plan.h"
-#include "timeline/timeline_page.h"
-#include "timeline/timeline_view.h"
-#include "track_tree.h"
+#include "widgets/panels/run_summary_view.h"
+#include "widgets/study/study_view.h"
+#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/timeline_page.h"
+#include "widgets/timeline/timeline_view.h"
+#include "widgets/track_tree.h"
 
 using namespace wl;  // NOLINT: test file
 

@@ -6,7 +6,7 @@
 // packages, the heatmap by package power colours a GCD without power of its own with its
 // package's power, and the temperature heatmap keeps each GCD's own temperature.
 // Before Qt: the simulator has a member named emit, a Qt macro.
-#include "sim/simulator.h"  // NOLINT(llvm-include-order)
+#include "loaders/sim/simulator.h"  // NOLINT(llvm-include-order)
 
 #include <QApplication>
 #include <QtTest>
@@ -15,11 +15,11 @@
 
 #include "../analysis/analysis_test_util.h"
 #include "support/temp_dir.h"
-#include "timeline/geometry.h"
-#include "timeline/row_plan.h"
-#include "timeline/tile_store.h"
-#include "timeline/timeline_renderer.h"
-#include "track_tree.h"
+#include "widgets/timeline/geometry.h"
+#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/tile_store.h"
+#include "widgets/timeline/timeline_renderer.h"
+#include "widgets/track_tree.h"
 
 using namespace wl;  // NOLINT: test file
 

@@ -17,16 +17,16 @@
 #include <string>
 #include <vector>
 
-#include "background_job.h"
-#include "gui/main_window.h"
-#include "gui/run_session.h"
-#include "kernel_details_view.h"
-#include "run_summary_view.h"
+#include "app/gui/main_window.h"
+#include "app/gui/run_session.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
-#include "timeline/read_failures.h"
-#include "timeline/timeline_page.h"
-#include "timeline/timeline_view.h"
+#include "widgets/background_job.h"
+#include "widgets/panels/kernel_details_view.h"
+#include "widgets/panels/run_summary_view.h"
+#include "widgets/timeline/read_failures.h"
+#include "widgets/timeline/timeline_page.h"
+#include "widgets/timeline/timeline_view.h"
 
 using namespace wl;  // NOLINT: test file
 

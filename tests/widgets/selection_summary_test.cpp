@@ -6,14 +6,14 @@
 #include <QTreeWidget>
 #include <QtTest>
 
-#include "core/metrics.h"
-#include "core/time_format.h"
-#include "gui/main_window.h"
-#include "range_summary.h"
-#include "selection_summary_view.h"
+#include "analysis/range_summary.h"
+#include "app/gui/main_window.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/time_format.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
-#include "timeline/timeline_page.h"
+#include "widgets/panels/selection_summary_view.h"
+#include "widgets/timeline/timeline_page.h"
 
 using namespace wl;  // NOLINT: test file
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "export/chart_figure.h"
+#include "widgets/export/chart_figure.h"
 
 #include <QAbstractAxis>
 #include <QGraphicsLayout>

@@ -18,7 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "export/figure.h"
+#include "widgets/export/figure.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "export/export_dialog.h"
+#include "widgets/export/export_dialog.h"
 
 #include <QApplication>
 #include <QChartView>
@@ -27,11 +27,11 @@
 
 #include <set>
 
-#include "export/chart_figure.h"
-#include "export/export_views.h"
-#include "export/table_export.h"
-#include "export/timeline_figure.h"
-#include "timeline/timeline_page.h"
+#include "widgets/export/chart_figure.h"
+#include "widgets/export/export_views.h"
+#include "widgets/export/table_export.h"
+#include "widgets/export/timeline_figure.h"
+#include "widgets/timeline/timeline_page.h"
 
 namespace wl {
 namespace {

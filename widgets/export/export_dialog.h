@@ -18,7 +18,7 @@
 #include <functional>
 #include <memory>
 
-#include "export/figure.h"
+#include "widgets/export/figure.h"
 
 class QAbstractItemModel;
 class QChart;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "export/export_views.h"
+#include "widgets/export/export_views.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
@@ -18,21 +18,21 @@
 #include <thread>
 #include <tuple>
 
-#include "analysis_charts.h"
-#include "compare/config_diff.h"
-#include "compare/iteration_profile.h"
-#include "compare/time_warp.h"
-#include "compare_panel.h"
-#include "core/error.h"
-#include "core/metrics.h"
-#include "core/time_format.h"
-#include "export/chart_figure.h"
-#include "export/timeline_figure.h"
-#include "run_alignment.h"
-#include "run_analysis.h"
-#include "study.h"
-#include "study/study_charts.h"
-#include "timeline/tile_store.h"
+#include "analysis/compare/config_diff.h"
+#include "analysis/compare/iteration_profile.h"
+#include "analysis/compare/time_warp.h"
+#include "analysis/run_alignment.h"
+#include "analysis/run_analysis.h"
+#include "analysis/study/study.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/time_format.h"
+#include "widgets/export/chart_figure.h"
+#include "widgets/export/timeline_figure.h"
+#include "widgets/panels/analysis_charts.h"
+#include "widgets/panels/compare_panel.h"
+#include "widgets/study/study_charts.h"
+#include "widgets/timeline/tile_store.h"
 
 namespace wl {
 namespace {

@@ -21,11 +21,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/time_range.h"
-#include "export/figure.h"
-#include "format/run_file.h"
-#include "run_alignment.h"
-#include "timeline/row_plan.h"
+#include "analysis/run_alignment.h"
+#include "loaders/core/time_range.h"
+#include "loaders/format/run_file.h"
+#include "widgets/export/figure.h"
+#include "widgets/timeline/row_plan.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "export/figure.h"
+#include "widgets/export/figure.h"
 
 #include <QBuffer>
 #include <QFileInfo>
@@ -16,7 +16,7 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl {
 namespace {

@@ -26,9 +26,9 @@
 
 #include <optional>
 
-#include "core/run_model.h"
-#include "timeline/axis_ticks.h"
-#include "timeline/theme.h"
+#include "loaders/core/run_model.h"
+#include "widgets/timeline/axis_ticks.h"
+#include "widgets/timeline/theme.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "export/table_export.h"
+#include "widgets/export/table_export.h"
 
 #include <QFileInfo>
 #include <QSaveFile>
@@ -11,7 +11,7 @@
 #include <cmath>
 #include <variant>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl {
 namespace {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "export/timeline_figure.h"
+#include "widgets/export/timeline_figure.h"
 
 #include <algorithm>
 #include <cmath>
 #include <set>
 
-#include "timeline/frame.h"
+#include "widgets/timeline/frame.h"
 
 namespace wl {
 

@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/time_range.h"
-#include "export/figure.h"
-#include "timeline/row_plan.h"
-#include "timeline/timeline_renderer.h"
+#include "loaders/core/time_range.h"
+#include "widgets/export/figure.h"
+#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/timeline_renderer.h"
 
 namespace wl {
 

@@ -8,7 +8,7 @@
 #include <QChart>
 #include <QString>
 
-#include "run_analysis.h"
+#include "analysis/run_analysis.h"
 
 namespace wl {
 

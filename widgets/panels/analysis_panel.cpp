@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "analysis_panel.h"
+#include "widgets/panels/analysis_panel.h"
 
 #include <QChartView>
 #include <QComboBox>
@@ -17,10 +17,10 @@
 
 #include <cmath>
 
-#include "analysis_charts.h"
-#include "core/error.h"
-#include "core/time_format.h"
-#include "export/export_dialog.h"
+#include "loaders/core/error.h"
+#include "loaders/core/time_format.h"
+#include "widgets/export/export_dialog.h"
+#include "widgets/panels/analysis_charts.h"
 
 namespace wl {
 namespace {

@@ -18,10 +18,10 @@
 #include <optional>
 #include <vector>
 
-#include "analysis_options.h"
-#include "background_job.h"
-#include "format/run_file.h"
-#include "run_analysis.h"
+#include "analysis/analysis_options.h"
+#include "analysis/run_analysis.h"
+#include "loaders/format/run_file.h"
+#include "widgets/background_job.h"
 
 class QChartView;
 class QComboBox;

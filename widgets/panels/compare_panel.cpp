@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "compare_panel.h"
+#include "widgets/panels/compare_panel.h"
 
 #include <QAreaSeries>
 #include <QChart>
@@ -22,11 +22,11 @@
 
 #include <cmath>
 
-#include "compare/iteration_profile.h"
-#include "core/metrics.h"
-#include "core/time_format.h"
-#include "export/export_dialog.h"
-#include "range_summary.h"
+#include "analysis/compare/iteration_profile.h"
+#include "analysis/range_summary.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/time_format.h"
+#include "widgets/export/export_dialog.h"
 
 namespace wl {
 namespace {

@@ -15,13 +15,13 @@
 #include <utility>
 #include <vector>
 
-#include "compare/config_diff.h"
-#include "compare/iteration_compare.h"
-#include "compare/iteration_profile.h"
-#include "compare/time_warp.h"
-#include "core/time_range.h"
-#include "format/run_file.h"
-#include "run_alignment.h"
+#include "analysis/compare/config_diff.h"
+#include "analysis/compare/iteration_compare.h"
+#include "analysis/compare/iteration_profile.h"
+#include "analysis/compare/time_warp.h"
+#include "analysis/run_alignment.h"
+#include "loaders/core/time_range.h"
+#include "loaders/format/run_file.h"
 
 class QChart;
 class QChartView;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "kernel_details_view.h"
+#include "widgets/panels/kernel_details_view.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/time_format.h"
+#include "loaders/core/time_format.h"
 
 namespace wl {
 namespace {

@@ -14,10 +14,10 @@
 #include <optional>
 #include <unordered_map>
 
-#include "background_job.h"
-#include "format/run_file.h"
-#include "timeline/tile_store.h"
-#include "timeline/timeline_view.h"
+#include "loaders/format/run_file.h"
+#include "widgets/background_job.h"
+#include "widgets/timeline/tile_store.h"
+#include "widgets/timeline/timeline_view.h"
 
 namespace wl {
 

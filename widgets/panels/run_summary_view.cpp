@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "run_summary_view.h"
+#include "widgets/panels/run_summary_view.h"
 
-#include "core/time_format.h"
-#include "run_overview.h"
+#include "analysis/run_overview.h"
+#include "loaders/core/time_format.h"
 
 namespace wl {
 namespace {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A read-only page describing the open runs: metadata, configuration, GPUs, ranks, data quality.
-// The same RunOverview feeds `wattline info`; it is read off the UI thread. Reads of run data that failed while viewing (tiles,
-// overview, kernel details: TileStore::failures()) are listed with the run's data quality.
+// The same RunOverview feeds `wattline info`; it is read off the UI thread. Reads of run data that
+// failed while viewing (tiles, overview, kernel details: TileStore::failures()) are listed with the
+// run's data quality.
 
 #include <QTextBrowser>
 #include <QTimer>
@@ -10,10 +11,10 @@
 #include <memory>
 #include <vector>
 
-#include "background_job.h"
-#include "format/run_file.h"
-#include "run_overview.h"
-#include "timeline/tile_store.h"
+#include "analysis/run_overview.h"
+#include "loaders/format/run_file.h"
+#include "widgets/background_job.h"
+#include "widgets/timeline/tile_store.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "selection_summary_view.h"
+#include "widgets/panels/selection_summary_view.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -12,8 +12,8 @@
 
 #include <cmath>
 
-#include "core/metrics.h"
-#include "core/time_format.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/time_format.h"
 
 namespace wl {
 

@@ -11,10 +11,10 @@
 #include <memory>
 #include <optional>
 
-#include "background_job.h"
-#include "core/time_range.h"
-#include "format/run_file.h"
-#include "range_summary.h"
+#include "analysis/range_summary.h"
+#include "loaders/core/time_range.h"
+#include "loaders/format/run_file.h"
+#include "widgets/background_job.h"
 
 class QLabel;
 class QTreeWidget;

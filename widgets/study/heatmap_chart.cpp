@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "heatmap_chart.h"
+#include "widgets/study/heatmap_chart.h"
 
-#include "study_charts.h"
+#include "widgets/study/study_charts.h"
 
 #include <QCategoryAxis>
 #include <QGraphicsItem>

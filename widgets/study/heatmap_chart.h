@@ -13,7 +13,7 @@
 
 #include <QChart>
 
-#include "study_figures.h"
+#include "analysis/study/study_figures.h"
 
 class QScatterSeries;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "study_charts.h"
+#include "widgets/study/study_charts.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>
@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "heatmap_chart.h"
+#include "widgets/study/heatmap_chart.h"
 
 namespace wl {
 namespace {

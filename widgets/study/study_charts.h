@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Qt Charts of a study (docs/compare.md, "Figures"), each built from the plain figure data of
-// analysis/study_figures.h, so that the study view, the figure export and the tests draw the same
-// numbers. Every function returns a new QChart the caller owns; none needs a widget, so a chart can
-// be put in a QChartView or rendered straight to an image, SVG or PDF.
+// analysis/study/study_figures.h, so that the study view, the figure export and the tests draw the
+// same numbers. Every function returns a new QChart the caller owns; none needs a widget, so a
+// chart can be put in a QChartView or rendered straight to an image, SVG or PDF.
 //
 //   makeConfigBarsChart     mean and peak bars per configuration with the normalized efficiency
 //                           line on a right axis (seed paper Fig. 4, 8, 13)
@@ -19,7 +19,7 @@
 
 #include <vector>
 
-#include "study_figures.h"
+#include "analysis/study/study_figures.h"
 
 namespace wl {
 

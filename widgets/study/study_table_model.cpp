@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "study_table_model.h"
+#include "widgets/study/study_table_model.h"
 
 #include <QBrush>
 #include <QColor>
@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl {
 namespace {

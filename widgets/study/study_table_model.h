@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The study's comparison table as a Qt item model: a thin view of the library's StudyTable
-// (analysis/study_table.h), so the GUI shows the same rows, numbers, deltas and ranks as
+// (analysis/study/study_table.h), so the GUI shows the same rows, numbers, deltas and ranks as
 // `wattline compare`. Filtering, sorting, the baseline and the normalization are options of the
 // table and rebuild it; sort() (a header click) sorts with the library's rule (valid runs first,
 // unknown values last).
@@ -16,8 +16,8 @@
 
 #include <memory>
 
-#include "study.h"
-#include "study_table.h"
+#include "analysis/study/study.h"
+#include "analysis/study/study_table.h"
 
 namespace wl {
 

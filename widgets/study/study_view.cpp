@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "study_view.h"
+#include "widgets/study/study_view.h"
 
 #include <QChartView>
 #include <QComboBox>
@@ -23,8 +23,8 @@
 #include <mutex>
 #include <set>
 
-#include "core/error.h"
-#include "export/export_dialog.h"
+#include "loaders/core/error.h"
+#include "widgets/export/export_dialog.h"
 
 namespace wl {
 namespace {

@@ -18,10 +18,10 @@
 #include <memory>
 #include <vector>
 
-#include "background_job.h"
-#include "study.h"
-#include "study_charts.h"
-#include "study_table_model.h"
+#include "analysis/study/study.h"
+#include "widgets/background_job.h"
+#include "widgets/study/study_charts.h"
+#include "widgets/study/study_table_model.h"
 
 class QChartView;
 class QComboBox;

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/axis_ticks.h"
+#include "widgets/timeline/axis_ticks.h"
 
 #include <QObject>
 
 #include <array>
 #include <cmath>
 
-#include "timeline/track_painter.h"
+#include "widgets/timeline/track_painter.h"
 
 namespace wl {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "timeline/time_mapping.h"
+#include "widgets/timeline/time_mapping.h"
 
 namespace wl {
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/difference_geometry.h"
+#include "widgets/timeline/difference_geometry.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "timeline/tile_store.h"
+#include "widgets/timeline/tile_store.h"
 
 namespace wl {
 namespace {

@@ -11,9 +11,9 @@
 #include <optional>
 #include <vector>
 
-#include "compare/time_warp.h"
-#include "format/run_file.h"
-#include "timeline/geometry.h"
+#include "analysis/compare/time_warp.h"
+#include "loaders/format/run_file.h"
+#include "widgets/timeline/geometry.h"
 
 namespace wl {
 

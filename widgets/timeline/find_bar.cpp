@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/find_bar.h"
+#include "widgets/timeline/find_bar.h"
 
 #include <QHBoxLayout>
 #include <QKeyEvent>

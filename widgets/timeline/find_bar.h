@@ -9,8 +9,8 @@
 #include <atomic>
 #include <memory>
 
-#include "background_job.h"
-#include "timeline/kernel_search.h"
+#include "widgets/background_job.h"
+#include "widgets/timeline/kernel_search.h"
 
 class QLabel;
 class QLineEdit;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The timeline's frame (frame.h): legend, time axes and label columns of the screen and of
 // figures, as layout values and their painters.
-#include "timeline/frame.h"
+#include "widgets/timeline/frame.h"
 
 #include <QFontMetrics>
 #include <QFontMetricsF>
@@ -11,8 +11,8 @@
 #include <array>
 #include <cmath>
 
-#include "core/throttle_reasons.h"
-#include "timeline/throttle_strip.h"
+#include "loaders/core/throttle_reasons.h"
+#include "widgets/timeline/throttle_strip.h"
 
 namespace wl {
 namespace {

@@ -23,11 +23,11 @@
 #include <optional>
 #include <vector>
 
-#include "core/time_range.h"
-#include "timeline/axis_ticks.h"
-#include "timeline/row_plan.h"
-#include "timeline/theme.h"
-#include "timeline/timeline_renderer.h"
+#include "loaders/core/time_range.h"
+#include "widgets/timeline/axis_ticks.h"
+#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/theme.h"
+#include "widgets/timeline/timeline_renderer.h"
 
 namespace wl {
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/geometry.h"
+#include "widgets/timeline/geometry.h"
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
-#include "core/throttle_reasons.h"
-#include "timeline/tile_store.h"
+#include "loaders/core/throttle_reasons.h"
+#include "widgets/timeline/tile_store.h"
 
 namespace wl {
 namespace {

@@ -22,11 +22,11 @@
 #include <functional>
 #include <vector>
 
-#include "core/kernel_class.h"
-#include "format/lod.h"
-#include "format/run_file.h"
-#include "timeline/tiles.h"
-#include "timeline/time_mapping.h"
+#include "loaders/core/kernel_class.h"
+#include "loaders/format/lod.h"
+#include "loaders/format/run_file.h"
+#include "widgets/timeline/tiles.h"
+#include "widgets/timeline/time_mapping.h"
 
 namespace wl {
 

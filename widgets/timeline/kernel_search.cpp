@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/kernel_search.h"
+#include "widgets/timeline/kernel_search.h"
 
 #include <algorithm>
 #include <cctype>

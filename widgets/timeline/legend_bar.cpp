@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/legend_bar.h"
+#include "widgets/timeline/legend_bar.h"
 
 #include <QHelpEvent>
 #include <QPainter>
 #include <QToolTip>
 
-#include "timeline/frame.h"
+#include "widgets/timeline/frame.h"
 
 namespace wl {
 

@@ -5,7 +5,7 @@
 
 #include <QWidget>
 
-#include "timeline/frame.h"
+#include "widgets/timeline/frame.h"
 
 namespace wl {
 

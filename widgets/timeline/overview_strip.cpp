@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/overview_strip.h"
+#include "widgets/timeline/overview_strip.h"
 
 #include <QMouseEvent>
 #include <QPainter>
@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "core/metrics.h"
-#include "timeline/read_failures.h"
+#include "loaders/core/metrics.h"
+#include "widgets/timeline/read_failures.h"
 
 namespace wl {
 

@@ -9,10 +9,10 @@
 
 #include <optional>
 
-#include "background_job.h"
-#include "timeline/theme.h"
-#include "timeline/tile_store.h"
-#include "timeline/viewport.h"
+#include "widgets/background_job.h"
+#include "widgets/timeline/theme.h"
+#include "widgets/timeline/tile_store.h"
+#include "widgets/timeline/viewport.h"
 
 namespace wl {
 

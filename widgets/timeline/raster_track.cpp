@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/raster_track.h"
+#include "widgets/timeline/raster_track.h"
 
 #include <algorithm>
 #include <cmath>

@@ -9,9 +9,9 @@
 
 #include <QImage>
 
-#include "timeline/geometry.h"
-#include "timeline/theme.h"
-#include "timeline/track_painter.h"
+#include "widgets/timeline/geometry.h"
+#include "widgets/timeline/theme.h"
+#include "widgets/timeline/track_painter.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/read_failures.h"
+#include "widgets/timeline/read_failures.h"
 
 #include <QFontMetricsF>
 

@@ -9,10 +9,10 @@
 
 #include <vector>
 
-#include "timeline/row_plan.h"
-#include "timeline/theme.h"
-#include "timeline/tile_store.h"
-#include "timeline/time_mapping.h"
+#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/theme.h"
+#include "widgets/timeline/tile_store.h"
+#include "widgets/timeline/time_mapping.h"
 
 namespace wl {
 

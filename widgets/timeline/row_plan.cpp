@@ -2,7 +2,7 @@
 // planRows(): the rows of the window, of a comparison and of every exported figure (see
 // row_plan.h). A Planner walks the runs in the order the tree state gives and appends rows; the
 // per-kind helpers hold the labels and heights of each style.
-#include "timeline/row_plan.h"
+#include "widgets/timeline/row_plan.h"
 
 #include <QObject>
 #include <QStringList>
@@ -11,7 +11,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/metrics.h"
+#include "loaders/core/metrics.h"
 
 namespace wl {
 

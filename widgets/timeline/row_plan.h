@@ -27,7 +27,7 @@
 #include <variant>
 #include <vector>
 
-#include "format/run_file.h"
+#include "loaders/format/run_file.h"
 
 namespace wl {
 
@@ -159,7 +159,7 @@ QString stream(int run, int rank, int64_t stream);        // "r0/rank2/s7"
 QString heatmap(int run);                                 // "r0/heatmap"
 QString package(int run, int domain);                     // "r0/p1" (a domain of several GPUs)
 QString packageMetric(int run, int domain, const std::string& id);  // "r0/p1/power_w"
-QString throttle(int run, int gpu);                       // "r0/g3/throttle"
+QString throttle(int run, int gpu);                                 // "r0/g3/throttle"
 }  // namespace rowkey
 
 // ---- The inputs of a plan ----
@@ -204,7 +204,7 @@ enum class RowStyle { Window, Figure };
 
 struct RowPlanOptions {
   RowStyle style = RowStyle::Window;
-  bool heatmap = false;  // the window's GPU telemetry as one heatmap row per run
+  bool heatmap = false;                  // the window's GPU telemetry as one heatmap row per run
   std::string heatmapMetric = "temp_c";  // kThrottleHeatmapMetric: the reason heatmap
   // A throttle strip under each GPU's header (runs with an SM clock). The window and the
   // timeline figures turn it on; off here so plans that do not ask for it stay as they were.

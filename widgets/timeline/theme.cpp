@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/theme.h"
+#include "widgets/timeline/theme.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/metrics.h"
-#include "core/throttle_reasons.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/throttle_reasons.h"
 
 namespace wl {
 namespace {

@@ -10,7 +10,7 @@
 #include <array>
 #include <string_view>
 
-#include "core/kernel_class.h"
+#include "loaders/core/kernel_class.h"
 
 namespace wl {
 

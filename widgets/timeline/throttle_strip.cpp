@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Throttle strip and reason heatmap: geometry and painting (throttle_strip.h).
-#include "timeline/throttle_strip.h"
+#include "widgets/timeline/throttle_strip.h"
 
 #include <QObject>
 #include <QStringList>
@@ -9,8 +9,8 @@
 #include <cmath>
 #include <optional>
 
-#include "core/throttle_reasons.h"
-#include "core/time_format.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/core/time_format.h"
 
 namespace wl {
 

@@ -21,9 +21,9 @@
 #include <memory>
 #include <vector>
 
-#include "throttle_detection.h"
-#include "timeline/theme.h"
-#include "timeline/time_mapping.h"
+#include "analysis/throttle_detection.h"
+#include "widgets/timeline/theme.h"
+#include "widgets/timeline/time_mapping.h"
 
 namespace wl {
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/tile_store.h"
+#include "widgets/timeline/tile_store.h"
 
 #include <QMetaObject>
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/time_format.h"
+#include "loaders/core/time_format.h"
 
 namespace wl {
 

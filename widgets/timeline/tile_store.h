@@ -31,8 +31,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "format/run_file.h"
-#include "timeline/tiles.h"
+#include "loaders/format/run_file.h"
+#include "widgets/timeline/tiles.h"
 
 namespace wl {
 

@@ -14,8 +14,8 @@
 #include <variant>
 #include <vector>
 
-#include "core/kernel_class.h"
-#include "core/run_model.h"
+#include "loaders/core/kernel_class.h"
+#include "loaders/core/run_model.h"
 
 namespace wl {
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/time_ruler.h"
+#include "widgets/timeline/time_ruler.h"
 
 #include <QMouseEvent>
 #include <QPainter>
 
 #include <cmath>
 
-#include "core/time_format.h"
-#include "timeline/frame.h"
-#include "timeline/time_mapping.h"
+#include "loaders/core/time_format.h"
+#include "widgets/timeline/frame.h"
+#include "widgets/timeline/time_mapping.h"
 
 namespace wl {
 

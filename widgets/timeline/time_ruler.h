@@ -8,8 +8,8 @@
 
 #include <optional>
 
-#include "timeline/theme.h"
-#include "timeline/viewport.h"
+#include "widgets/timeline/theme.h"
+#include "widgets/timeline/viewport.h"
 
 namespace wl {
 

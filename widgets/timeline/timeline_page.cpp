@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/timeline_page.h"
+#include "widgets/timeline/timeline_page.h"
 
 #include <QTimer>
 
 #include <QVBoxLayout>
-#include "core/throttle_reasons.h"
-#include "throttle_detection.h"
+#include "analysis/throttle_detection.h"
+#include "loaders/core/throttle_reasons.h"
 
 namespace wl {
 

@@ -8,12 +8,12 @@
 #include <memory>
 #include <vector>
 
-#include "background_job.h"
-#include "timeline/find_bar.h"
-#include "timeline/legend_bar.h"
-#include "timeline/overview_strip.h"
-#include "timeline/time_ruler.h"
-#include "timeline/timeline_view.h"
+#include "widgets/background_job.h"
+#include "widgets/timeline/find_bar.h"
+#include "widgets/timeline/legend_bar.h"
+#include "widgets/timeline/overview_strip.h"
+#include "widgets/timeline/time_ruler.h"
+#include "widgets/timeline/timeline_view.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/timeline_renderer.h"
+#include "widgets/timeline/timeline_renderer.h"
 
 #include <QFontMetricsF>
 #include <QPaintEngine>
@@ -8,11 +8,11 @@
 #include <cmath>
 #include <optional>
 
-#include "core/metrics.h"
-#include "core/time_format.h"
-#include "timeline/raster_track.h"
-#include "timeline/vector_track.h"
-#include "timeline/warp_spans.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/time_format.h"
+#include "widgets/timeline/raster_track.h"
+#include "widgets/timeline/vector_track.h"
+#include "widgets/timeline/warp_spans.h"
 
 namespace wl {
 namespace {

@@ -19,14 +19,14 @@
 #include <optional>
 #include <variant>
 
-#include "compare/time_warp.h"
-#include "timeline/difference_geometry.h"
-#include "timeline/geometry.h"
-#include "timeline/row_plan.h"
-#include "timeline/theme.h"
-#include "timeline/throttle_strip.h"
-#include "timeline/tile_store.h"
-#include "timeline/track_painter.h"
+#include "analysis/compare/time_warp.h"
+#include "widgets/timeline/difference_geometry.h"
+#include "widgets/timeline/geometry.h"
+#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/theme.h"
+#include "widgets/timeline/throttle_strip.h"
+#include "widgets/timeline/tile_store.h"
+#include "widgets/timeline/track_painter.h"
 
 namespace wl {
 

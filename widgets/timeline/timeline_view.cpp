@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/timeline_view.h"
+#include "widgets/timeline/timeline_view.h"
 
 #include <QHelpEvent>
 #include <QKeyEvent>
@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/metrics.h"
-#include "core/throttle_reasons.h"
-#include "core/time_format.h"
-#include "timeline/frame.h"
-#include "timeline/read_failures.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/core/time_format.h"
+#include "widgets/timeline/frame.h"
+#include "widgets/timeline/read_failures.h"
 
 namespace wl {
 namespace {

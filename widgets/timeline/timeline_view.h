@@ -15,8 +15,8 @@
 #include <optional>
 #include <set>
 
-#include "timeline/timeline_renderer.h"
-#include "timeline/viewport.h"
+#include "widgets/timeline/timeline_renderer.h"
+#include "widgets/timeline/viewport.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/track_painter.h"
+#include "widgets/timeline/track_painter.h"
 
 #include <QFontMetricsF>
 #include <QPaintEngine>

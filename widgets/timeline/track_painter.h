@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "timeline/difference_geometry.h"
-#include "timeline/geometry.h"
-#include "timeline/theme.h"
+#include "widgets/timeline/difference_geometry.h"
+#include "widgets/timeline/geometry.h"
+#include "widgets/timeline/theme.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/vector_track.h"
+#include "widgets/timeline/vector_track.h"
 
 #include <QFontMetricsF>
 #include <QPainterPath>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/viewport.h"
+#include "widgets/timeline/viewport.h"
 
 #include <algorithm>
 #include <cmath>

@@ -14,7 +14,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/time_range.h"
+#include "loaders/core/time_range.h"
 
 namespace wl {
 

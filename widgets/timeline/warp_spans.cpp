@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "timeline/warp_spans.h"
+#include "widgets/timeline/warp_spans.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "compare/time_warp.h"
-#include "timeline/time_mapping.h"
+#include "analysis/compare/time_warp.h"
+#include "widgets/timeline/time_mapping.h"
 
 namespace wl {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/prometheus/http_client.h"
+#include "loaders/import/prometheus/http_client.h"
 
 #include <curl/curl.h>
 #include <fmt/format.h>

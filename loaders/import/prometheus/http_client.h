@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl::import::http {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/prometheus/prometheus_api.h"
+#include "loaders/import/prometheus/prometheus_api.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>

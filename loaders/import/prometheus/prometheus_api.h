@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "import/prometheus/http_client.h"
+#include "loaders/import/prometheus/http_client.h"
 
 namespace wl::import::prom {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/prometheus/prometheus_import.h"
+#include "loaders/import/prometheus/prometheus_import.h"
 
 #include <fmt/format.h>
 
@@ -15,13 +15,13 @@
 #include <set>
 #include <thread>
 
-#include "core/error.h"
-#include "core/metrics.h"
-#include "core/throttle_reasons.h"
-#include "core/time_format.h"
-#include "import/telemetry/dcgm_fields.h"
-#include "import/telemetry/table_builder.h"
-#include "import/telemetry/text_input.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/core/time_format.h"
+#include "loaders/import/telemetry/dcgm_fields.h"
+#include "loaders/import/telemetry/table_builder.h"
+#include "loaders/import/telemetry/text_input.h"
 
 namespace wl::import::prom {
 namespace {

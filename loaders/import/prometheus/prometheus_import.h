@@ -21,11 +21,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/progress.h"
-#include "import/import_job.h"
-#include "import/importer.h"
-#include "import/prometheus/http_client.h"
-#include "import/prometheus/prometheus_api.h"
+#include "loaders/core/progress.h"
+#include "loaders/import/import_job.h"
+#include "loaders/import/importer.h"
+#include "loaders/import/prometheus/http_client.h"
+#include "loaders/import/prometheus/prometheus_api.h"
 
 namespace wl::import::prom {
 

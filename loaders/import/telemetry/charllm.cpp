@@ -18,12 +18,12 @@
 #include <map>
 #include <set>
 
-#include "core/error.h"
-#include "core/metrics.h"
-#include "import/telemetry/charllm_matrix.h"
-#include "import/telemetry/table_builder.h"
-#include "import/telemetry/telemetry_importers.h"
-#include "import/telemetry/text_input.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/import/telemetry/charllm_matrix.h"
+#include "loaders/import/telemetry/table_builder.h"
+#include "loaders/import/telemetry/telemetry_importers.h"
+#include "loaders/import/telemetry/text_input.h"
 
 namespace wl::import {
 namespace {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/telemetry/charllm_matrix.h"
+#include "loaders/import/telemetry/charllm_matrix.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "import/telemetry/text_input.h"
+#include "loaders/import/telemetry/text_input.h"
 
 namespace wl::import::charllm {
 namespace {

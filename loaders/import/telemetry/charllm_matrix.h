@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/run_model.h"
+#include "loaders/core/run_model.h"
 
 namespace wl::import::charllm {
 

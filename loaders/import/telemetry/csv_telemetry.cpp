@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/telemetry/csv_telemetry.h"
+#include "loaders/import/telemetry/csv_telemetry.h"
 
 namespace wl::import::tel {
 

@@ -19,10 +19,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/progress.h"
-#include "core/run_model.h"
-#include "import/telemetry/table_builder.h"
-#include "import/telemetry/text_input.h"
+#include "loaders/core/progress.h"
+#include "loaders/core/run_model.h"
+#include "loaders/import/telemetry/table_builder.h"
+#include "loaders/import/telemetry/text_input.h"
 
 namespace wl::import::tel {
 

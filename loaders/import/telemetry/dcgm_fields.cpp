@@ -7,15 +7,15 @@
 // (DCGM_FI_DEV_CLOCK_THROTTLE_REASONS / current_clock_throttle_reasons before DCGM 3.2,
 // DCGM_FI_DEV_CLOCKS_EVENT_REASONS / current_clocks_event_reasons since): both spellings are kept.
 
-#include "import/telemetry/dcgm_fields.h"
+#include "loaders/import/telemetry/dcgm_fields.h"
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 
-#include "core/metrics.h"
-#include "core/throttle_reasons.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/throttle_reasons.h"
 
 namespace wl::import::dcgm {
 namespace {

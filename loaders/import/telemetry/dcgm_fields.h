@@ -23,7 +23,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/run_model.h"
+#include "loaders/core/run_model.h"
 
 namespace wl::import::dcgm {
 

@@ -3,7 +3,7 @@
 // Cost: one sort of the row gaps, O(rows x 64) comparisons for the constants, and
 // O(min(rows, 50,000) x 64 x columns) for the continuity steps.
 
-#include "import/telemetry/gpu_cycles.h"
+#include "loaders/import/telemetry/gpu_cycles.h"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 #include <limits>
 #include <map>
 
-#include "core/time_format.h"
+#include "loaders/core/time_format.h"
 
 namespace wl::import::tel {
 namespace {

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "core/run_model.h"
+#include "loaders/core/run_model.h"
 
 namespace wl::import::tel {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/telemetry/table_builder.h"
+#include "loaders/import/telemetry/table_builder.h"
 
 #include <fmt/format.h>
 
@@ -8,9 +8,9 @@
 #include <map>
 #include <numeric>
 
-#include "core/metrics.h"
-#include "core/series_math.h"
-#include "core/throttle_reasons.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/series_math.h"
+#include "loaders/core/throttle_reasons.h"
 
 namespace wl::import::tel {
 

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/run_model.h"
-#include "import/importer.h"
-#include "import/telemetry/text_input.h"
+#include "loaders/core/run_model.h"
+#include "loaders/import/importer.h"
+#include "loaders/import/telemetry/text_input.h"
 
 namespace wl::import::tel {
 

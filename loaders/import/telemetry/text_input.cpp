@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "import/telemetry/text_input.h"
+#include "loaders/import/telemetry/text_input.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/error.h"
+#include "loaders/core/error.h"
 
 namespace wl::import::text {
 namespace {

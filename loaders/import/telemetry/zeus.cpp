@@ -16,12 +16,12 @@
 
 #include <cmath>
 
-#include "core/error.h"
-#include "core/metrics.h"
-#include "import/telemetry/csv_telemetry.h"
-#include "import/telemetry/table_builder.h"
-#include "import/telemetry/telemetry_importers.h"
-#include "import/telemetry/text_input.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/import/telemetry/csv_telemetry.h"
+#include "loaders/import/telemetry/table_builder.h"
+#include "loaders/import/telemetry/telemetry_importers.h"
+#include "loaders/import/telemetry/text_input.h"
 
 namespace wl::import {
 namespace {
