@@ -3,6 +3,9 @@
 // segments (deepest deficit, dominant reason), the strength of a known deficit, the jump to the
 // next / previous interval, the counter ranges fitted to their values, and where the row plan
 // puts the strip and the reason heatmap.
+#include <chrono>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "loaders/core/throttle_reasons.h"
@@ -248,6 +251,47 @@ TEST_F(ThrottleRows, StripUnderEachGpuHeaderAndTheReasonHeatmap) {
   ASSERT_EQ(fig.size(), 2u);
   EXPECT_EQ(fig[0].kind(), RowKind::Heatmap);
   EXPECT_EQ(fig[1].kind(), RowKind::ThrottleHeatmap);
+}
+
+// The timeline's renderer never reads the file in paint: the whole-run tiles a value range comes
+// from are listed for the view's request, the range meanwhile is the placeholder, and once the
+// loader thread has them the range is the one an exporter (which loads on its own thread) gets.
+TEST_F(ThrottleRows, AScreenRendererQueuesTheTilesOfItsRangesInsteadOfReadingThem) {
+  const int power = metricIndex(*run, "power_w");
+  ASSERT_GE(power, 0);
+  TileStore loading;
+  loading.addRun(run);
+  TimelineRenderer exporter(loading);
+  const ValueRange whole = exporter.heatmapRange(0, power);
+  EXPECT_LT(whole.min, whole.max);
+  EXPECT_TRUE(exporter.takeMissingTiles().empty());
+
+  TileStore store;
+  store.addRun(run);
+  TimelineRenderer screen(store);
+  screen.setTileReads(TimelineRenderer::TileReads::Queue);
+  const ValueRange first = screen.heatmapRange(0, power);
+  EXPECT_EQ(store.bytesInUse(), 0u);  // nothing was read on this thread
+  EXPECT_DOUBLE_EQ(first.min, 0);     // no value yet: the placeholder range
+  EXPECT_DOUBLE_EQ(first.max, 1);
+  const std::vector<TileKey> missing = screen.takeMissingTiles();
+  ASSERT_FALSE(missing.empty());
+  const int top = static_cast<int>(run->series().grid.levels()) - 1;
+  for (const TileKey& k : missing) {
+    EXPECT_EQ(k.kind, TileKind::Heatmap);
+    EXPECT_EQ(k.metric, power);
+    EXPECT_EQ(k.level, top);
+  }
+  EXPECT_TRUE(screen.takeMissingTiles().empty());  // handed over once
+
+  store.request(missing);
+  for (int i = 0; i < 500 && store.pending() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(store.pending(), 0u);
+  const ValueRange after = screen.heatmapRange(0, power);
+  EXPECT_DOUBLE_EQ(after.min, whole.min);
+  EXPECT_DOUBLE_EQ(after.max, whole.max);
+  EXPECT_TRUE(screen.takeMissingTiles().empty());  // complete now, and cached
 }
 
 }  // namespace

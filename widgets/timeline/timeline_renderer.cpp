@@ -34,6 +34,9 @@ void TimelineRenderer::clearCaches() {
   warpedImages_.clear();
   extents_.clear();
   busyExtents_.clear();
+  partialExtents_.clear();
+  partialBusyExtents_.clear();
+  missingTiles_.clear();
   nodeSeparators_.clear();
 }
 
@@ -201,6 +204,22 @@ ValueRange differenceRange(const DifferenceGeometry& g) {
   return {-1.1 * m, 1.1 * m};
 }
 
+TilePtr TimelineRenderer::topTile(const TileKey& key, bool& complete) {
+  if (reads_ == TileReads::Queue) {
+    TilePtr tp = store_.find(key);
+    if (!tp) {
+      missingTiles_.push_back(key);
+      complete = false;
+    }
+    return tp;
+  }
+  try {
+    return store_.load(key);
+  } catch (const std::exception&) {  // recorded by the store; the range comes from the rest
+    return nullptr;
+  }
+}
+
 const std::vector<std::pair<float, float>>& TimelineRenderer::extents(int run, int metric) {
   const auto key = std::make_pair(run, metric);
   auto it = extents_.find(key);
@@ -208,16 +227,13 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::extents(int run, i
   const RunFile& rf = store_.run(run);
   const SeriesGroupMeta& tel = rf.series();
   std::vector<std::pair<float, float>> out(tel.entities, {kNaNf, kNaNf});
+  bool complete = true;
   if (tel.grid.levels() > 0) {
     const int top = static_cast<int>(tel.grid.levels()) - 1;
     const int64_t tiles =
         static_cast<int64_t>((tel.grid.buckets.back() + kTileBuckets - 1) / kTileBuckets);
     for (int64_t i = 0; i < tiles; ++i) {
-      TilePtr tp;
-      try {
-        tp = store_.load(TileKey{run, TileKind::Heatmap, -1, metric, top, i});
-      } catch (const std::exception&) {
-      }
+      const TilePtr tp = topTile(TileKey{run, TileKind::Heatmap, -1, metric, top, i}, complete);
       if (!tp) continue;
       const auto& t = std::get<HeatmapTile>(*tp);
       for (size_t e = 0; e < t.entities; ++e)
@@ -230,6 +246,7 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::extents(int run, i
         }
     }
   }
+  if (!complete) return partialExtents_[key] = std::move(out);
   return extents_.emplace(key, std::move(out)).first->second;
 }
 
@@ -241,7 +258,7 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::busyExtents(int ru
   const SeriesGroupMeta& tel = rf.series();
   const int util = metricIndex(rf, std::string(metric::kUtil));
   std::vector<std::pair<float, float>> out(tel.entities, {kNaNf, kNaNf});
-  bool any = false;
+  bool any = false, complete = true;
   if (util >= 0 && tel.grid.levels() > 0) {
     // The top level's buckets in which the GPU was busy throughout (its lowest utilization at or
     // above the detector's busy threshold): idle clocks before and after the training do not
@@ -251,12 +268,8 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::busyExtents(int ru
         static_cast<int64_t>((tel.grid.buckets.back() + kTileBuckets - 1) / kTileBuckets);
     const float busy = static_cast<float>(AnalysisOptions{}.busyUtilPct);
     for (int64_t i = 0; i < tiles; ++i) {
-      TilePtr vp, up;
-      try {
-        vp = store_.load(TileKey{run, TileKind::Heatmap, -1, metric, top, i});
-        up = store_.load(TileKey{run, TileKind::Heatmap, -1, util, top, i});
-      } catch (const std::exception&) {
-      }
+      const TilePtr vp = topTile(TileKey{run, TileKind::Heatmap, -1, metric, top, i}, complete);
+      const TilePtr up = topTile(TileKey{run, TileKind::Heatmap, -1, util, top, i}, complete);
       if (!vp || !up) continue;
       const auto& v = std::get<HeatmapTile>(*vp);
       const auto& u = std::get<HeatmapTile>(*up);
@@ -272,7 +285,12 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::busyExtents(int ru
         }
     }
   }
-  if (!any) out = extents(run, metric);  // no utilization, or never busy: every value
+  if (!any) {  // no utilization, or never busy: every value
+    const bool cachedAll = extents_.count(key) > 0;
+    out = extents(run, metric);
+    complete = complete && (cachedAll || extents_.count(key) > 0);
+  }
+  if (!complete) return partialBusyExtents_[key] = std::move(out);
   return busyExtents_.emplace(key, std::move(out)).first->second;
 }
 

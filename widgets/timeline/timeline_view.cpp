@@ -56,6 +56,7 @@ TimelineView::TimelineView(Viewport* viewport, TileStore* store, QWidget* parent
   setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   verticalScrollBar()->setSingleStep(20);
   renderer_.setTheme(Theme::fromPalette(palette()));
+  renderer_.setTileReads(TimelineRenderer::TileReads::Queue);  // paint never reads the file
   connect(vp_, &Viewport::rangeChanged, this, [this] { this->viewport()->update(); });
   connect(vp_, &Viewport::selectionChanged, this, [this] { this->viewport()->update(); });
   connect(store_, &TileStore::tilesArrived, this, [this] {
@@ -214,6 +215,9 @@ void TimelineView::paintEvent(QPaintEvent*) {
     p.drawLine(QPointF(kLabelWidth + *hoverX_, 0),
                QPointF(kLabelWidth + *hoverX_, content.bottom()));
   }
+  // The whole-run tiles the value ranges need come first: every row's axis depends on them.
+  std::vector<TileKey> ranges = renderer_.takeMissingTiles();
+  missing.insert(missing.begin(), ranges.begin(), ranges.end());
   if (!missing.empty()) store_->request(missing);
 }
 
