@@ -12,6 +12,7 @@
 #include <QPainter>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "scale_run.h"
@@ -58,7 +59,16 @@ Scene scene64() {
   return s;
 }
 
+// As the timeline view paints: the rows' geometry first, on two threads (prepareRows), unless
+// WATTLINE_BENCH_SERIAL is set (then paint builds each row, on one thread).
 void paintFrame(Scene& s, const wl::TimeMapping& map, QImage& img, const wl::TileFetch& fetch) {
+  static const bool serial = std::getenv("WATTLINE_BENCH_SERIAL") != nullptr;
+  if (!serial) {
+    std::vector<const wl::TrackRow*> rows;
+    for (const wl::TrackRow& r : s.rows)
+      rows.push_back(&r);
+    s.renderer->prepareRows(rows, map, fetch, nullptr);
+  }
   QPainter p(&img);
   double y = 0;
   for (const wl::TrackRow& r : s.rows) {

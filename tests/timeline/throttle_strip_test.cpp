@@ -8,6 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <QGuiApplication>
+#include <QImage>
+#include <QPainter>
+
+#include <memory>
+
 #include "loaders/core/throttle_reasons.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
@@ -292,6 +298,60 @@ TEST_F(ThrottleRows, AScreenRendererQueuesTheTilesOfItsRangesInsteadOfReadingThe
   EXPECT_DOUBLE_EQ(after.min, whole.min);
   EXPECT_DOUBLE_EQ(after.max, whole.max);
   EXPECT_TRUE(screen.takeMissingTiles().empty());  // complete now, and cached
+}
+
+// A pan or zoom repaint builds the visible counter rows' geometry on two threads first
+// (prepareRows); painting then reads no tile, and every row comes out as it does when paint
+// builds it alone.
+TEST_F(ThrottleRows, RowsPreparedOnTwoThreadsPaintAsRowsBuiltInPaint) {
+  int argc = 1;
+  char name[] = "test";
+  char* argv[] = {name, nullptr};
+  std::unique_ptr<QGuiApplication> app;
+  if (!QGuiApplication::instance()) {
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    app = std::make_unique<QGuiApplication>(argc, argv);
+  }
+  TileStore store;
+  store.addRun(run);
+  std::vector<TrackRow> rows;
+  for (const TrackRow& r : planRows({run}, {}, {}, {}))
+    if (r.kind() == RowKind::Counter) rows.push_back(r);
+  ASSERT_GE(rows.size(), 8u);
+  std::vector<const TrackRow*> ptrs;
+  for (const TrackRow& r : rows)
+    ptrs.push_back(&r);
+  const int64_t t0 = run->info().start_ns, t1 = run->info().end_ns;
+  int fetches = 0;
+  const TileFetch load = [&store, &fetches](const TileKey& k) {
+    ++fetches;
+    return store.load(k);
+  };
+  for (const TimeMapping display :
+       {TimeMapping{t0, t1, 700}, TimeMapping{t0, t0 + (t1 - t0) / 7, 700}}) {
+    TimelineRenderer serial(store), prepared(store);
+    fetches = 0;
+    std::vector<TileKey> missing;
+    prepared.prepareRows(ptrs, display, load, &missing);
+    EXPECT_GT(fetches, 0);
+    EXPECT_TRUE(missing.empty());  // everything loads here
+    fetches = 0;
+    for (const TrackRow& r : rows) {
+      QImage a(700, r.height, QImage::Format_RGB32), b(700, r.height, QImage::Format_RGB32);
+      const QRectF rect(0, 0, 700, r.height);
+      {
+        QPainter p(&b);
+        prepared.paintContent(p, r, rect, prepared.contentMapping(r, display), load, nullptr, {});
+      }
+      EXPECT_EQ(fetches, 0) << r.label.toStdString();  // built before paint
+      {
+        QPainter p(&a);
+        serial.paintContent(p, r, rect, serial.contentMapping(r, display), load, nullptr, {});
+      }
+      fetches = 0;
+      EXPECT_TRUE(a == b) << r.label.toStdString();
+    }
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <thread>
 
 #include "loaders/core/metrics.h"
 #include "loaders/core/time_format.h"
@@ -70,37 +71,80 @@ TimelineRenderer::Cached& TimelineRenderer::cached(const RowContent& key, const 
   return slot;
 }
 
+CounterGeometry TimelineRenderer::buildCounter(const CounterRow& row, const TimeMapping& map,
+                                               const TileFetch& fetch,
+                                               std::vector<TileKey>* missing) const {
+  const RunFile& run = store_.run(row.run);
+  CounterSource src;
+  src.run = row.run;
+  src.gpu = row.gpu;
+  src.metric = row.metric;
+  src.gapThresholdNs = run.series().gapThresholdNs[static_cast<size_t>(row.gpu)];
+  src.throttleBands = tint_;
+  CounterGeometry g = buildCounterGeometry(run, src, map, fetch, missing);
+  auto it = throttleSpans_.find(row.run);
+  if (tint_ && it != throttleSpans_.end() && static_cast<size_t>(row.gpu) < it->second.size()) {
+    const auto& spans = it->second[static_cast<size_t>(row.gpu)];
+    // Spans are sorted by start: skip to the first that can reach the view.
+    auto first = std::lower_bound(spans.begin(), spans.end(), map.t0,
+                                  [](const ThrottleSpan& s, int64_t t) { return s.t1 < t; });
+    for (auto sp = first; sp != spans.end() && sp->t0 <= map.t1; ++sp) {
+      const double x0 = map.x(sp->t0), x1 = std::max(map.x(sp->t1), x0 + 1.0);
+      if (!g.bands.empty() && g.bands.back().strong && x0 <= g.bands.back().x1 + 0.5 &&
+          g.bands.back().reasons == sp->reasons) {
+        g.bands.back().x1 = std::max(g.bands.back().x1, x1);
+        continue;
+      }
+      g.bands.push_back({x0, x1, sp->reasons, true});
+    }
+  }
+  return g;
+}
+
+void TimelineRenderer::prepareRows(const std::vector<const TrackRow*>& rows,
+                                   const TimeMapping& display, const TileFetch& fetch,
+                                   std::vector<TileKey>* missing) {
+  struct Job {
+    const CounterRow* row;
+    TimeMapping map;
+    CounterGeometry geometry;
+    std::vector<TileKey> missing;
+  };
+  std::vector<Job> jobs;
+  for (const TrackRow* r : rows) {
+    const auto* c = r->as<CounterRow>();
+    if (!c || warped(c->run)) continue;  // warped rows are built piece by piece in paint
+    const TimeMapping m = contentMapping(*r, display);
+    auto it = cache_.find(RowContent{*c});
+    if (it != cache_.end() && it->second.map == m && it->second.epoch == epoch_ &&
+        std::holds_alternative<CounterGeometry>(it->second.geom))
+      continue;
+    if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return *j.row == *c; })) continue;
+    jobs.push_back({c, m, {}, {}});
+  }
+  if (jobs.size() < 2) return;  // paint builds a single row itself
+  // Geometry reads only tiles in memory (through `fetch`, which the store locks) and the run's
+  // metadata, so the two halves share nothing they write.
+  auto build = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k)
+      jobs[k].geometry = buildCounter(*jobs[k].row, jobs[k].map, fetch, &jobs[k].missing);
+  };
+  const size_t half = jobs.size() / 2;
+  std::thread second(build, half, jobs.size());
+  build(0, half);
+  second.join();
+  for (Job& j : jobs) {
+    cache_[RowContent{*j.row}] = Cached{j.map, epoch_, ~uint64_t{0}, {}, std::move(j.geometry)};
+    if (missing) missing->insert(missing->end(), j.missing.begin(), j.missing.end());
+  }
+}
+
 TimelineRenderer::CounterView TimelineRenderer::counter(const CounterRow& row,
                                                         const TimeMapping& map,
                                                         const TileFetch& fetch,
                                                         std::vector<TileKey>* missing) {
-  const RunFile& run = store_.run(row.run);
-  Cached& c = cached<CounterGeometry>(row, map, [&] {
-    CounterSource src;
-    src.run = row.run;
-    src.gpu = row.gpu;
-    src.metric = row.metric;
-    src.gapThresholdNs = run.series().gapThresholdNs[static_cast<size_t>(row.gpu)];
-    src.throttleBands = tint_;
-    CounterGeometry g = buildCounterGeometry(run, src, map, fetch, missing);
-    auto it = throttleSpans_.find(row.run);
-    if (tint_ && it != throttleSpans_.end() && static_cast<size_t>(row.gpu) < it->second.size()) {
-      const auto& spans = it->second[static_cast<size_t>(row.gpu)];
-      // Spans are sorted by start: skip to the first that can reach the view.
-      auto first = std::lower_bound(spans.begin(), spans.end(), map.t0,
-                                    [](const ThrottleSpan& s, int64_t t) { return s.t1 < t; });
-      for (auto sp = first; sp != spans.end() && sp->t0 <= map.t1; ++sp) {
-        const double x0 = map.x(sp->t0), x1 = std::max(map.x(sp->t1), x0 + 1.0);
-        if (!g.bands.empty() && g.bands.back().strong && x0 <= g.bands.back().x1 + 0.5 &&
-            g.bands.back().reasons == sp->reasons) {
-          g.bands.back().x1 = std::max(g.bands.back().x1, x1);
-          continue;
-        }
-        g.bands.push_back({x0, x1, sp->reasons, true});
-      }
-    }
-    return g;
-  });
+  Cached& c =
+      cached<CounterGeometry>(row, map, [&] { return buildCounter(row, map, fetch, missing); });
   const auto& g = std::get<CounterGeometry>(c.geom);
   if (c.rangeStyle != style_) {
     c.range = valueRange(row, g);

@@ -180,6 +180,13 @@ class TimelineRenderer {
   void setTileReads(TileReads mode) { reads_ = mode; }
   // The tiles value ranges asked for under Queue since the last call, for the view's request.
   std::vector<TileKey> takeMissingTiles() { return std::exchange(missingTiles_, {}); }
+  // Builds the geometry the next paint at `display` would build for the counter rows among
+  // `rows`, half of them on a second thread, so that paint finds it cached. A pan or zoom repaint
+  // spends most of its time there (one pass over each row's tiles, O(pixels + samples)); the
+  // rasterizing and painting stay on the calling thread. Rows already cached, warped rows and a
+  // single row are left to paint.
+  void prepareRows(const std::vector<const TrackRow*>& rows, const TimeMapping& display,
+                   const TileFetch& fetch, std::vector<TileKey>* missing);
   void clearCaches();
 
   struct Highlight {
@@ -249,6 +256,10 @@ class TimelineRenderer {
   // The cache entry of a row for a mapping, (re)built when stale.
   template <typename G, typename Build>
   Cached& cached(const RowContent& key, const TimeMapping& map, Build build);
+  // A counter row's geometry at `map` (thread-safe: it reads tiles through `fetch` and the
+  // run's metadata, and writes nothing of the renderer's).
+  CounterGeometry buildCounter(const CounterRow& row, const TimeMapping& map,
+                               const TileFetch& fetch, std::vector<TileKey>* missing) const;
   // The value range of a counter: shared per metric, per track or fitted to the visible data.
   ValueRange valueRange(const CounterRow& row, const CounterGeometry& g);
   // Whole-run min/max per GPU of a metric (from the top pyramid level).

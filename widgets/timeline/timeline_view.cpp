@@ -172,6 +172,13 @@ void TimelineView::paintEvent(QPaintEvent*) {
   const TimelineRenderer::Highlight hl{selected_.run, selected_.track, selected_.event};
   const auto placed = placedRows();
   const std::vector<ReadFailure> failures = store_->failures();
+  {
+    std::vector<const TrackRow*> visible;
+    visible.reserve(placed.size());
+    for (const Placed& pl : placed)
+      visible.push_back(&rows_[pl.row]);
+    renderer_.prepareRows(visible, map, fetch, &missing);  // geometry on both cores
+  }
   // Scrolled rows first, clipped below the pinned area; then the pinned rows on top.
   for (int pass = 0; pass < 2; ++pass) {
     for (const Placed& pl : placed) {
