@@ -137,6 +137,55 @@ void TimelineRenderer::prepareRows(const std::vector<const TrackRow*>& rows,
     cache_[RowContent{*j.row}] = Cached{j.map, epoch_, ~uint64_t{0}, {}, std::move(j.geometry)};
     if (missing) missing->insert(missing->end(), j.missing.begin(), j.missing.end());
   }
+  prepareImages(rows, display, fetch, missing);
+}
+
+void TimelineRenderer::prepareImages(const std::vector<const TrackRow*>& rows,
+                                     const TimeMapping& display, const TileFetch& fetch,
+                                     std::vector<TileKey>* missing) {
+  // The value ranges first, here (they may queue tiles); then the stale images rasterized on
+  // two threads, each into its own cache entry, as paintContentRaster would.
+  struct Job {
+    const CounterRow* row;
+    CachedImage* image;
+    QSize size;
+    TimeMapping map;
+    CounterView view;
+  };
+  std::vector<Job> jobs;
+  for (const TrackRow* r : rows) {
+    const auto* c = r->as<CounterRow>();
+    if (!c || warped(c->run) || r->height <= 0) continue;
+    const TimeMapping m = contentMapping(*r, display);
+    const QSize size(std::max(1, static_cast<int>(std::ceil(m.width))), r->height);
+    const CounterView v = counter(*c, m, fetch, missing);
+    CachedImage& ci = images_[r->content];
+    if (ci.image.size() == size && ci.map == m && ci.epoch == epoch_ && ci.style == style_ &&
+        ci.vmin == v.range.min && ci.vmax == v.range.max)
+      continue;
+    if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.image == &ci; }))
+      continue;
+    jobs.push_back({c, &ci, size, m, v});
+  }
+  if (jobs.size() < 2) return;
+  auto raster = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k) {
+      Job& j = jobs[k];
+      if (j.image->image.size() != j.size) j.image->image = QImage(j.size, QImage::Format_RGB32);
+      rasterCounterImage(j.image->image, *j.row, j.view);
+    }
+  };
+  const size_t half = jobs.size() / 2;
+  std::thread second(raster, half, jobs.size());
+  raster(0, half);
+  second.join();
+  for (Job& j : jobs) {
+    j.image->map = j.map;
+    j.image->epoch = epoch_;
+    j.image->style = style_;
+    j.image->vmin = j.view.range.min;
+    j.image->vmax = j.view.range.max;
+  }
 }
 
 TimelineRenderer::CounterView TimelineRenderer::counter(const CounterRow& row,
@@ -580,7 +629,7 @@ void TimelineRenderer::paintWarped(QPainter& p, const TrackRow& row, const QRect
 }
 
 void TimelineRenderer::rasterCounterImage(QImage& img, const CounterRow& row,
-                                          const CounterView& v) {
+                                          const CounterView& v) const {
   const CounterGeometry& g = *v.geometry;
   const ValueRange vr = v.range;
   const std::string& id = store_.run(row.run).series().metrics[static_cast<size_t>(row.metric)].id;

@@ -180,10 +180,11 @@ class TimelineRenderer {
   void setTileReads(TileReads mode) { reads_ = mode; }
   // The tiles value ranges asked for under Queue since the last call, for the view's request.
   std::vector<TileKey> takeMissingTiles() { return std::exchange(missingTiles_, {}); }
-  // Builds the geometry the next paint at `display` would build for the counter rows among
-  // `rows`, half of them on a second thread, so that paint finds it cached. A pan or zoom repaint
-  // spends most of its time there (one pass over each row's tiles, O(pixels + samples)); the
-  // rasterizing and painting stay on the calling thread. Rows already cached, warped rows and a
+  // Builds the geometry and the raster image the next paint at `display` would build for the
+  // counter rows among `rows` (each `height` pixels high), half of them on a second thread, so
+  // that paint finds them cached and only blits. A pan or zoom repaint spends half its time there
+  // (one pass over each row's tiles, O(pixels + samples), then the rasterizing, O(pixels)); value
+  // ranges and the painting stay on the calling thread. Rows already cached, warped rows and a
   // single row are left to paint.
   void prepareRows(const std::vector<const TrackRow*>& rows, const TimeMapping& display,
                    const TileFetch& fetch, std::vector<TileKey>* missing);
@@ -273,7 +274,11 @@ class TimelineRenderer {
   void paintContentRaster(QPainter& p, const TrackRow& row, const QRectF& content,
                           const TimeMapping& map, const TileFetch& fetch,
                           std::vector<TileKey>* missing, const Highlight& highlight);
-  void rasterCounterImage(QImage& img, const CounterRow& row, const CounterView& v);
+  // Thread-safe: it writes only `img`.
+  void rasterCounterImage(QImage& img, const CounterRow& row, const CounterView& v) const;
+  // prepareRows' second step: the counter rows' images, rasterized on two threads.
+  void prepareImages(const std::vector<const TrackRow*>& rows, const TimeMapping& display,
+                     const TileFetch& fetch, std::vector<TileKey>* missing);
   void paintContentVector(QPainter& p, const TrackRow& row, const QRectF& content,
                           const TimeMapping& map, const TileFetch& fetch,
                           std::vector<TileKey>* missing);
