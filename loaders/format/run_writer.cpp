@@ -9,13 +9,16 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <queue>
 
 #include "loaders/core/error.h"
+#include "loaders/core/kernel_spool.h"
 #include "loaders/core/metrics.h"
 #include "loaders/core/series_math.h"
 #include "loaders/core/temp_files.h"
 #include "loaders/core/throttle_reasons.h"
 #include "loaders/format/format_version.h"
+#include "loaders/format/kernel_lod.h"
 #include "loaders/format/lod.h"
 #include "loaders/h5/h5.h"
 
@@ -370,6 +373,34 @@ class SeriesGroupWriter {
   uint64_t total_ = 0;
 };
 
+// Track names to run names: ids into an importer's StringTable -> ids into the run's. An id the
+// table does not have becomes "".
+class NameMap {
+ public:
+  NameMap(StringTable& run, const StringTable& source)
+      : run_(run), source_(source), remap_(source.size(), UINT32_MAX) {}
+  uint32_t operator()(uint32_t id) {
+    if (id >= remap_.size()) return run_.intern("");
+    if (remap_[id] == UINT32_MAX) remap_[id] = run_.intern(source_.at(id));
+    return remap_[id];
+  }
+
+ private:
+  StringTable& run_;
+  const StringTable& source_;
+  std::vector<uint32_t> remap_;
+};
+
+// What RunWriter keeps while one kernel track is written in chunks.
+struct TrackInProgress {
+  explicit TrackInProgress(const LodGrid& grid) : lod(grid) {}
+  KernelLodBuilder lod;
+  uint64_t n = 0;
+  std::array<uint64_t, kKernelClassCount> perClass{};
+  size_t blockFill = 0;  // events in the block being filled
+  int64_t blockMin = 0, blockMax = INT64_MIN;
+};
+
 }  // namespace
 
 struct RunWriter::Impl {
@@ -420,6 +451,13 @@ struct RunWriter::Impl {
   void writeGroundTruth();                           // /ground_truth of simulated runs
   void writeRootAttributes();                        // the run's identity, written last
   void closeAndCommit();  // closes every handle, then moves the file into place
+
+  // The steps of addKernelTrack(): a track is appended in sorted chunks, then closed.
+  void addSpilledTrack(const KernelTrack& track, const SpilledKernels& s, const StringTable& names);
+  void appendKernels(TrackInProgress& t, std::span<const KernelEvent> sorted);
+  void appendTruthClock(const std::vector<float>& clk);
+  void addCollective(CollectiveInfo c, NameMap& globalName, uint64_t event);
+  void endTrack(TrackInProgress& t, const KernelTrack& track);
 
   void openKernels() {
     kernels = h5::createGroup(file, "kernels");
@@ -545,13 +583,7 @@ void RunWriter::addKernelTrack(KernelTrack track, const StringTable& names) {
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return track.events[a].start_ns < track.events[b].start_ns;
   });
-  std::vector<uint32_t> remap(names.size(), UINT32_MAX);
-  auto globalName = [&](uint32_t id) {
-    if (id >= remap.size()) return d.strings.intern("");
-    if (remap[id] == UINT32_MAX) remap[id] = d.strings.intern(names.at(id));
-    return remap[id];
-  };
-
+  NameMap globalName(d.strings, names);
   std::vector<KernelEvent> sorted;
   sorted.reserve(n);
   std::vector<uint32_t> newIndex(n);
@@ -565,83 +597,186 @@ void RunWriter::addKernelTrack(KernelTrack track, const StringTable& names) {
     sorted.push_back(e);
     newIndex[order[k]] = k;
   }
+  track.events = {};
 
-  {
-    std::vector<int64_t> start(n), dur(n), corr(n);
-    std::vector<uint32_t> name(n);
-    std::vector<uint8_t> cls(n), kind(n);
-    for (size_t i = 0; i < n; ++i) {
-      start[i] = sorted[i].start_ns;
-      dur[i] = sorted[i].dur_ns;
-      name[i] = sorted[i].name;
-      cls[i] = static_cast<uint8_t>(sorted[i].cls);
-      kind[i] = static_cast<uint8_t>(sorted[i].kind);
-      corr[i] = sorted[i].correlation;
-    }
-    appendVec(d.kStart, start);
-    appendVec(d.kDur, dur);
-    appendVec(d.kName, name);
-    appendVec(d.kClass, cls);
-    appendVec(d.kKind, kind);
-    appendVec(d.kCorr, corr);
-  }
-
+  TrackInProgress t(d.kernelGrid);
+  d.appendKernels(t, sorted);
   if (!track.truth_clock_mhz.empty() || d.kTruthClock.valid()) {
-    if (!d.kTruthClock.valid()) {
-      d.kTruthClock = h5::makeAppender<float>(d.kernels, "truth_clock_mhz", d.layout);
-      const std::vector<float> nan(d.kernelTotal, kNaNf);
-      d.kTruthClock.append(nan.data(), nan.size());
-    }
     std::vector<float> clk(n, kNaNf);
     if (!track.truth_clock_mhz.empty())
       for (size_t k = 0; k < n; ++k)
         clk[k] = track.truth_clock_mhz[order[k]];
-    appendVec(d.kTruthClock, clk);
+    d.appendTruthClock(clk);
   }
+  for (const CollectiveInfo& c : track.collectives)
+    if (c.event < n) d.addCollective(c, globalName, d.kernelTotal + newIndex[c.event]);
+  d.endTrack(t, track);
+}
 
-  for (CollectiveInfo c : track.collectives) {
-    if (c.event >= n) continue;
-    c.collective = c.collective < names.size() ? globalName(c.collective) : 0;
-    c.dtype = globalName(c.dtype);
-    c.pg_name = globalName(c.pg_name);
-    c.pg_desc = globalName(c.pg_desc);
-    c.pg_ranks = globalName(c.pg_ranks);
-    const uint64_t ev = d.kernelTotal + newIndex[c.event];
-    d.collectives.push_back(c);
-    d.collectiveEvent.push_back(ev);
+// A track whose events are sorted runs in a spill file plus a sorted tail: a k-way merge (ties
+// go to the earlier run, which holds the earlier events, so the order is that of a stable sort of
+// all the events) written in chunks, so memory stays at a buffer per run and one chunk.
+void RunWriter::addKernelTrack(KernelTrack track, const SpilledKernels& events,
+                               const StringTable& names) {
+  std::lock_guard lock(h5::lock());
+  d_->addSpilledTrack(track, events, names);
+}
+
+void RunWriter::Impl::addSpilledTrack(const KernelTrack& track, const SpilledKernels& s,
+                                      const StringTable& names) {
+  struct Cursor {
+    SpillRun run;  // what is left on disk
+    std::vector<SpillRecord> buf;
+    std::span<const SpillRecord> view;  // what is buffered and not yet taken
+  };
+  std::vector<Cursor> cursors(s.runs.size() + 1);
+  // Read buffers share a quarter of the budget, between 256 and 65,536 records each.
+  const size_t budgetRecords =
+      (s.spool ? s.spool->budget() : size_t{64} << 20) / 4 / sizeof(SpillRecord);
+  const size_t perRun = std::clamp<size_t>(budgetRecords / cursors.size(), 256, 65536);
+  auto refill = [&](Cursor& c) {
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(c.run.count, perRun));
+    c.buf.resize(k);
+    if (k > 0) s.spool->read(c.run.first, c.buf);
+    c.run.first += k, c.run.count -= k;
+    c.view = c.buf;
+  };
+  for (size_t r = 0; r < s.runs.size(); ++r) {
+    cursors[r].run = s.runs[r];
+    refill(cursors[r]);
   }
+  cursors.back().view = s.tail;
+  using Head = std::pair<int64_t, size_t>;  // (start, cursor): the smallest on top
+  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
+  for (size_t r = 0; r < cursors.size(); ++r)
+    if (!cursors[r].view.empty()) heads.push({cursors[r].view.front().start_ns, r});
 
+  NameMap globalName(strings, names);
+  std::vector<uint64_t> collectiveAt(track.collectives.size(), UINT64_MAX);
+  TrackInProgress t(kernelGrid);
+  constexpr size_t kChunk = 1 << 16;
+  std::vector<KernelEvent> chunk;
+  chunk.reserve(kChunk);
+  uint64_t written = 0;
+  while (!heads.empty()) {
+    const size_t r = heads.top().second;
+    heads.pop();
+    Cursor& c = cursors[r];
+    const SpillRecord& rec = c.view.front();
+    KernelEvent e;
+    e.start_ns = rec.start_ns + s.shift_ns;
+    e.dur_ns = rec.dur_ns;
+    if (e.dur_ns < 0) {
+      e.dur_ns = 0;
+      ++negativeDurations;
+    }
+    e.name = globalName(s.names.empty()             ? rec.name
+                        : rec.name < s.names.size() ? s.names[rec.name]
+                                                    : UINT32_MAX);
+    e.cls = static_cast<KernelClass>(rec.cls);
+    e.kind = static_cast<GpuEventKind>(rec.kind);
+    e.correlation = rec.correlation;
+    if (rec.collective < collectiveAt.size()) collectiveAt[rec.collective] = kernelTotal + written;
+    chunk.push_back(e);
+    ++written;
+    c.view = c.view.subspan(1);
+    if (c.view.empty() && c.run.count > 0) refill(c);
+    if (!c.view.empty()) heads.push({c.view.front().start_ns, r});
+    if (chunk.size() == kChunk || heads.empty()) {
+      appendKernels(t, chunk);
+      if (kTruthClock.valid()) appendTruthClock(std::vector<float>(chunk.size(), kNaNf));
+      chunk.clear();
+    }
+  }
+  if (written != s.count)
+    throw Error(
+        fmt::format("internal error: a spilled track gave {} of its {} events", written, s.count));
+  for (size_t i = 0; i < track.collectives.size(); ++i)
+    if (collectiveAt[i] != UINT64_MAX)
+      addCollective(track.collectives[i], globalName, collectiveAt[i]);
+  endTrack(t, track);
+}
+
+void RunWriter::Impl::appendKernels(TrackInProgress& t, std::span<const KernelEvent> sorted) {
+  const size_t n = sorted.size();
+  std::vector<int64_t> start(n), dur(n), corr(n);
+  std::vector<uint32_t> name(n);
+  std::vector<uint8_t> cls(n), kind(n);
+  for (size_t i = 0; i < n; ++i) {
+    start[i] = sorted[i].start_ns;
+    dur[i] = sorted[i].dur_ns;
+    name[i] = sorted[i].name;
+    cls[i] = static_cast<uint8_t>(sorted[i].cls);
+    kind[i] = static_cast<uint8_t>(sorted[i].kind);
+    corr[i] = sorted[i].correlation;
+  }
+  appendVec(kStart, start);
+  appendVec(kDur, dur);
+  appendVec(kName, name);
+  appendVec(kClass, cls);
+  appendVec(kKind, kind);
+  appendVec(kCorr, corr);
+
+  // Blocks of kKernelBlockSize events from the track's first: the first start, the latest end.
   std::vector<int64_t> bMin, bMax;
-  for (size_t b = 0; b < n; b += static_cast<size_t>(format::kKernelBlockSize)) {
-    const size_t e = std::min(n, b + static_cast<size_t>(format::kKernelBlockSize));
-    int64_t mx = INT64_MIN;
-    for (size_t i = b; i < e; ++i)
-      mx = std::max(mx, sorted[i].start_ns + sorted[i].dur_ns);
-    bMin.push_back(sorted[b].start_ns);
-    bMax.push_back(mx);
+  for (const KernelEvent& e : sorted) {
+    if (t.blockFill == 0) t.blockMin = e.start_ns, t.blockMax = INT64_MIN;
+    t.blockMax = std::max(t.blockMax, e.start_ns + e.dur_ns);
+    if (++t.blockFill == static_cast<size_t>(format::kKernelBlockSize)) {
+      bMin.push_back(t.blockMin);
+      bMax.push_back(t.blockMax);
+      t.blockFill = 0;
+    }
   }
-  appendVec(d.bMinStart, bMin);
-  appendVec(d.bMaxEnd, bMax);
-  d.blockOffsets.push_back(d.bMinStart.size());
+  appendVec(bMinStart, bMin);
+  appendVec(bMaxEnd, bMax);
 
-  const auto levels = buildKernelLod(d.kernelGrid, sorted);
+  t.lod.add(sorted);
+  for (const KernelEvent& e : sorted)
+    ++t.perClass[static_cast<size_t>(e.cls) % kKernelClassCount];
+  t.n += n;
+}
+
+void RunWriter::Impl::appendTruthClock(const std::vector<float>& clk) {
+  if (!kTruthClock.valid()) {
+    kTruthClock = h5::makeAppender<float>(kernels, "truth_clock_mhz", layout);
+    const std::vector<float> nan(kernelTotal, kNaNf);
+    kTruthClock.append(nan.data(), nan.size());
+  }
+  appendVec(kTruthClock, clk);
+}
+
+void RunWriter::Impl::addCollective(CollectiveInfo c, NameMap& globalName, uint64_t event) {
+  c.collective = globalName(c.collective);
+  c.dtype = globalName(c.dtype);
+  c.pg_name = globalName(c.pg_name);
+  c.pg_desc = globalName(c.pg_desc);
+  c.pg_ranks = globalName(c.pg_ranks);
+  collectives.push_back(c);
+  collectiveEvent.push_back(event);
+}
+
+void RunWriter::Impl::endTrack(TrackInProgress& t, const KernelTrack& track) {
+  if (t.blockFill > 0) {
+    bMinStart.append(&t.blockMin, 1);
+    bMaxEnd.append(&t.blockMax, 1);
+    t.blockFill = 0;
+  }
+  blockOffsets.push_back(bMinStart.size());
+  const auto levels = t.lod.finish();
   for (size_t k = 0; k < levels.size(); ++k) {
     for (size_t c = 0; c < kKernelClassCount; ++c)
-      d.kLod[k][c].append(H5T_NATIVE_FLOAT, levels[k].busy[c].data());
-    d.kLod[k][kKernelClassCount].append(H5T_NATIVE_UINT32, levels[k].count.data());
+      kLod[k][c].append(H5T_NATIVE_FLOAT, levels[k].busy[c].data());
+    kLod[k][kKernelClassCount].append(H5T_NATIVE_UINT32, levels[k].count.data());
   }
-
-  d.trRank.push_back(track.rank);
-  d.trStream.push_back(track.stream);
-  d.trDevice.push_back(track.device);
-  d.trOffset.push_back(d.kernelTotal);
-  d.trCount.push_back(n);
-  std::array<uint64_t, kKernelClassCount> perClass{};
-  for (const KernelEvent& e : sorted)
-    ++perClass[static_cast<size_t>(e.cls) % kKernelClassCount];
+  trRank.push_back(track.rank);
+  trStream.push_back(track.stream);
+  trDevice.push_back(track.device);
+  trOffset.push_back(kernelTotal);
+  trCount.push_back(t.n);
   for (size_t c = 0; c < kKernelClassCount; ++c)
-    d.trClassCount[c].push_back(perClass[c]);
-  d.kernelTotal += n;
+    trClassCount[c].push_back(t.perClass[c]);
+  kernelTotal += t.n;
 }
 
 void RunWriter::addIterations(std::span<const Iteration> iterations) {

@@ -215,6 +215,11 @@ ImportSummary ImportJob::run(const Progress& progress) {
     weight.push_back(std::max(size, 1.0));
     sum += weight.back();
   }
+  // One spool for the whole import: the budget covers every input together.
+  std::shared_ptr<KernelSpool> spool;
+  if (request_.memoryBudget > 0)
+    spool =
+        std::make_shared<KernelSpool>(request_.output, static_cast<size_t>(request_.memoryBudget));
   std::vector<ImportedData> data;
   double done = 0;
   // Remote sources weigh as much as all files together (or everything without files).
@@ -246,7 +251,9 @@ ImportSummary ImportJob::run(const Progress& progress) {
     });
     total.report(from, label);
     try {
-      data.push_back(p.importer->read(p.path, optionsFor(request_, p), sub));
+      ImportOptions options = optionsFor(request_, p);
+      options.spool = spool;
+      data.push_back(p.importer->read(p.path, options, sub));
     } catch (const Error&) {
       throw;
     } catch (const Cancelled&) {
@@ -277,7 +284,10 @@ ImportSummary ImportJob::run(const Progress& progress) {
   AssembleOptions assemble = request_.assemble;
   if (assemble.parametersJson.empty())
     assemble.parametersJson = importParametersJson(request_, readable, assemble);
-  return assembleRun(std::move(data), assemble, request_.output, total.sub(0.8, 1.0));
+  ImportSummary summary =
+      assembleRun(std::move(data), assemble, request_.output, total.sub(0.8, 1.0));
+  if (spool) summary.spillRuns = spool->runs(), summary.spillBytes = spool->bytesWritten();
+  return summary;
 }
 
 UtcOffset parseUtcOffset(std::string_view text) {

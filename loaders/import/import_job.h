@@ -21,6 +21,9 @@
 
 namespace wl::import {
 
+// The default --memory-budget: 512 MiB.
+inline constexpr uint64_t kDefaultMemoryBudget = uint64_t{512} << 20;
+
 struct ImportInput {
   std::filesystem::path path;  // a file or a folder
   std::string format;          // an importer name; empty: detect from the content
@@ -51,6 +54,10 @@ struct ImportRequest {
   // Per-source local time zones; for each input the offset naming its file wins over one naming
   // its format, which wins over one without a source, which wins over options.utc_offset_s.
   std::vector<UtcOffset> utcOffsets;
+  // The memory the kernel events of the traces may take while they are read and written
+  // (--memory-budget); past it they are spilled to a temporary file beside the output
+  // (core/kernel_spool.h). 0: no limit, every event stays in memory.
+  uint64_t memoryBudget = kDefaultMemoryBudget;
 };
 
 // One file (or folder read as a whole) and the importer that will read it.
