@@ -435,15 +435,20 @@ struct RunWriter::Impl {
   std::vector<int64_t> trStream;
   std::vector<uint64_t> trOffset, trCount, blockOffsets{0};
   std::array<std::vector<uint64_t>, kKernelClassCount> trClassCount;
-  std::vector<CollectiveInfo> collectives;
-  std::vector<uint64_t> collectiveEvent;  // global event index
+  // /kernels/collectives, appended per track in event order: tracks are written one after the
+  // other, so the table is ordered by global event index without holding it.
+  struct CollectiveCols {
+    h5::Appender event, collective, inNelems, outNelems, groupSize, dtype, pgName, pgDesc, pgRanks,
+        seq;
+  } coll;
+  std::vector<std::pair<uint64_t, CollectiveInfo>> trackCollectives;  // of the track being written
   uint64_t kernelTotal = 0;
   size_t negativeDurations = 0;
 
   // The steps of RunWriter::finish().
-  void writeKernelTables();              // /kernels/tracks, block offsets, /kernels/collectives
-  void writeIterationsAndAnnotations();  // ordered by rank, then time
-  void writeDomains();                   // /domains (checked by finish())
+  void writeKernelTables();                          // /kernels/tracks, block offsets
+  void writeIterationsAndAnnotations();              // ordered by rank, then time
+  void writeDomains();                               // /domains (checked by finish())
   void writeGpus(const std::vector<int>& domainOf);  // /gpus with each GPU's domain
   void writeRanks();                                 // /ranks
   void writeSources();                               // /sources
@@ -489,6 +494,43 @@ struct RunWriter::Impl {
           h5::RowAppender(lg, "count", H5T_NATIVE_UINT32, kernelGrid.buckets[k], layout);
       kLod.push_back(std::move(rows));
     }
+    h5::Id cg = h5::createGroup(kernels, "collectives");
+    coll.event = h5::makeAppender<uint64_t>(cg, "event", layout);
+    coll.collective = h5::makeAppender<uint32_t>(cg, "collective", layout);
+    coll.inNelems = h5::makeAppender<int64_t>(cg, "in_nelems", layout);
+    coll.outNelems = h5::makeAppender<int64_t>(cg, "out_nelems", layout);
+    coll.groupSize = h5::makeAppender<int32_t>(cg, "group_size", layout);
+    coll.dtype = h5::makeAppender<uint32_t>(cg, "dtype", layout);
+    coll.pgName = h5::makeAppender<uint32_t>(cg, "pg_name", layout);
+    coll.pgDesc = h5::makeAppender<uint32_t>(cg, "pg_desc", layout);
+    coll.pgRanks = h5::makeAppender<uint32_t>(cg, "pg_ranks", layout);
+    coll.seq = h5::makeAppender<int64_t>(cg, "seq", layout);
+  }
+
+  // Appends the collectives of the track being written, in event order.
+  void flushCollectives() {
+    std::sort(trackCollectives.begin(), trackCollectives.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto col = [&](auto f) {
+      using T = decltype(f(trackCollectives.front()));
+      std::vector<T> v;
+      v.reserve(trackCollectives.size());
+      for (const auto& ec : trackCollectives)
+        v.push_back(f(ec));
+      return v;
+    };
+    if (trackCollectives.empty()) return;
+    appendVec(coll.event, col([](const auto& ec) { return ec.first; }));
+    appendVec(coll.collective, col([](const auto& ec) { return ec.second.collective; }));
+    appendVec(coll.inNelems, col([](const auto& ec) { return ec.second.in_nelems; }));
+    appendVec(coll.outNelems, col([](const auto& ec) { return ec.second.out_nelems; }));
+    appendVec(coll.groupSize, col([](const auto& ec) { return ec.second.group_size; }));
+    appendVec(coll.dtype, col([](const auto& ec) { return ec.second.dtype; }));
+    appendVec(coll.pgName, col([](const auto& ec) { return ec.second.pg_name; }));
+    appendVec(coll.pgDesc, col([](const auto& ec) { return ec.second.pg_desc; }));
+    appendVec(coll.pgRanks, col([](const auto& ec) { return ec.second.pg_ranks; }));
+    appendVec(coll.seq, col([](const auto& ec) { return ec.second.seq; }));
+    trackCollectives.clear();
   }
 };
 
@@ -532,6 +574,7 @@ RunWriter::~RunWriter() {
     d_->kLod.clear();
     d_->kStart = {}, d_->kDur = {}, d_->kName = {}, d_->kClass = {}, d_->kKind = {};
     d_->kCorr = {}, d_->kTruthClock = {}, d_->bMinStart = {}, d_->bMaxEnd = {};
+    d_->coll = {};
     d_->kernels.close();
     d_->file.close();
   } catch (...) {
@@ -752,8 +795,7 @@ void RunWriter::Impl::addCollective(CollectiveInfo c, NameMap& globalName, uint6
   c.pg_name = globalName(c.pg_name);
   c.pg_desc = globalName(c.pg_desc);
   c.pg_ranks = globalName(c.pg_ranks);
-  collectives.push_back(c);
-  collectiveEvent.push_back(event);
+  trackCollectives.emplace_back(event, c);
 }
 
 void RunWriter::Impl::endTrack(TrackInProgress& t, const KernelTrack& track) {
@@ -763,6 +805,7 @@ void RunWriter::Impl::endTrack(TrackInProgress& t, const KernelTrack& track) {
     t.blockFill = 0;
   }
   blockOffsets.push_back(bMinStart.size());
+  flushCollectives();
   const auto levels = t.lod.finish();
   for (size_t k = 0; k < levels.size(); ++k) {
     for (size_t c = 0; c < kKernelClassCount; ++c)
@@ -881,25 +924,6 @@ void RunWriter::Impl::writeKernelTables() {
               d.trClassCount[c], L);
   h5::Id blocks = h5::openGroup(d.kernels, "blocks");
   h5::write(blocks, "offsets", d.blockOffsets, L);
-  std::vector<size_t> order(d.collectives.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return d.collectiveEvent[a] < d.collectiveEvent[b]; });
-  std::vector<CollectiveInfo> cs;
-  std::vector<uint64_t> ev;
-  for (size_t i : order)
-    cs.push_back(d.collectives[i]), ev.push_back(d.collectiveEvent[i]);
-  h5::Id cg = h5::createGroup(d.kernels, "collectives");
-  h5::write(cg, "event", ev, L);
-  h5::write(cg, "collective", column<uint32_t>(cs, [](auto& c) { return c.collective; }), L);
-  h5::write(cg, "in_nelems", column<int64_t>(cs, [](auto& c) { return c.in_nelems; }), L);
-  h5::write(cg, "out_nelems", column<int64_t>(cs, [](auto& c) { return c.out_nelems; }), L);
-  h5::write(cg, "group_size", column<int32_t>(cs, [](auto& c) { return c.group_size; }), L);
-  h5::write(cg, "dtype", column<uint32_t>(cs, [](auto& c) { return c.dtype; }), L);
-  h5::write(cg, "pg_name", column<uint32_t>(cs, [](auto& c) { return c.pg_name; }), L);
-  h5::write(cg, "pg_desc", column<uint32_t>(cs, [](auto& c) { return c.pg_desc; }), L);
-  h5::write(cg, "pg_ranks", column<uint32_t>(cs, [](auto& c) { return c.pg_ranks; }), L);
-  h5::write(cg, "seq", column<int64_t>(cs, [](auto& c) { return c.seq; }), L);
 }
 
 void RunWriter::Impl::writeIterationsAndAnnotations() {
@@ -1056,6 +1080,7 @@ void RunWriter::Impl::closeAndCommit() {
   d.kLod.clear();
   d.kStart = {}, d.kDur = {}, d.kName = {}, d.kClass = {}, d.kKind = {};
   d.kCorr = {}, d.kTruthClock = {}, d.bMinStart = {}, d.bMaxEnd = {};
+  d.coll = {};
   d.kernels.close();
   if (H5Fflush(d.file, H5F_SCOPE_GLOBAL) < 0)
     throw Error(fmt::format("{}: cannot flush ({})", d.temp.string(), h5::lastError()));
