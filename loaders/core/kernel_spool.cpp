@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "loaders/core/error.h"
 
@@ -23,8 +24,7 @@ KernelSpool::~KernelSpool() {
   // temp_ removes the file.
 }
 
-SpillRun KernelSpool::write(std::span<const SpillRecord> sorted) {
-  std::lock_guard lock(mutex_);
+uint64_t KernelSpool::append(const void* data, size_t bytes) {
   if (!temp_) {
     std::filesystem::path beside = target_;
     beside += ".spill";
@@ -35,10 +35,10 @@ SpillRun KernelSpool::write(std::span<const SpillRecord> sorted) {
                               std::strerror(errno)));
     temp_->lock();
   }
-  const SpillRun run{records_, sorted.size()};
-  const char* p = reinterpret_cast<const char*>(sorted.data());
-  size_t left = sorted.size_bytes();
-  auto at = static_cast<off_t>(records_ * sizeof(SpillRecord));
+  const uint64_t start = bytes_;
+  const char* p = static_cast<const char*>(data);
+  size_t left = bytes;
+  auto at = static_cast<off_t>(bytes_);
   while (left > 0) {
     const ssize_t n = ::pwrite(fd_, p, left, at);
     if (n < 0 && errno == EINTR) continue;
@@ -49,33 +49,55 @@ SpillRun KernelSpool::write(std::span<const SpillRecord> sorted) {
                       temp_->path().string(), n < 0 ? std::strerror(errno) : "no progress"));
     p += n, left -= static_cast<size_t>(n), at += n;
   }
-  records_ += sorted.size();
-  ++runs_;
-  return run;
+  bytes_ += bytes;
+  return start;
 }
 
-void KernelSpool::read(uint64_t first, std::span<SpillRecord> out) const {
+void KernelSpool::readAt(uint64_t at, void* out, size_t bytes) const {
   int fd = -1;
   std::filesystem::path path;
   {
     std::lock_guard lock(mutex_);
-    if (first + out.size() > records_)
-      throw Error(fmt::format("internal error: spill read of records {}..{} past the {} written",
-                              first, first + out.size(), records_));
+    if (at + bytes > bytes_)
+      throw Error(fmt::format("internal error: spill read of bytes {}..{} past the {} written", at,
+                              at + bytes, bytes_));
     fd = fd_;
     path = temp_ ? temp_->path() : std::filesystem::path{};
   }
-  char* p = reinterpret_cast<char*>(out.data());
-  size_t left = out.size_bytes();
-  auto at = static_cast<off_t>(first * sizeof(SpillRecord));
+  char* p = static_cast<char*>(out);
+  size_t left = bytes;
+  auto pos = static_cast<off_t>(at);
   while (left > 0) {
-    const ssize_t n = ::pread(fd, p, left, at);
+    const ssize_t n = ::pread(fd, p, left, pos);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
       throw Error(fmt::format("{}: cannot read the kernel spill file back ({})", path.string(),
                               n < 0 ? std::strerror(errno) : "it is shorter than written"));
-    p += n, left -= static_cast<size_t>(n), at += n;
+    p += n, left -= static_cast<size_t>(n), pos += n;
   }
+}
+
+SpillRun KernelSpool::write(std::span<const SpillRecord> sorted) {
+  std::lock_guard lock(mutex_);
+  const SpillRun run{append(sorted.data(), sorted.size_bytes()), sorted.size()};
+  ++runs_;
+  return run;
+}
+
+void KernelSpool::read(uint64_t at, std::span<SpillRecord> out) const {
+  readAt(at, out.data(), out.size_bytes());
+}
+
+uint64_t KernelSpool::writeCollectives(std::span<const CollectiveInfo> collectives) {
+  static_assert(std::is_trivially_copyable_v<CollectiveInfo>);
+  std::lock_guard lock(mutex_);
+  return append(collectives.data(), collectives.size_bytes());
+}
+
+std::vector<CollectiveInfo> KernelSpool::readCollectives(uint64_t at, size_t count) const {
+  std::vector<CollectiveInfo> out(count);
+  readAt(at, out.data(), count * sizeof(CollectiveInfo));
+  return out;
 }
 
 std::filesystem::path KernelSpool::path() const {
@@ -85,7 +107,7 @@ std::filesystem::path KernelSpool::path() const {
 
 uint64_t KernelSpool::bytesWritten() const {
   std::lock_guard lock(mutex_);
-  return records_ * sizeof(SpillRecord);
+  return bytes_;
 }
 
 std::optional<uint64_t> parseByteSize(std::string_view text) {

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "loaders/core/run_model.h"
 #include "loaders/core/temp_files.h"
 
 namespace wl {
@@ -43,9 +44,9 @@ struct SpillRecord {
 };
 static_assert(sizeof(SpillRecord) == 40);
 
-// A sorted run in the spill file: `count` records from record index `first`.
+// A sorted run in the spill file: `count` records from byte offset `at`.
 struct SpillRun {
-  uint64_t first = 0;
+  uint64_t at = 0;
   uint64_t count = 0;
 };
 
@@ -67,8 +68,12 @@ class KernelSpool {
   // Appends one sorted run; creates the file on first use. Thread-safe. Throws wl::Error naming
   // the file when it cannot be written (a full disk).
   SpillRun write(std::span<const SpillRecord> sorted);
-  // Reads records [first, first + out.size()) of the file (any thread). Throws wl::Error.
-  void read(uint64_t first, std::span<SpillRecord> out) const;
+  // Reads out.size() records from byte offset `at` (any thread). Throws wl::Error.
+  void read(uint64_t at, std::span<SpillRecord> out) const;
+  // A track's collectives once numbered (TraceBuilder::finish): written, then read back by the
+  // writer. Returns the byte offset.
+  uint64_t writeCollectives(std::span<const CollectiveInfo> collectives);
+  std::vector<CollectiveInfo> readCollectives(uint64_t at, size_t count) const;
 
   // The spill file's path once created (empty before), how many runs and bytes it got.
   std::filesystem::path path() const;
@@ -81,9 +86,12 @@ class KernelSpool {
   std::atomic<int64_t> held_{0};
   std::atomic<uint64_t> runs_{0};
   mutable std::mutex mutex_;
+  uint64_t append(const void* data, size_t bytes);  // with mutex_ held
+  void readAt(uint64_t at, void* out, size_t bytes) const;
+
   std::optional<TempFile> temp_;
   int fd_ = -1;
-  uint64_t records_ = 0;
+  uint64_t bytes_ = 0;
 };
 
 // A track's events when the import ran with a spool (TraceBuilder::setSpool, ImportedRank::
@@ -94,6 +102,9 @@ struct SpilledKernels {
   std::shared_ptr<KernelSpool> spool;
   std::vector<SpillRun> runs;     // in the order they were written (earlier events first)
   std::vector<SpillRecord> tail;  // sorted by start (stable)
+  // The track's collectives when they were spilled too (KernelTrack::collectives is then empty);
+  // their string ids are mapped through `names` like the records'.
+  uint64_t collectivesAt = 0, collectiveCount = 0;
   uint64_t count = 0;
   int64_t shift_ns = 0;
   // When not empty: the name id of a record is names[record.name] (a reader that moved the track

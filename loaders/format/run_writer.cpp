@@ -680,8 +680,8 @@ void RunWriter::Impl::addSpilledTrack(const KernelTrack& track, const SpilledKer
   auto refill = [&](Cursor& c) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(c.run.count, perRun));
     c.buf.resize(k);
-    if (k > 0) s.spool->read(c.run.first, c.buf);
-    c.run.first += k, c.run.count -= k;
+    if (k > 0) s.spool->read(c.run.at, c.buf);
+    c.run.at += k * sizeof(SpillRecord), c.run.count -= k;
     c.view = c.buf;
   };
   for (size_t r = 0; r < s.runs.size(); ++r) {
@@ -695,7 +695,15 @@ void RunWriter::Impl::addSpilledTrack(const KernelTrack& track, const SpilledKer
     if (!cursors[r].view.empty()) heads.push({cursors[r].view.front().start_ns, r});
 
   NameMap globalName(strings, names);
-  std::vector<uint64_t> collectiveAt(track.collectives.size(), UINT64_MAX);
+  std::vector<CollectiveInfo> collectives = track.collectives;
+  if (s.collectiveCount > 0) {
+    collectives = s.spool->readCollectives(s.collectivesAt, s.collectiveCount);
+    if (!s.names.empty())
+      for (CollectiveInfo& c : collectives)
+        for (uint32_t* id : {&c.collective, &c.dtype, &c.pg_name, &c.pg_desc, &c.pg_ranks})
+          *id = *id < s.names.size() ? s.names[*id] : UINT32_MAX;
+  }
+  std::vector<uint64_t> collectiveAt(collectives.size(), UINT64_MAX);
   TrackInProgress t(kernelGrid);
   constexpr size_t kChunk = 1 << 16;
   std::vector<KernelEvent> chunk;
@@ -734,9 +742,8 @@ void RunWriter::Impl::addSpilledTrack(const KernelTrack& track, const SpilledKer
   if (written != s.count)
     throw Error(
         fmt::format("internal error: a spilled track gave {} of its {} events", written, s.count));
-  for (size_t i = 0; i < track.collectives.size(); ++i)
-    if (collectiveAt[i] != UINT64_MAX)
-      addCollective(track.collectives[i], globalName, collectiveAt[i]);
+  for (size_t i = 0; i < collectives.size(); ++i)
+    if (collectiveAt[i] != UINT64_MAX) addCollective(collectives[i], globalName, collectiveAt[i]);
   endTrack(t, track);
 }
 

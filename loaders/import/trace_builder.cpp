@@ -170,9 +170,16 @@ int TraceBuilder::mainDevice() const {
 void TraceBuilder::finishSpilled(int64_t offset_ns) {
   for (size_t ti = 0; ti < tracks_.size(); ++ti) {
     Pending& p = pending_[ti];
+    std::vector<CollectiveInfo>& colls = tracks_[ti].collectives;
     if (spool_->held() > static_cast<int64_t>(spool_->budget() / 4)) {
       spill(p);
+      if (!colls.empty()) {  // numbered by now: the writer reads them back with the events
+        p.spilled->collectivesAt = spool_->writeCollectives(colls);
+        p.spilled->collectiveCount = colls.size();
+        std::vector<CollectiveInfo>().swap(colls);
+      }
     } else {
+      spool_->hold(static_cast<int64_t>(colls.capacity() * sizeof(CollectiveInfo)));
       std::stable_sort(
           p.buffer.begin(), p.buffer.end(),
           [](const SpillRecord& a, const SpillRecord& b) { return a.start_ns < b.start_ns; });
@@ -180,6 +187,7 @@ void TraceBuilder::finishSpilled(int64_t offset_ns) {
     }
     p.spilled->spool = spool_;
     p.spilled->shift_ns += offset_ns;
+    std::vector<int64_t>().swap(p.collectiveStart);
   }
 }
 

@@ -162,20 +162,26 @@ TEST(KernelSpool, RunsReadBackAsWritten) {
     KernelSpool spool(dir / "run.h5", 1 << 20);
     EXPECT_TRUE(spool.path().empty());  // nothing written, nothing created
     const SpillRun ra = spool.write(a), rb = spool.write(b);
-    EXPECT_EQ(ra.first, 0u);
-    EXPECT_EQ(rb.first, 3u);
+    EXPECT_EQ(ra.at, 0u);
+    EXPECT_EQ(rb.at, 3 * sizeof(SpillRecord));
     EXPECT_EQ(rb.count, 2u);
     file = spool.path();
     EXPECT_TRUE(std::filesystem::exists(file));
     EXPECT_EQ(spool.bytesWritten(), 5 * sizeof(SpillRecord));
     std::vector<SpillRecord> back(2);
-    spool.read(rb.first, back);
+    spool.read(rb.at, back);
     EXPECT_EQ(back[1].start_ns, 6);
     EXPECT_EQ(back[1].collective, 7u);
-    spool.read(1, back);
+    spool.read(sizeof(SpillRecord), back);
     EXPECT_EQ(back[0].name, 1u);
     EXPECT_EQ(back[1].start_ns, 20);
-    EXPECT_NE(test::errorOf([&] { spool.read(4, back); }), "");
+    EXPECT_NE(test::errorOf([&] { spool.read(4 * sizeof(SpillRecord), back); }), "");
+    CollectiveInfo c;
+    c.seq = 42, c.pg_name = 3;
+    const std::vector<CollectiveInfo> cs{CollectiveInfo{}, c};
+    const uint64_t at = spool.writeCollectives(cs);
+    EXPECT_EQ(at, 5 * sizeof(SpillRecord));
+    EXPECT_EQ(spool.readCollectives(at, 2), cs);
   }
   EXPECT_FALSE(std::filesystem::exists(file));
 }
