@@ -154,6 +154,7 @@ nlohmann::json summaryJson(const import::ImportSummary& s) {
   j["ranks"] = s.ranks.size();
   j["kernels"] = s.kernels;
   j["telemetry_samples"] = s.telemetrySamples;
+  j["spilled_bytes"] = s.spillBytes;  // kernel events written to disk to stay within the budget
   nlohmann::json sources = nlohmann::json::array();
   for (const SourceInfo& src : i.sources)
     sources.push_back({{"path", src.path},
@@ -219,9 +220,10 @@ int cmdImport(const Args& rawArgs) {
       .option("gpus", "N",
               "number of GPUs taking turns in an nvidia-smi CSV without an index column "
               "(default: found from the rows)")
-      .option("memory-budget", "SIZE",
-              "memory the traces' kernel events may take (512M, 2G or bytes; default 512M; 0: no "
-              "limit); past it they are spilled to a temporary file beside the output")
+      .option(
+          "memory-budget", "SIZE",
+          "memory the traces' kernel events may take (512M, 2G or bytes; default 512M, at least "
+          "16M; 0: no limit); past it they are spilled to a temporary file beside the output")
       .option("start", "T", "prometheus: start of the time range (RFC 3339 or Unix seconds)")
       .option("end", "T", "prometheus: end of the time range (RFC 3339 or Unix seconds)")
       .option("match", "SELECTOR",

@@ -280,9 +280,10 @@ TEST(SpillImport, SpillFileIsRemovedOnCancel) {
 TEST(SpillImport, CommandLineTakesAndChecksTheBudget) {
   test::TempDir out;
   const auto trace = testData("kineto/hta-no-distributed-info.json.gz");
-  const auto ok = test::runWattline(
-      {"import", trace.string(), "-o", (out / "a.h5").string(), "--memory-budget", "16M"});
-  EXPECT_EQ(ok.exitCode, 0) << ok.err;
+  const auto ok = test::runWattline({"import", trace.string(), "-o", (out / "a.h5").string(),
+                                     "--memory-budget", "16M", "--json"});
+  ASSERT_EQ(ok.exitCode, 0) << ok.err;
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["spilled_bytes"], 0);  // 46 kB of trace: nothing spills
   for (const char* bad : {"lots", "1M", "2X"}) {
     const auto r = test::runWattline(
         {"import", trace.string(), "-o", (out / "b.h5").string(), "--memory-budget", bad});
