@@ -129,13 +129,19 @@ void TraceBuilder::addEvent(int device, int64_t stream, int64_t start_ns, int64_
   }
   const size_t capacity = p.buffer.capacity();
   p.buffer.push_back(r);
-  if (p.buffer.capacity() != capacity)
-    spool_->hold(static_cast<int64_t>((p.buffer.capacity() - capacity) * sizeof(SpillRecord)));
+  if (p.buffer.capacity() != capacity) {
+    const auto grown = static_cast<int64_t>((p.buffer.capacity() - capacity) * sizeof(SpillRecord));
+    spool_->hold(grown);
+    buffered_ += grown;
+  }
   SpilledKernels& s = *p.spilled;
   ++s.count;
   s.minStart = std::min(s.minStart, start_ns);
   s.maxEnd = std::max(s.maxEnd, start_ns + std::max<int64_t>(dur_ns, 0));
-  if (spool_->held() > static_cast<int64_t>(spool_->budget() / 2)) spillAll();
+  // Half the budget for the buffers of the import; this builder's own are at least an eighth when
+  // it spills (the tails other files keep are at most a quarter), so runs are never tiny.
+  const auto budget = static_cast<int64_t>(spool_->budget());
+  if (spool_->held() > budget / 2 && buffered_ >= budget / 8) spillAll();
 }
 
 void TraceBuilder::spill(Pending& p) {
@@ -144,7 +150,9 @@ void TraceBuilder::spill(Pending& p) {
       p.buffer.begin(), p.buffer.end(),
       [](const SpillRecord& a, const SpillRecord& b) { return a.start_ns < b.start_ns; });
   p.spilled->runs.push_back(spool_->write(p.buffer));
-  spool_->hold(-static_cast<int64_t>(p.buffer.capacity() * sizeof(SpillRecord)));
+  const auto bytes = static_cast<int64_t>(p.buffer.capacity() * sizeof(SpillRecord));
+  spool_->hold(-bytes);
+  buffered_ -= bytes;
   std::vector<SpillRecord>().swap(p.buffer);
 }
 
@@ -164,14 +172,17 @@ int TraceBuilder::mainDevice() const {
   return best;
 }
 
-// With a spool: each buffer becomes the track's sorted tail, or one more run while the import
-// holds more than a quarter of its budget in memory (so that the tails of many files cannot add
-// up past it); the clock offset is applied when the writer reads the events.
+// With a spool: each buffer becomes the track's sorted tail and its collectives stay in memory as
+// long as what the import keeps (this builder's buffers included) stays within a quarter of the
+// budget, so the tails of many files cannot add up past it; else both are spilled. The clock
+// offset is applied when the writer reads the events.
 void TraceBuilder::finishSpilled(int64_t offset_ns) {
+  const auto quarter = static_cast<int64_t>(spool_->budget() / 4);
   for (size_t ti = 0; ti < tracks_.size(); ++ti) {
     Pending& p = pending_[ti];
     std::vector<CollectiveInfo>& colls = tracks_[ti].collectives;
-    if (spool_->held() > static_cast<int64_t>(spool_->budget() / 4)) {
+    const auto collBytes = static_cast<int64_t>(colls.capacity() * sizeof(CollectiveInfo));
+    if (spool_->held() + collBytes > quarter) {
       spill(p);
       if (!colls.empty()) {  // numbered by now: the writer reads them back with the events
         p.spilled->collectivesAt = spool_->writeCollectives(colls);
@@ -179,7 +190,7 @@ void TraceBuilder::finishSpilled(int64_t offset_ns) {
         std::vector<CollectiveInfo>().swap(colls);
       }
     } else {
-      spool_->hold(static_cast<int64_t>(colls.capacity() * sizeof(CollectiveInfo)));
+      spool_->hold(collBytes);  // kept until the writer takes the track
       std::stable_sort(
           p.buffer.begin(), p.buffer.end(),
           [](const SpillRecord& a, const SpillRecord& b) { return a.start_ns < b.start_ns; });
@@ -189,6 +200,7 @@ void TraceBuilder::finishSpilled(int64_t offset_ns) {
     p.spilled->shift_ns += offset_ns;
     std::vector<int64_t>().swap(p.collectiveStart);
   }
+  buffered_ = 0;  // the tails belong to the tracks now
 }
 
 std::vector<KernelTrack> TraceBuilder::finish(int64_t offset_ns) {

@@ -73,7 +73,8 @@ class TraceBuilder {
   StringTable& strings_;
   std::shared_ptr<KernelSpool> spool_;
   std::vector<KernelTrack> tracks_;
-  std::vector<Pending> pending_;                          // parallel to tracks_ when spool_ is set
+  std::vector<Pending> pending_;  // parallel to tracks_ when spool_ is set
+  int64_t buffered_ = 0;          // bytes of this builder's buffers (counted in spool_->held())
   std::vector<std::shared_ptr<SpilledKernels>> spilled_;  // what finish() handed over
   size_t last_ = 0;
   size_t events_ = 0;

@@ -218,6 +218,11 @@ TEST(SpillImport, TinyBudgetWritesTheSameRunForManyRanks) {
   EXPECT_EQ(whole.kernels, 4u * 75000u);
   EXPECT_EQ(spilled.kernels, whole.kernels);
   EXPECT_GT(spilled.spillRuns, 20u);
+  // Runs hold at least an eighth of the budget (3,276 events) each, spread over the 3 streams of
+  // the file being read: 12 MB of events make at most ~3 x 12 MB / 128 KiB runs, plus the tails.
+  EXPECT_LT(spilled.spillRuns, 300u) << "runs are too short";
+  // At most every event and collective once: 40 B and 56 B each.
+  EXPECT_LE(spilled.spillBytes, 4u * 75000u * sizeof(SpillRecord) + 4u * 7500u * 56u);
   const auto a = RunFile::open(out / "run.h5");
   const auto b = RunFile::open(out2 / "run.h5");
   EXPECT_EQ(a->collectives().size(), 4u * 7500u);  // the model's one in ten
