@@ -233,6 +233,42 @@ TEST(SpillImport, TinyBudgetWritesTheSameRunForManyRanks) {
   EXPECT_EQ(test::leftovers(out2.path()), std::vector<std::string>{"run.h5"});
 }
 
+// A CharLLM-PPT folder reads its rank traces through the kineto importer and moves their ranks into
+// its own string table: spilled records and collectives are renamed when the writer reads them.
+TEST(SpillImport, TinyBudgetWritesTheSameRunForACharLlmFolder) {
+  test::TempDir src, out, out2;
+  const auto run = src / "run";
+  std::filesystem::create_directories(run / "4242_kineto");
+  std::string power, util;
+  for (int k = 0; k < 60; ++k) {
+    power += fmt::format("{:.2f},{}\n", 1700000000.0 + 0.05 * k, 300 + k);
+    util += fmt::format("{:.2f},{}\n", 1700000000.0 + 0.05 * k, 90);
+  }
+  test::writeFile(run / "gpu_power_0.csv", power);
+  test::writeFile(run / "gpu_util_0.csv", util);
+  // Two ranks whose names come in different orders: the second's ids change when moved.
+  test::writeFile(run / "4242_kineto" / "rank-0.json", syntheticRank(0, 2, 30000, 3));
+  test::writeFile(run / "4242_kineto" / "rank-1.json", syntheticRank(1, 2, 30000, 4));
+  auto importAs = [&](const std::filesystem::path& o, uint64_t budget) {
+    import::ImportRequest req;
+    req.inputs.push_back({run, "charllm"});
+    req.output = o;
+    req.memoryBudget = budget;
+    import::ImportJob job(std::move(req));
+    return job.run();
+  };
+  const auto whole = importAs(out / "run.h5", 0);
+  const auto spilled = importAs(out2 / "run.h5", 64 << 10);
+  EXPECT_EQ(whole.kernels, 60000u);
+  EXPECT_GT(spilled.spillRuns, 10u);
+  const auto a = RunFile::open(out / "run.h5");
+  const auto b = RunFile::open(out2 / "run.h5");
+  ASSERT_EQ(a->collectives().size(), 6000u);
+  expectSameKernels(*a, *b);
+  EXPECT_EQ(a->str(a->collectives()[0].info.pg_desc), "default_pg");
+  EXPECT_EQ(b->str(b->collectives()[0].info.pg_desc), "default_pg");
+}
+
 // A bad event after the first file has spilled: the error names it and nothing is left.
 TEST(SpillImport, SpillFileIsRemovedOnError) {
   test::TempDir src, out;
