@@ -5,8 +5,9 @@
 //
 // plan() says what will be read and by which importer (folders are expanded into their files
 // unless an importer reads the folder as a whole, e.g. a CharLLM-PPT results folder); the GUI
-// shows it as the detected-format preview. run() reads every input (progress, cancel), then
-// assembleRun() merges them and writes the run; on any error or a cancel no output is left.
+// shows it as the detected-format preview. run() reads every input, two files at a time on two
+// threads (progress, cancel), then assembleRun() merges them and writes the run; on any error or
+// a cancel no output is left.
 
 #include <atomic>
 #include <cstdint>
