@@ -269,24 +269,29 @@ TEST(SpillImport, TinyBudgetWritesTheSameRunForACharLlmFolder) {
   EXPECT_EQ(b->str(b->collectives()[0].info.pg_desc), "default_pg");
 }
 
-// A bad event after the first file has spilled: the error names it and nothing is left.
+// A bad event in the third file: files are read two at a time, so the third starts when one of the
+// first two is done, i.e. after the import has spilled. The error names the bad file and nothing
+// is left.
 TEST(SpillImport, SpillFileIsRemovedOnError) {
   test::TempDir src, out;
-  const auto good = src / "rank-0.json", bad = src / "rank-1.json";
-  test::writeFile(good, syntheticRank(0, 2, 40000, 5));
-  std::string text = syntheticRank(1, 2, 40000, 6);
+  const auto good0 = src / "rank-0.json", good1 = src / "rank-1.json", bad = src / "rank-2.json";
+  test::writeFile(good0, syntheticRank(0, 3, 20000, 5));
+  test::writeFile(good1, syntheticRank(1, 3, 20000, 6));
+  std::string text = syntheticRank(2, 3, 40000, 7);
   const size_t at = text.find("\"ts\": ", text.size() / 2);
   text.replace(at, 6, "\"ts\": \"soon\", \"x\": ");
   test::writeFile(bad, text);
-  bool sawSpill = false;
+  std::atomic<bool> sawSpill{false};
   const std::string msg = test::errorOf([&] {
-    importWithBudget({good, bad}, out / "run.h5", 256 << 10,
-                     Progress([&](double, std::string_view) {
-                       sawSpill = sawSpill || hasSpillFile(out.path());
-                       return true;
-                     }));
+    importWithBudget(
+        {good0, good1, bad}, out / "run.h5", 256 << 10,
+        Progress([&](double, std::string_view stage) {
+          if (stage.find("rank-2.json") != std::string_view::npos && hasSpillFile(out.path()))
+            sawSpill = true;
+          return true;
+        }));
   });
-  EXPECT_NE(msg.find("rank-1.json: at traceEvents["), std::string::npos) << msg;
+  EXPECT_NE(msg.find("rank-2.json: at traceEvents["), std::string::npos) << msg;
   EXPECT_TRUE(sawSpill);
   EXPECT_TRUE(test::leftovers(out.path()).empty());
   EXPECT_FALSE(hasSpillFile(out.path()));
