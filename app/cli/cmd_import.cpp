@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // wattline import INPUT... -o RUN.h5 [--format NAME] [--name TEXT] [--platform NAME]
 //                 [--config tp=4,pp=8,...] [--offset SOURCE=NS] [--dcgm-interval-ms N]
-//                 [--utc-offset [SOURCE=]+HH:MM] [--gpus N] [--json]
+//                 [--utc-offset [SOURCE=]+HH:MM] [--gpus N] [--memory-budget SIZE] [--json]
 // An INPUT "prometheus:http://HOST:PORT" reads GPU telemetry from a Prometheus server between
 // --start and --end ([--match SELECTOR]... [--bearer-token-file F] [--basic-auth-file F]
 // [--cacert F] [--concurrency N]).
@@ -19,6 +19,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/commands.h"
 #include "loaders/core/error.h"
+#include "loaders/core/kernel_spool.h"
 #include "loaders/core/time_format.h"
 #include "loaders/import/import_job.h"
 #include "loaders/import/prometheus/prometheus_import.h"
@@ -153,6 +154,7 @@ nlohmann::json summaryJson(const import::ImportSummary& s) {
   j["ranks"] = s.ranks.size();
   j["kernels"] = s.kernels;
   j["telemetry_samples"] = s.telemetrySamples;
+  j["spilled_bytes"] = s.spillBytes;  // kernel events written to disk to stay within the budget
   nlohmann::json sources = nlohmann::json::array();
   for (const SourceInfo& src : i.sources)
     sources.push_back({{"path", src.path},
@@ -172,6 +174,22 @@ nlohmann::json summaryJson(const import::ImportSummary& s) {
                      {"message", n.message}});
   j["data_quality"] = notes;
   return j;
+}
+
+// --memory-budget: 0 (no limit) or at least 16 MiB, below which the spill runs get so short that
+// merging them costs more than it saves.
+uint64_t parseMemoryBudget(const std::string& text) {
+  constexpr uint64_t kMin = uint64_t{16} << 20;
+  const auto v = parseByteSize(text);
+  if (!v)
+    throw UsageError(fmt::format(
+        "option --memory-budget: expected a size such as 512M, 2G or a number of bytes, found "
+        "\"{}\"",
+        text));
+  if (*v != 0 && *v < kMin)
+    throw UsageError(fmt::format(
+        "option --memory-budget: {} is below the smallest budget, 16M (0: no limit)", text));
+  return *v;
 }
 
 }  // namespace
@@ -202,6 +220,10 @@ int cmdImport(const Args& rawArgs) {
       .option("gpus", "N",
               "number of GPUs taking turns in an nvidia-smi CSV without an index column "
               "(default: found from the rows)")
+      .option(
+          "memory-budget", "SIZE",
+          "memory the traces' kernel events may take (512M, 2G or bytes; default 512M, at least "
+          "16M; 0: no limit); past it they are spilled to a temporary file beside the output")
       .option("start", "T", "prometheus: start of the time range (RFC 3339 or Unix seconds)")
       .option("end", "T", "prometheus: end of the time range (RFC 3339 or Unix seconds)")
       .option("match", "SELECTOR",
@@ -255,6 +277,7 @@ int cmdImport(const Args& rawArgs) {
                       *p.value("gpus")));
     req.options.gpus = *n;
   }
+  if (auto m = p.value("memory-budget")) req.memoryBudget = parseMemoryBudget(*m);
   req.assemble.name = p.value("name").value_or("");
   req.assemble.platform = p.value("platform").value_or("");
 

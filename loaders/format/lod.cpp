@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "loaders/core/throttle_reasons.h"
+#include "loaders/format/kernel_lod.h"
 
 namespace wl {
 namespace {
@@ -167,67 +168,75 @@ void KernelLodLevel::resize(size_t n) {
 
 std::vector<KernelLodLevel> buildKernelLod(const LodGrid& grid,
                                            std::span<const KernelEvent> events) {
-  const size_t nLevels = grid.levels();
-  std::vector<KernelLodLevel> levels(nLevels);
-  if (nLevels == 0) return levels;
-  // Busy nanoseconds per class at each level, turned into fractions at the end.
-  std::vector<std::array<std::vector<double>, kKernelClassCount>> busyNs(nLevels);
-  for (size_t k = 0; k < nLevels; ++k) {
-    levels[k].resize(grid.buckets[k]);
-    for (auto& b : busyNs[k])
+  KernelLodBuilder builder(grid);
+  builder.add(events);
+  return builder.finish();
+}
+
+KernelLodBuilder::KernelLodBuilder(const LodGrid& grid)
+    : grid_(grid), levels_(grid.levels()), busyNs_(grid.levels()) {
+  for (size_t k = 0; k < levels_.size(); ++k) {
+    levels_[k].resize(grid.buckets[k]);
+    for (auto& b : busyNs_[k])
       b.assign(grid.buckets[k], 0.0);
   }
+}
 
-  const int64_t w0 = grid.widths_ns[0];
-  const int64_t gridEnd = grid.bucketStart(0, grid.buckets[0]);
-  auto addInterval = [&](int cls, int64_t a, int64_t b) {
-    a = std::max(a, grid.origin_ns);
-    b = std::min(b, gridEnd);
-    if (b <= a) return;
-    std::vector<double>& dst = busyNs[0][static_cast<size_t>(cls)];
-    for (size_t k = grid.bucketOf(0, a); k < dst.size(); ++k) {
-      const int64_t bs = grid.bucketStart(0, k);
-      if (bs >= b) break;
-      const int64_t lo = std::max(a, bs), hi = std::min(b, bs + w0);
-      if (hi > lo) dst[k] += static_cast<double>(hi - lo);
-    }
-  };
+void KernelLodBuilder::addInterval(size_t cls, int64_t a, int64_t b) {
+  const int64_t w0 = grid_.widths_ns[0];
+  const int64_t gridEnd = grid_.bucketStart(0, grid_.buckets[0]);
+  a = std::max(a, grid_.origin_ns);
+  b = std::min(b, gridEnd);
+  if (b <= a) return;
+  std::vector<double>& dst = busyNs_[0][cls];
+  for (size_t k = grid_.bucketOf(0, a); k < dst.size(); ++k) {
+    const int64_t bs = grid_.bucketStart(0, k);
+    if (bs >= b) break;
+    const int64_t lo = std::max(a, bs), hi = std::min(b, bs + w0);
+    if (hi > lo) dst[k] += static_cast<double>(hi - lo);
+  }
+}
 
-  // Union of intervals per class: events are sorted by start, so one open interval per class.
-  std::array<int64_t, kKernelClassCount> curStart{}, curEnd{};
-  std::array<bool, kKernelClassCount> open{};
+void KernelLodBuilder::add(std::span<const KernelEvent> events) {
+  if (levels_.empty()) return;
   for (const KernelEvent& e : events) {
-    ++levels[0].count[grid.bucketOf(0, e.start_ns)];
+    ++levels_[0].count[grid_.bucketOf(0, e.start_ns)];
     const auto c = static_cast<size_t>(e.cls);
     if (c >= kKernelClassCount || e.dur_ns <= 0) continue;
     const int64_t s = e.start_ns, f = e.start_ns + e.dur_ns;
-    if (open[c] && s <= curEnd[c]) {
-      curEnd[c] = std::max(curEnd[c], f);
+    if (open_[c] && s <= curEnd_[c]) {
+      curEnd_[c] = std::max(curEnd_[c], f);
     } else {
-      if (open[c]) addInterval(static_cast<int>(c), curStart[c], curEnd[c]);
-      curStart[c] = s;
-      curEnd[c] = f;
-      open[c] = true;
+      if (open_[c]) addInterval(c, curStart_[c], curEnd_[c]);
+      curStart_[c] = s;
+      curEnd_[c] = f;
+      open_[c] = true;
     }
   }
-  for (size_t c = 0; c < kKernelClassCount; ++c)
-    if (open[c]) addInterval(static_cast<int>(c), curStart[c], curEnd[c]);
+}
 
+std::vector<KernelLodLevel> KernelLodBuilder::finish() {
+  const size_t nLevels = levels_.size();
+  if (nLevels == 0) return std::move(levels_);
+  for (size_t c = 0; c < kKernelClassCount; ++c)
+    if (open_[c]) addInterval(c, curStart_[c], curEnd_[c]);
+  open_ = {};
   for (size_t k = 1; k < nLevels; ++k) {
-    for (size_t ch = 0; ch < levels[k - 1].count.size(); ++ch) {
-      const size_t p = std::min(ch / static_cast<size_t>(grid.factor), levels[k].count.size() - 1);
-      levels[k].count[p] += levels[k - 1].count[ch];
+    for (size_t ch = 0; ch < levels_[k - 1].count.size(); ++ch) {
+      const size_t p =
+          std::min(ch / static_cast<size_t>(grid_.factor), levels_[k].count.size() - 1);
+      levels_[k].count[p] += levels_[k - 1].count[ch];
       for (size_t c = 0; c < kKernelClassCount; ++c)
-        busyNs[k][c][p] += busyNs[k - 1][c][ch];
+        busyNs_[k][c][p] += busyNs_[k - 1][c][ch];
     }
   }
   for (size_t k = 0; k < nLevels; ++k) {
-    const auto w = static_cast<double>(grid.widths_ns[k]);
+    const auto w = static_cast<double>(grid_.widths_ns[k]);
     for (size_t c = 0; c < kKernelClassCount; ++c)
-      for (size_t b = 0; b < grid.buckets[k]; ++b)
-        levels[k].busy[c][b] = static_cast<float>(busyNs[k][c][b] / w);
+      for (size_t b = 0; b < grid_.buckets[k]; ++b)
+        levels_[k].busy[c][b] = static_cast<float>(busyNs_[k][c][b] / w);
   }
-  return levels;
+  return std::move(levels_);
 }
 
 }  // namespace wl

@@ -9,13 +9,16 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <queue>
 
 #include "loaders/core/error.h"
+#include "loaders/core/kernel_spool.h"
 #include "loaders/core/metrics.h"
 #include "loaders/core/series_math.h"
 #include "loaders/core/temp_files.h"
 #include "loaders/core/throttle_reasons.h"
 #include "loaders/format/format_version.h"
+#include "loaders/format/kernel_lod.h"
 #include "loaders/format/lod.h"
 #include "loaders/h5/h5.h"
 
@@ -370,6 +373,34 @@ class SeriesGroupWriter {
   uint64_t total_ = 0;
 };
 
+// Track names to run names: ids into an importer's StringTable -> ids into the run's. An id the
+// table does not have becomes "".
+class NameMap {
+ public:
+  NameMap(StringTable& run, const StringTable& source)
+      : run_(run), source_(source), remap_(source.size(), UINT32_MAX) {}
+  uint32_t operator()(uint32_t id) {
+    if (id >= remap_.size()) return run_.intern("");
+    if (remap_[id] == UINT32_MAX) remap_[id] = run_.intern(source_.at(id));
+    return remap_[id];
+  }
+
+ private:
+  StringTable& run_;
+  const StringTable& source_;
+  std::vector<uint32_t> remap_;
+};
+
+// What RunWriter keeps while one kernel track is written in chunks.
+struct TrackInProgress {
+  explicit TrackInProgress(const LodGrid& grid) : lod(grid) {}
+  KernelLodBuilder lod;
+  uint64_t n = 0;
+  std::array<uint64_t, kKernelClassCount> perClass{};
+  size_t blockFill = 0;  // events in the block being filled
+  int64_t blockMin = 0, blockMax = INT64_MIN;
+};
+
 }  // namespace
 
 struct RunWriter::Impl {
@@ -404,15 +435,20 @@ struct RunWriter::Impl {
   std::vector<int64_t> trStream;
   std::vector<uint64_t> trOffset, trCount, blockOffsets{0};
   std::array<std::vector<uint64_t>, kKernelClassCount> trClassCount;
-  std::vector<CollectiveInfo> collectives;
-  std::vector<uint64_t> collectiveEvent;  // global event index
+  // /kernels/collectives, appended per track in event order: tracks are written one after the
+  // other, so the table is ordered by global event index without holding it.
+  struct CollectiveCols {
+    h5::Appender event, collective, inNelems, outNelems, groupSize, dtype, pgName, pgDesc, pgRanks,
+        seq;
+  } coll;
+  std::vector<std::pair<uint64_t, CollectiveInfo>> trackCollectives;  // of the track being written
   uint64_t kernelTotal = 0;
   size_t negativeDurations = 0;
 
   // The steps of RunWriter::finish().
-  void writeKernelTables();              // /kernels/tracks, block offsets, /kernels/collectives
-  void writeIterationsAndAnnotations();  // ordered by rank, then time
-  void writeDomains();                   // /domains (checked by finish())
+  void writeKernelTables();                          // /kernels/tracks, block offsets
+  void writeIterationsAndAnnotations();              // ordered by rank, then time
+  void writeDomains();                               // /domains (checked by finish())
   void writeGpus(const std::vector<int>& domainOf);  // /gpus with each GPU's domain
   void writeRanks();                                 // /ranks
   void writeSources();                               // /sources
@@ -420,6 +456,13 @@ struct RunWriter::Impl {
   void writeGroundTruth();                           // /ground_truth of simulated runs
   void writeRootAttributes();                        // the run's identity, written last
   void closeAndCommit();  // closes every handle, then moves the file into place
+
+  // The steps of addKernelTrack(): a track is appended in sorted chunks, then closed.
+  void addSpilledTrack(const KernelTrack& track, const SpilledKernels& s, const StringTable& names);
+  void appendKernels(TrackInProgress& t, std::span<const KernelEvent> sorted);
+  void appendTruthClock(const std::vector<float>& clk);
+  void addCollective(CollectiveInfo c, NameMap& globalName, uint64_t event);
+  void endTrack(TrackInProgress& t, const KernelTrack& track);
 
   void openKernels() {
     kernels = h5::createGroup(file, "kernels");
@@ -451,6 +494,43 @@ struct RunWriter::Impl {
           h5::RowAppender(lg, "count", H5T_NATIVE_UINT32, kernelGrid.buckets[k], layout);
       kLod.push_back(std::move(rows));
     }
+    h5::Id cg = h5::createGroup(kernels, "collectives");
+    coll.event = h5::makeAppender<uint64_t>(cg, "event", layout);
+    coll.collective = h5::makeAppender<uint32_t>(cg, "collective", layout);
+    coll.inNelems = h5::makeAppender<int64_t>(cg, "in_nelems", layout);
+    coll.outNelems = h5::makeAppender<int64_t>(cg, "out_nelems", layout);
+    coll.groupSize = h5::makeAppender<int32_t>(cg, "group_size", layout);
+    coll.dtype = h5::makeAppender<uint32_t>(cg, "dtype", layout);
+    coll.pgName = h5::makeAppender<uint32_t>(cg, "pg_name", layout);
+    coll.pgDesc = h5::makeAppender<uint32_t>(cg, "pg_desc", layout);
+    coll.pgRanks = h5::makeAppender<uint32_t>(cg, "pg_ranks", layout);
+    coll.seq = h5::makeAppender<int64_t>(cg, "seq", layout);
+  }
+
+  // Appends the collectives of the track being written, in event order.
+  void flushCollectives() {
+    std::sort(trackCollectives.begin(), trackCollectives.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto col = [&](auto f) {
+      using T = decltype(f(trackCollectives.front()));
+      std::vector<T> v;
+      v.reserve(trackCollectives.size());
+      for (const auto& ec : trackCollectives)
+        v.push_back(f(ec));
+      return v;
+    };
+    if (trackCollectives.empty()) return;
+    appendVec(coll.event, col([](const auto& ec) { return ec.first; }));
+    appendVec(coll.collective, col([](const auto& ec) { return ec.second.collective; }));
+    appendVec(coll.inNelems, col([](const auto& ec) { return ec.second.in_nelems; }));
+    appendVec(coll.outNelems, col([](const auto& ec) { return ec.second.out_nelems; }));
+    appendVec(coll.groupSize, col([](const auto& ec) { return ec.second.group_size; }));
+    appendVec(coll.dtype, col([](const auto& ec) { return ec.second.dtype; }));
+    appendVec(coll.pgName, col([](const auto& ec) { return ec.second.pg_name; }));
+    appendVec(coll.pgDesc, col([](const auto& ec) { return ec.second.pg_desc; }));
+    appendVec(coll.pgRanks, col([](const auto& ec) { return ec.second.pg_ranks; }));
+    appendVec(coll.seq, col([](const auto& ec) { return ec.second.seq; }));
+    trackCollectives.clear();
   }
 };
 
@@ -494,6 +574,7 @@ RunWriter::~RunWriter() {
     d_->kLod.clear();
     d_->kStart = {}, d_->kDur = {}, d_->kName = {}, d_->kClass = {}, d_->kKind = {};
     d_->kCorr = {}, d_->kTruthClock = {}, d_->bMinStart = {}, d_->bMaxEnd = {};
+    d_->coll = {};
     d_->kernels.close();
     d_->file.close();
   } catch (...) {
@@ -545,13 +626,7 @@ void RunWriter::addKernelTrack(KernelTrack track, const StringTable& names) {
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return track.events[a].start_ns < track.events[b].start_ns;
   });
-  std::vector<uint32_t> remap(names.size(), UINT32_MAX);
-  auto globalName = [&](uint32_t id) {
-    if (id >= remap.size()) return d.strings.intern("");
-    if (remap[id] == UINT32_MAX) remap[id] = d.strings.intern(names.at(id));
-    return remap[id];
-  };
-
+  NameMap globalName(d.strings, names);
   std::vector<KernelEvent> sorted;
   sorted.reserve(n);
   std::vector<uint32_t> newIndex(n);
@@ -565,83 +640,193 @@ void RunWriter::addKernelTrack(KernelTrack track, const StringTable& names) {
     sorted.push_back(e);
     newIndex[order[k]] = k;
   }
+  track.events = {};
 
-  {
-    std::vector<int64_t> start(n), dur(n), corr(n);
-    std::vector<uint32_t> name(n);
-    std::vector<uint8_t> cls(n), kind(n);
-    for (size_t i = 0; i < n; ++i) {
-      start[i] = sorted[i].start_ns;
-      dur[i] = sorted[i].dur_ns;
-      name[i] = sorted[i].name;
-      cls[i] = static_cast<uint8_t>(sorted[i].cls);
-      kind[i] = static_cast<uint8_t>(sorted[i].kind);
-      corr[i] = sorted[i].correlation;
-    }
-    appendVec(d.kStart, start);
-    appendVec(d.kDur, dur);
-    appendVec(d.kName, name);
-    appendVec(d.kClass, cls);
-    appendVec(d.kKind, kind);
-    appendVec(d.kCorr, corr);
-  }
-
+  TrackInProgress t(d.kernelGrid);
+  d.appendKernels(t, sorted);
   if (!track.truth_clock_mhz.empty() || d.kTruthClock.valid()) {
-    if (!d.kTruthClock.valid()) {
-      d.kTruthClock = h5::makeAppender<float>(d.kernels, "truth_clock_mhz", d.layout);
-      const std::vector<float> nan(d.kernelTotal, kNaNf);
-      d.kTruthClock.append(nan.data(), nan.size());
-    }
     std::vector<float> clk(n, kNaNf);
     if (!track.truth_clock_mhz.empty())
       for (size_t k = 0; k < n; ++k)
         clk[k] = track.truth_clock_mhz[order[k]];
-    appendVec(d.kTruthClock, clk);
+    d.appendTruthClock(clk);
   }
+  for (const CollectiveInfo& c : track.collectives)
+    if (c.event < n) d.addCollective(c, globalName, d.kernelTotal + newIndex[c.event]);
+  d.endTrack(t, track);
+}
 
-  for (CollectiveInfo c : track.collectives) {
-    if (c.event >= n) continue;
-    c.collective = c.collective < names.size() ? globalName(c.collective) : 0;
-    c.dtype = globalName(c.dtype);
-    c.pg_name = globalName(c.pg_name);
-    c.pg_desc = globalName(c.pg_desc);
-    c.pg_ranks = globalName(c.pg_ranks);
-    const uint64_t ev = d.kernelTotal + newIndex[c.event];
-    d.collectives.push_back(c);
-    d.collectiveEvent.push_back(ev);
+// A track whose events are sorted runs in a spill file plus a sorted tail: a k-way merge (ties
+// go to the earlier run, which holds the earlier events, so the order is that of a stable sort of
+// all the events) written in chunks, so memory stays at a buffer per run and one chunk.
+void RunWriter::addKernelTrack(KernelTrack track, const SpilledKernels& events,
+                               const StringTable& names) {
+  std::lock_guard lock(h5::lock());
+  d_->addSpilledTrack(track, events, names);
+}
+
+void RunWriter::Impl::addSpilledTrack(const KernelTrack& track, const SpilledKernels& s,
+                                      const StringTable& names) {
+  struct Cursor {
+    SpillRun run;  // what is left on disk
+    std::vector<SpillRecord> buf;
+    std::span<const SpillRecord> view;  // what is buffered and not yet taken
+  };
+  std::vector<Cursor> cursors(s.runs.size() + 1);
+  // Read buffers share a quarter of the budget, between 256 and 65,536 records each.
+  const size_t budgetRecords =
+      (s.spool ? s.spool->budget() : size_t{64} << 20) / 4 / sizeof(SpillRecord);
+  const size_t perRun = std::clamp<size_t>(budgetRecords / cursors.size(), 256, 65536);
+  auto refill = [&](Cursor& c) {
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(c.run.count, perRun));
+    c.buf.resize(k);
+    if (k > 0) s.spool->read(c.run.at, c.buf);
+    c.run.at += k * sizeof(SpillRecord), c.run.count -= k;
+    c.view = c.buf;
+  };
+  for (size_t r = 0; r < s.runs.size(); ++r) {
+    cursors[r].run = s.runs[r];
+    refill(cursors[r]);
   }
+  cursors.back().view = s.tail;
+  using Head = std::pair<int64_t, size_t>;  // (start, cursor): the smallest on top
+  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
+  for (size_t r = 0; r < cursors.size(); ++r)
+    if (!cursors[r].view.empty()) heads.push({cursors[r].view.front().start_ns, r});
 
+  NameMap globalName(strings, names);
+  std::vector<CollectiveInfo> collectives = track.collectives;
+  if (s.collectiveCount > 0) {
+    collectives = s.spool->readCollectives(s.collectivesAt, s.collectiveCount);
+    if (!s.names.empty())
+      for (CollectiveInfo& c : collectives)
+        for (uint32_t* id : {&c.collective, &c.dtype, &c.pg_name, &c.pg_desc, &c.pg_ranks})
+          *id = *id < s.names.size() ? s.names[*id] : UINT32_MAX;
+  }
+  std::vector<uint64_t> collectiveAt(collectives.size(), UINT64_MAX);
+  TrackInProgress t(kernelGrid);
+  constexpr size_t kChunk = 1 << 16;
+  std::vector<KernelEvent> chunk;
+  chunk.reserve(kChunk);
+  uint64_t written = 0;
+  while (!heads.empty()) {
+    const size_t r = heads.top().second;
+    heads.pop();
+    Cursor& c = cursors[r];
+    const SpillRecord& rec = c.view.front();
+    KernelEvent e;
+    e.start_ns = rec.start_ns + s.shift_ns;
+    e.dur_ns = rec.dur_ns;
+    if (e.dur_ns < 0) {
+      e.dur_ns = 0;
+      ++negativeDurations;
+    }
+    e.name = globalName(s.names.empty()             ? rec.name
+                        : rec.name < s.names.size() ? s.names[rec.name]
+                                                    : UINT32_MAX);
+    e.cls = static_cast<KernelClass>(rec.cls);
+    e.kind = static_cast<GpuEventKind>(rec.kind);
+    e.correlation = rec.correlation;
+    if (rec.collective < collectiveAt.size()) collectiveAt[rec.collective] = kernelTotal + written;
+    chunk.push_back(e);
+    ++written;
+    c.view = c.view.subspan(1);
+    if (c.view.empty() && c.run.count > 0) refill(c);
+    if (!c.view.empty()) heads.push({c.view.front().start_ns, r});
+    if (chunk.size() == kChunk || heads.empty()) {
+      appendKernels(t, chunk);
+      if (kTruthClock.valid()) appendTruthClock(std::vector<float>(chunk.size(), kNaNf));
+      chunk.clear();
+    }
+  }
+  if (written != s.count)
+    throw Error(
+        fmt::format("internal error: a spilled track gave {} of its {} events", written, s.count));
+  for (size_t i = 0; i < collectives.size(); ++i)
+    if (collectiveAt[i] != UINT64_MAX) addCollective(collectives[i], globalName, collectiveAt[i]);
+  endTrack(t, track);
+}
+
+void RunWriter::Impl::appendKernels(TrackInProgress& t, std::span<const KernelEvent> sorted) {
+  const size_t n = sorted.size();
+  std::vector<int64_t> start(n), dur(n), corr(n);
+  std::vector<uint32_t> name(n);
+  std::vector<uint8_t> cls(n), kind(n);
+  for (size_t i = 0; i < n; ++i) {
+    start[i] = sorted[i].start_ns;
+    dur[i] = sorted[i].dur_ns;
+    name[i] = sorted[i].name;
+    cls[i] = static_cast<uint8_t>(sorted[i].cls);
+    kind[i] = static_cast<uint8_t>(sorted[i].kind);
+    corr[i] = sorted[i].correlation;
+  }
+  appendVec(kStart, start);
+  appendVec(kDur, dur);
+  appendVec(kName, name);
+  appendVec(kClass, cls);
+  appendVec(kKind, kind);
+  appendVec(kCorr, corr);
+
+  // Blocks of kKernelBlockSize events from the track's first: the first start, the latest end.
   std::vector<int64_t> bMin, bMax;
-  for (size_t b = 0; b < n; b += static_cast<size_t>(format::kKernelBlockSize)) {
-    const size_t e = std::min(n, b + static_cast<size_t>(format::kKernelBlockSize));
-    int64_t mx = INT64_MIN;
-    for (size_t i = b; i < e; ++i)
-      mx = std::max(mx, sorted[i].start_ns + sorted[i].dur_ns);
-    bMin.push_back(sorted[b].start_ns);
-    bMax.push_back(mx);
+  for (const KernelEvent& e : sorted) {
+    if (t.blockFill == 0) t.blockMin = e.start_ns, t.blockMax = INT64_MIN;
+    t.blockMax = std::max(t.blockMax, e.start_ns + e.dur_ns);
+    if (++t.blockFill == static_cast<size_t>(format::kKernelBlockSize)) {
+      bMin.push_back(t.blockMin);
+      bMax.push_back(t.blockMax);
+      t.blockFill = 0;
+    }
   }
-  appendVec(d.bMinStart, bMin);
-  appendVec(d.bMaxEnd, bMax);
-  d.blockOffsets.push_back(d.bMinStart.size());
+  appendVec(bMinStart, bMin);
+  appendVec(bMaxEnd, bMax);
 
-  const auto levels = buildKernelLod(d.kernelGrid, sorted);
+  t.lod.add(sorted);
+  for (const KernelEvent& e : sorted)
+    ++t.perClass[static_cast<size_t>(e.cls) % kKernelClassCount];
+  t.n += n;
+}
+
+void RunWriter::Impl::appendTruthClock(const std::vector<float>& clk) {
+  if (!kTruthClock.valid()) {
+    kTruthClock = h5::makeAppender<float>(kernels, "truth_clock_mhz", layout);
+    const std::vector<float> nan(kernelTotal, kNaNf);
+    kTruthClock.append(nan.data(), nan.size());
+  }
+  appendVec(kTruthClock, clk);
+}
+
+void RunWriter::Impl::addCollective(CollectiveInfo c, NameMap& globalName, uint64_t event) {
+  c.collective = globalName(c.collective);
+  c.dtype = globalName(c.dtype);
+  c.pg_name = globalName(c.pg_name);
+  c.pg_desc = globalName(c.pg_desc);
+  c.pg_ranks = globalName(c.pg_ranks);
+  trackCollectives.emplace_back(event, c);
+}
+
+void RunWriter::Impl::endTrack(TrackInProgress& t, const KernelTrack& track) {
+  if (t.blockFill > 0) {
+    bMinStart.append(&t.blockMin, 1);
+    bMaxEnd.append(&t.blockMax, 1);
+    t.blockFill = 0;
+  }
+  blockOffsets.push_back(bMinStart.size());
+  flushCollectives();
+  const auto levels = t.lod.finish();
   for (size_t k = 0; k < levels.size(); ++k) {
     for (size_t c = 0; c < kKernelClassCount; ++c)
-      d.kLod[k][c].append(H5T_NATIVE_FLOAT, levels[k].busy[c].data());
-    d.kLod[k][kKernelClassCount].append(H5T_NATIVE_UINT32, levels[k].count.data());
+      kLod[k][c].append(H5T_NATIVE_FLOAT, levels[k].busy[c].data());
+    kLod[k][kKernelClassCount].append(H5T_NATIVE_UINT32, levels[k].count.data());
   }
-
-  d.trRank.push_back(track.rank);
-  d.trStream.push_back(track.stream);
-  d.trDevice.push_back(track.device);
-  d.trOffset.push_back(d.kernelTotal);
-  d.trCount.push_back(n);
-  std::array<uint64_t, kKernelClassCount> perClass{};
-  for (const KernelEvent& e : sorted)
-    ++perClass[static_cast<size_t>(e.cls) % kKernelClassCount];
+  trRank.push_back(track.rank);
+  trStream.push_back(track.stream);
+  trDevice.push_back(track.device);
+  trOffset.push_back(kernelTotal);
+  trCount.push_back(t.n);
   for (size_t c = 0; c < kKernelClassCount; ++c)
-    d.trClassCount[c].push_back(perClass[c]);
-  d.kernelTotal += n;
+    trClassCount[c].push_back(t.perClass[c]);
+  kernelTotal += t.n;
 }
 
 void RunWriter::addIterations(std::span<const Iteration> iterations) {
@@ -746,25 +931,6 @@ void RunWriter::Impl::writeKernelTables() {
               d.trClassCount[c], L);
   h5::Id blocks = h5::openGroup(d.kernels, "blocks");
   h5::write(blocks, "offsets", d.blockOffsets, L);
-  std::vector<size_t> order(d.collectives.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return d.collectiveEvent[a] < d.collectiveEvent[b]; });
-  std::vector<CollectiveInfo> cs;
-  std::vector<uint64_t> ev;
-  for (size_t i : order)
-    cs.push_back(d.collectives[i]), ev.push_back(d.collectiveEvent[i]);
-  h5::Id cg = h5::createGroup(d.kernels, "collectives");
-  h5::write(cg, "event", ev, L);
-  h5::write(cg, "collective", column<uint32_t>(cs, [](auto& c) { return c.collective; }), L);
-  h5::write(cg, "in_nelems", column<int64_t>(cs, [](auto& c) { return c.in_nelems; }), L);
-  h5::write(cg, "out_nelems", column<int64_t>(cs, [](auto& c) { return c.out_nelems; }), L);
-  h5::write(cg, "group_size", column<int32_t>(cs, [](auto& c) { return c.group_size; }), L);
-  h5::write(cg, "dtype", column<uint32_t>(cs, [](auto& c) { return c.dtype; }), L);
-  h5::write(cg, "pg_name", column<uint32_t>(cs, [](auto& c) { return c.pg_name; }), L);
-  h5::write(cg, "pg_desc", column<uint32_t>(cs, [](auto& c) { return c.pg_desc; }), L);
-  h5::write(cg, "pg_ranks", column<uint32_t>(cs, [](auto& c) { return c.pg_ranks; }), L);
-  h5::write(cg, "seq", column<int64_t>(cs, [](auto& c) { return c.seq; }), L);
 }
 
 void RunWriter::Impl::writeIterationsAndAnnotations() {
@@ -921,6 +1087,7 @@ void RunWriter::Impl::closeAndCommit() {
   d.kLod.clear();
   d.kStart = {}, d.kDur = {}, d.kName = {}, d.kClass = {}, d.kKind = {};
   d.kCorr = {}, d.kTruthClock = {}, d.bMinStart = {}, d.bMaxEnd = {};
+  d.coll = {};
   d.kernels.close();
   if (H5Fflush(d.file, H5F_SCOPE_GLOBAL) < 0)
     throw Error(fmt::format("{}: cannot flush ({})", d.temp.string(), h5::lastError()));

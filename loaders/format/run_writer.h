@@ -23,6 +23,8 @@
 
 namespace wl {
 
+struct SpilledKernels;  // core/kernel_spool.h
+
 struct WriteOptions {
   int deflate = 4;  // gzip level 0..9 (0: none)
   bool shuffle = true;
@@ -52,6 +54,10 @@ class RunWriter {
 
   // One stream of one rank. Events are sorted by start here; names are ids into `names`.
   void addKernelTrack(KernelTrack track, const StringTable& names);
+  // The same for a track read within a memory budget: its events are `events` (sorted runs on
+  // disk and a sorted tail, core/kernel_spool.h), merged and written in chunks; track.events is
+  // ignored, track.collectives point at events by SpillRecord::collective.
+  void addKernelTrack(KernelTrack track, const SpilledKernels& events, const StringTable& names);
   void addIterations(std::span<const Iteration> iterations);
   void addAnnotations(std::span<const Annotation> annotations, const StringTable& names);
   void addQualityNote(QualityNote note);

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "loaders/core/error.h"
+#include "loaders/core/kernel_spool.h"
 #include "loaders/core/metrics.h"
 #include "loaders/core/time_format.h"
 #include "loaders/format/run_writer.h"
@@ -33,6 +34,17 @@ struct Span {
   bool empty() const { return lo > hi; }
 };
 
+// The spilled events of track t of a rank read within a memory budget, or null.
+const SpilledKernels* spilledOf(const ImportedRank& r, size_t t) {
+  return t < r.spilled.size() ? r.spilled[t].get() : nullptr;
+}
+
+// Events in memory or spilled (core/kernel_spool.h).
+uint64_t eventCount(const ImportedRank& r, size_t t) {
+  const SpilledKernels* s = spilledOf(r, t);
+  return r.tracks[t].events.size() + (s ? s->count : 0);
+}
+
 Span spanOf(const ImportedData& d) {
   Span s;
   for (const ImportedGpu& g : d.gpus)
@@ -49,6 +61,8 @@ Span spanOf(const ImportedData& d) {
     for (const KernelTrack& t : r.tracks)
       for (const KernelEvent& e : t.events)
         s.add(e.start_ns, e.start_ns + std::max<int64_t>(e.dur_ns, 0));
+    for (const auto& sp : r.spilled)
+      if (sp->count > 0) s.add(sp->minStart + sp->shift_ns, sp->maxEnd + sp->shift_ns);
     for (const Iteration& it : r.iterations)
       s.add(it.start_ns, std::max(it.start_ns, it.end_ns));
     for (const Annotation& a : r.annotations)
@@ -69,6 +83,8 @@ void shift(ImportedData& d, int64_t offset) {
     for (KernelTrack& t : r.tracks)
       for (KernelEvent& e : t.events)
         e.start_ns += offset;
+    for (const auto& sp : r.spilled)
+      sp->shift_ns += offset;  // applied as the writer reads them
     for (Iteration& it : r.iterations)
       it.start_ns += offset, it.end_ns += offset;
     for (Annotation& a : r.annotations)
@@ -83,8 +99,8 @@ bool hasData(const ImportedData& d) {
     if (!n.table.t_ns.empty()) return true;
   for (const ImportedRank& r : d.ranks) {
     if (!r.iterations.empty() || !r.annotations.empty()) return true;
-    for (const KernelTrack& t : r.tracks)
-      if (!t.events.empty()) return true;
+    for (size_t t = 0; t < r.tracks.size(); ++t)
+      if (eventCount(r, t) > 0) return true;
   }
   return false;
 }
@@ -629,9 +645,12 @@ void checkClockSkews(const std::vector<ImportedData>& inputs, const std::vector<
     const GpuSlot& s = slots[static_cast<size_t>(info->gpu)];
     if (!s.hasTelemetry) continue;
     int64_t first = std::numeric_limits<int64_t>::max();
-    for (const KernelTrack& t : inputs[ref.input].ranks[ref.index].tracks)
+    const ImportedRank& rank = inputs[ref.input].ranks[ref.index];
+    for (const KernelTrack& t : rank.tracks)
       for (const KernelEvent& e : t.events)
         first = std::min(first, e.start_ns);
+    for (const auto& sp : rank.spilled)
+      if (sp->count > 0) first = std::min(first, sp->minStart + sp->shift_ns);
     if (first == std::numeric_limits<int64_t>::max()) continue;
     if (auto n = checkSkew(ref.rank, s, first)) notes.push_back(*n);
   }
@@ -802,10 +821,16 @@ void writeRanks(RunWriter& writer, std::vector<ImportedData>& inputs,
   for (const RankRef& ref : rankRefs) {
     ImportedData& d = inputs[ref.input];
     ImportedRank& r = d.ranks[ref.index];
-    for (KernelTrack& t : r.tracks) {
+    for (size_t ti = 0; ti < r.tracks.size(); ++ti) {
+      KernelTrack& t = r.tracks[ti];
       t.rank = ref.rank;
-      summary.kernels += t.events.size();
-      writer.addKernelTrack(std::move(t), d.strings);
+      summary.kernels += eventCount(r, ti);
+      if (const SpilledKernels* sp = spilledOf(r, ti)) {
+        writer.addKernelTrack(std::move(t), *sp, d.strings);
+        r.spilled[ti].reset();  // its tail is freed now
+      } else {
+        writer.addKernelTrack(std::move(t), d.strings);
+      }
       t = {};
       ++tracksDone;
       progress.report(0.5 + 0.3 * static_cast<double>(tracksDone) /

@@ -53,6 +53,8 @@ struct ImportSummary {
   uint64_t kernels = 0;            // device events written
   uint64_t telemetrySamples = 0;   // GPU telemetry rows written
   std::vector<QualityNote> notes;  // notes the import added (the writer may add repairs)
+  // Kernel events spilled to disk to stay within the memory budget (ImportRequest::memoryBudget).
+  uint64_t spillRuns = 0, spillBytes = 0;
 };
 
 // Merges the inputs and writes the run to `output` (through a temporary file: on an error or a

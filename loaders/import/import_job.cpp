@@ -6,7 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include "loaders/core/error.h"
 #include "loaders/import/json_stream.h"
@@ -145,6 +150,93 @@ std::string importParametersJson(const ImportRequest& request,
   return j.dump();
 }
 
+// Reads one planned file; an error that is not a wl::Error is named with the file.
+ImportedData readOne(const PlannedInput& p, const ImportOptions& options,
+                     const Progress& progress) {
+  try {
+    ImportedData d = p.importer->read(p.path, options, progress);
+    if (d.format.empty()) d.format = std::string(p.importer->name());
+    d.path = p.path;
+    return d;
+  } catch (const Error&) {
+    throw;
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(
+        fmt::format("{}: cannot be read as {}: {}", p.path.string(), p.importer->name(), e.what()));
+  }
+}
+
+// Step: the files, two at a time (one per core; each reader has its own state, the spool and its
+// budget are shared), in the order given. Progress is the share of bytes read over all files.
+// When a file fails the other reader stops, and that file's error is the one thrown.
+std::vector<ImportedData> readFiles(const ImportRequest& request,
+                                    const std::vector<const PlannedInput*>& readable,
+                                    const std::vector<double>& weight, const Progress& progress,
+                                    const std::shared_ptr<KernelSpool>& spool) {
+  const size_t n = readable.size();
+  double sum = 0;
+  for (double w : weight)
+    sum += w;
+  std::vector<std::optional<ImportedData>> out(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<double> done(n, 0.0);
+  std::mutex mutex;  // progress (the caller's callback is not reentrant) and `done`
+  std::atomic<bool> stop{false};
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t k = next++; k < n && !stop; k = next++) {
+      const PlannedInput& p = *readable[k];
+      const std::string label = fmt::format("reading {} ({}/{}, {})", p.path.filename().string(),
+                                            k + 1, n, p.importer->name());
+      const Progress sub([&, k](double f, std::string_view) {
+        if (stop) return false;
+        std::lock_guard lock(mutex);
+        done[k] = f;
+        double bytes = 0;
+        for (size_t i = 0; i < n; ++i)
+          bytes += weight[i] * done[i];
+        progress.report(bytes / sum, label);
+        return true;
+      });
+      try {
+        sub.report(0.0);
+        ImportOptions options = optionsFor(request, p);
+        options.spool = spool;
+        out[k] = readOne(p, options, sub);
+      } catch (...) {
+        errors[k] = std::current_exception();
+        stop = true;
+      }
+    }
+  };
+  std::thread second;
+  if (n > 1) second = std::thread(work);
+  work();
+  if (second.joinable()) second.join();
+  // The first error that is not the other reader stopping because of it.
+  std::exception_ptr first;
+  for (const std::exception_ptr& e : errors) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const Cancelled&) {
+      if (!first) first = e;
+      continue;
+    } catch (...) {
+    }
+    std::rethrow_exception(e);
+  }
+  if (first) std::rethrow_exception(first);
+  std::vector<ImportedData> data;
+  data.reserve(n);
+  for (auto& d : out)
+    data.push_back(std::move(*d));
+  return data;
+}
 }  // namespace
 
 ImportSummary ImportJob::run(const Progress& progress) {
@@ -206,17 +298,19 @@ ImportSummary ImportJob::run(const Progress& progress) {
     return true;
   });
   std::vector<double> weight;
-  double sum = 0;
   for (const PlannedInput* p : readable) {
     std::error_code ec;
     const double size = std::filesystem::is_regular_file(p->path, ec)
                             ? static_cast<double>(std::filesystem::file_size(p->path, ec))
                             : 1.0;
     weight.push_back(std::max(size, 1.0));
-    sum += weight.back();
   }
+  // One spool for the whole import: the budget covers every input together.
+  std::shared_ptr<KernelSpool> spool;
+  if (request_.memoryBudget > 0)
+    spool =
+        std::make_shared<KernelSpool>(request_.output, static_cast<size_t>(request_.memoryBudget));
   std::vector<ImportedData> data;
-  double done = 0;
   // Remote sources weigh as much as all files together (or everything without files).
   const double remoteShare = request_.remote.empty() ? 0.0 : readable.empty() ? 1.0 : 0.5;
   for (size_t k = 0; k < request_.remote.size(); ++k) {
@@ -234,34 +328,10 @@ ImportSummary ImportJob::run(const Progress& progress) {
     data.back().path = r.label;
   }
   const double fileFrom = 0.8 * remoteShare;
-  for (size_t k = 0; k < readable.size(); ++k) {
-    const PlannedInput& p = *readable[k];
-    const double from = fileFrom + (0.8 - fileFrom) * done / sum;
-    const double to = fileFrom + (0.8 - fileFrom) * (done + weight[k]) / sum;
-    const std::string label = fmt::format("reading {} ({}/{}, {})", p.path.filename().string(),
-                                          k + 1, readable.size(), p.importer->name());
-    const Progress sub([&](double f, std::string_view) {
-      total.report(from + (to - from) * f, label);
-      return true;
-    });
-    total.report(from, label);
-    try {
-      data.push_back(p.importer->read(p.path, optionsFor(request_, p), sub));
-    } catch (const Error&) {
-      throw;
-    } catch (const Cancelled&) {
-      throw;
-    } catch (const std::bad_alloc&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw Error(fmt::format("{}: cannot be read as {}: {}", p.path.string(), p.importer->name(),
-                              e.what()));
-    }
-    ImportedData& d = data.back();
-    if (d.format.empty()) d.format = std::string(p.importer->name());
-    d.path = p.path;
-    done += weight[k];
-  }
+  std::vector<ImportedData> fromFiles =
+      readFiles(request_, readable, weight, total.sub(fileFrom, 0.8), spool);
+  data.insert(data.end(), std::make_move_iterator(fromFiles.begin()),
+              std::make_move_iterator(fromFiles.end()));
   for (const auto& [folder, files] : skipped) {
     std::string list;
     for (size_t i = 0; i < files.size() && i < 5; ++i)
@@ -277,7 +347,10 @@ ImportSummary ImportJob::run(const Progress& progress) {
   AssembleOptions assemble = request_.assemble;
   if (assemble.parametersJson.empty())
     assemble.parametersJson = importParametersJson(request_, readable, assemble);
-  return assembleRun(std::move(data), assemble, request_.output, total.sub(0.8, 1.0));
+  ImportSummary summary =
+      assembleRun(std::move(data), assemble, request_.output, total.sub(0.8, 1.0));
+  if (spool) summary.spillRuns = spool->runs(), summary.spillBytes = spool->bytesWritten();
+  return summary;
 }
 
 UtcOffset parseUtcOffset(std::string_view text) {

@@ -5,8 +5,9 @@
 //
 // plan() says what will be read and by which importer (folders are expanded into their files
 // unless an importer reads the folder as a whole, e.g. a CharLLM-PPT results folder); the GUI
-// shows it as the detected-format preview. run() reads every input (progress, cancel), then
-// assembleRun() merges them and writes the run; on any error or a cancel no output is left.
+// shows it as the detected-format preview. run() reads every input, two files at a time on two
+// threads (progress, cancel), then assembleRun() merges them and writes the run; on any error or
+// a cancel no output is left.
 
 #include <atomic>
 #include <cstdint>
@@ -20,6 +21,9 @@
 #include "loaders/import/importer.h"
 
 namespace wl::import {
+
+// The default --memory-budget: 512 MiB.
+inline constexpr uint64_t kDefaultMemoryBudget = uint64_t{512} << 20;
 
 struct ImportInput {
   std::filesystem::path path;  // a file or a folder
@@ -51,6 +55,10 @@ struct ImportRequest {
   // Per-source local time zones; for each input the offset naming its file wins over one naming
   // its format, which wins over one without a source, which wins over options.utc_offset_s.
   std::vector<UtcOffset> utcOffsets;
+  // The memory the kernel events of the traces may take while they are read and written
+  // (--memory-budget); past it they are spilled to a temporary file beside the output
+  // (core/kernel_spool.h). 0: no limit, every event stays in memory.
+  uint64_t memoryBudget = kDefaultMemoryBudget;
 };
 
 // One file (or folder read as a whole) and the importer that will read it.

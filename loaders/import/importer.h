@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "loaders/core/kernel_spool.h"
 #include "loaders/core/progress.h"
 #include "loaders/core/run_model.h"
 #include "loaders/core/string_table.h"
@@ -61,6 +62,10 @@ struct ImportOptions {
   // Number of GPUs that take turns in a log without a GPU column (nvidia-smi --query-gpu without
   // index, uuid or pci.bus_id): row i is GPU i mod gpus. Unset: inferred from the rows.
   std::optional<int> gpus;
+  // Where kernel events go that do not fit the import's memory budget (core/kernel_spool.h),
+  // shared by every input of one import; null: every event stays in memory. Importers that
+  // collect events with a TraceBuilder hand it over (TraceBuilder::setSpool).
+  std::shared_ptr<KernelSpool> spool;
 };
 
 // Telemetry of one GPU as a source sees it.
@@ -83,6 +88,9 @@ struct ImportedRank {
   int device = -1;  // device index the trace's GPU events ran on (for mapping to GPUs)
   std::string deviceName;
   std::vector<KernelTrack> tracks;  // names are ids into ImportedData::strings
+  // Read within a memory budget (ImportOptions::spool): parallel to `tracks`, each track's events
+  // (on disk and in memory), while KernelTrack::events stays empty. Empty otherwise.
+  std::vector<std::shared_ptr<SpilledKernels>> spilled;
   std::vector<Iteration> iterations;
   std::vector<Annotation> annotations;
   int64_t world_size = -1;

@@ -114,8 +114,11 @@ struct EventFields {
 
 class KinetoReader {
  public:
-  KinetoReader(const std::filesystem::path& path, const Progress& progress)
-      : path_(path), js_(path, progress), builder_(data_.strings) {}
+  KinetoReader(const std::filesystem::path& path, const Progress& progress,
+               std::shared_ptr<KernelSpool> spool)
+      : path_(path), js_(path, progress), builder_(data_.strings) {
+    builder_.setSpool(std::move(spool));
+  }
 
   ImportedData read();
 
@@ -530,6 +533,7 @@ ImportedData KinetoReader::read() {
     r.device = static_cast<int>(deviceNames_.begin()->first);
   if (auto it = deviceNames_.find(r.device); it != deviceNames_.end()) r.deviceName = it->second;
   r.tracks = builder_.finish(offset);
+  r.spilled = builder_.takeSpilled();
   for (Iteration& it : iterations_)
     it.start_ns += offset, it.end_ns += offset;
   for (Annotation& a : annotations_)
@@ -596,16 +600,17 @@ class KinetoImporter : public Importer {
   }
   bool telemetry() const override { return false; }
   int detect(const InputProbe& probe) const override { return detectKineto(probe); }
-  ImportedData read(const std::filesystem::path& input, const ImportOptions&,
+  ImportedData read(const std::filesystem::path& input, const ImportOptions& options,
                     const Progress& progress) const override {
-    return readKinetoTrace(input, progress);
+    return readKinetoTrace(input, progress, options.spool);
   }
 };
 
 }  // namespace
 
-ImportedData readKinetoTrace(const std::filesystem::path& path, const Progress& progress) {
-  KinetoReader reader(path, progress);
+ImportedData readKinetoTrace(const std::filesystem::path& path, const Progress& progress,
+                             std::shared_ptr<KernelSpool> spool) {
+  KinetoReader reader(path, progress, std::move(spool));
   return reader.read();
 }
 

@@ -18,7 +18,9 @@ namespace wl::import {
 std::unique_ptr<Importer> makeKinetoImporter();
 
 // What the importer's read() does; also used by other importers for traces they find beside
-// their telemetry (CharLLM-PPT's rank-N.json).
-ImportedData readKinetoTrace(const std::filesystem::path& path, const Progress& progress = {});
+// their telemetry (CharLLM-PPT's rank-N.json). With a spool, the kernel events are kept within
+// its memory budget (TraceBuilder::setSpool).
+ImportedData readKinetoTrace(const std::filesystem::path& path, const Progress& progress = {},
+                             std::shared_ptr<KernelSpool> spool = nullptr);
 
 }  // namespace wl::import

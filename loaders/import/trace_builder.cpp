@@ -56,26 +56,32 @@ std::string dtypeFromKernelName(std::string_view name) {
   return {};
 }
 
-KernelTrack& TraceBuilder::trackFor(int device, int64_t stream) {
+size_t TraceBuilder::trackFor(int device, int64_t stream) {
   if (last_ < tracks_.size() && tracks_[last_].device == device && tracks_[last_].stream == stream)
-    return tracks_[last_];
+    return last_;
   for (size_t i = 0; i < tracks_.size(); ++i)
     if (tracks_[i].device == device && tracks_[i].stream == stream) {
       last_ = i;
-      return tracks_[i];
+      return i;
     }
   KernelTrack t;
   t.device = device;
   t.stream = stream;
   tracks_.push_back(std::move(t));
+  if (spool_) pending_.emplace_back();
   last_ = tracks_.size() - 1;
-  return tracks_.back();
+  return last_;
+}
+
+uint64_t TraceBuilder::eventsIn(size_t track) const {
+  return spool_ ? pending_[track].spilled->count : tracks_[track].events.size();
 }
 
 void TraceBuilder::addEvent(int device, int64_t stream, int64_t start_ns, int64_t dur_ns,
                             std::string_view name, GpuEventKind kind, int64_t correlation,
                             const CollectiveArgs* collective) {
-  KernelTrack& t = trackFor(device, stream);
+  const size_t ti = trackFor(device, stream);
+  KernelTrack& t = tracks_[ti];
   const bool meta = collective && collective->present;
   KernelEvent e;
   e.start_ns = start_ns;
@@ -84,9 +90,10 @@ void TraceBuilder::addEvent(int device, int64_t stream, int64_t start_ns, int64_
   e.kind = kind;
   e.cls = classifyKernel(name, kind, meta);
   e.correlation = correlation;
-  if (e.cls == KernelClass::Communication && kind == GpuEventKind::Kernel) {
+  const bool isCollective = e.cls == KernelClass::Communication && kind == GpuEventKind::Kernel;
+  if (isCollective) {
     CollectiveInfo c;
-    c.event = static_cast<uint32_t>(t.events.size());
+    c.event = static_cast<uint32_t>(eventsIn(ti));
     if (meta && !collective->collective.empty())
       c.collective = strings_.intern(lower(collective->collective));
     else
@@ -103,14 +110,61 @@ void TraceBuilder::addEvent(int device, int64_t stream, int64_t start_ns, int64_
     if (c.dtype == 0) c.dtype = strings_.intern(dtypeFromKernelName(name));
     t.collectives.push_back(c);
   }
-  t.events.push_back(e);
   ++events_;
+  if (!spool_) {
+    t.events.push_back(e);
+    return;
+  }
+  Pending& p = pending_[ti];
+  SpillRecord r;
+  r.start_ns = e.start_ns;
+  r.dur_ns = e.dur_ns;
+  r.correlation = e.correlation;
+  r.name = e.name;
+  r.cls = static_cast<uint8_t>(e.cls);
+  r.kind = static_cast<uint8_t>(e.kind);
+  if (isCollective) {
+    r.collective = static_cast<uint32_t>(t.collectives.size() - 1);
+    p.collectiveStart.push_back(start_ns);
+  }
+  const size_t capacity = p.buffer.capacity();
+  p.buffer.push_back(r);
+  if (p.buffer.capacity() != capacity) {
+    const auto grown = static_cast<int64_t>((p.buffer.capacity() - capacity) * sizeof(SpillRecord));
+    spool_->hold(grown);
+    buffered_ += grown;
+  }
+  SpilledKernels& s = *p.spilled;
+  ++s.count;
+  s.minStart = std::min(s.minStart, start_ns);
+  s.maxEnd = std::max(s.maxEnd, start_ns + std::max<int64_t>(dur_ns, 0));
+  // Half the budget for the buffers of the import; this builder's own are at least an eighth when
+  // it spills (the tails other files keep are at most a quarter), so runs are never tiny.
+  const auto budget = static_cast<int64_t>(spool_->budget());
+  if (spool_->held() > budget / 2 && buffered_ >= budget / 8) spillAll();
+}
+
+void TraceBuilder::spill(Pending& p) {
+  if (p.buffer.empty()) return;
+  std::stable_sort(
+      p.buffer.begin(), p.buffer.end(),
+      [](const SpillRecord& a, const SpillRecord& b) { return a.start_ns < b.start_ns; });
+  p.spilled->runs.push_back(spool_->write(p.buffer));
+  const auto bytes = static_cast<int64_t>(p.buffer.capacity() * sizeof(SpillRecord));
+  spool_->hold(-bytes);
+  buffered_ -= bytes;
+  std::vector<SpillRecord>().swap(p.buffer);
+}
+
+void TraceBuilder::spillAll() {
+  for (Pending& p : pending_)
+    spill(p);
 }
 
 int TraceBuilder::mainDevice() const {
   std::map<int, size_t> count;
-  for (const KernelTrack& t : tracks_)
-    count[t.device] += t.events.size();
+  for (size_t i = 0; i < tracks_.size(); ++i)
+    count[tracks_[i].device] += eventsIn(i);
   int best = -1;
   size_t bestCount = 0;
   for (const auto& [d, n] : count)
@@ -118,12 +172,40 @@ int TraceBuilder::mainDevice() const {
   return best;
 }
 
+// With a spool: each buffer becomes the track's sorted tail and its collectives stay in memory as
+// long as what the import keeps (this builder's buffers included) stays within a quarter of the
+// budget, so the tails of many files cannot add up past it; else both are spilled. The clock
+// offset is applied when the writer reads the events.
+void TraceBuilder::finishSpilled(int64_t offset_ns) {
+  const auto quarter = static_cast<int64_t>(spool_->budget() / 4);
+  for (size_t ti = 0; ti < tracks_.size(); ++ti) {
+    Pending& p = pending_[ti];
+    std::vector<CollectiveInfo>& colls = tracks_[ti].collectives;
+    const auto collBytes = static_cast<int64_t>(colls.capacity() * sizeof(CollectiveInfo));
+    if (spool_->held() + collBytes > quarter) {
+      spill(p);
+      if (!colls.empty()) {  // numbered by now: the writer reads them back with the events
+        p.spilled->collectivesAt = spool_->writeCollectives(colls);
+        p.spilled->collectiveCount = colls.size();
+        std::vector<CollectiveInfo>().swap(colls);
+      }
+    } else {
+      spool_->hold(collBytes);  // kept until the writer takes the track
+      std::stable_sort(
+          p.buffer.begin(), p.buffer.end(),
+          [](const SpillRecord& a, const SpillRecord& b) { return a.start_ns < b.start_ns; });
+      p.spilled->tail = std::move(p.buffer);
+    }
+    p.spilled->spool = spool_;
+    p.spilled->shift_ns += offset_ns;
+    std::vector<int64_t>().swap(p.collectiveStart);
+  }
+  buffered_ = 0;  // the tails belong to the tracks now
+}
+
 std::vector<KernelTrack> TraceBuilder::finish(int64_t offset_ns) {
-  if (offset_ns != 0)
-    for (KernelTrack& t : tracks_)
-      for (KernelEvent& e : t.events)
-        e.start_ns += offset_ns;
-  // Number collectives per process group in start order across all streams of the rank.
+  // Number collectives per process group in start order across all streams of the rank (the
+  // offset shifts every start alike, so it does not change the order).
   struct Ref {
     int64_t start;
     int64_t stream;
@@ -133,7 +215,9 @@ std::vector<KernelTrack> TraceBuilder::finish(int64_t offset_ns) {
   for (size_t ti = 0; ti < tracks_.size(); ++ti)
     for (size_t ci = 0; ci < tracks_[ti].collectives.size(); ++ci) {
       const CollectiveInfo& c = tracks_[ti].collectives[ci];
-      refs.push_back({tracks_[ti].events[c.event].start_ns, tracks_[ti].stream, ti, ci});
+      const int64_t start =
+          spool_ ? pending_[ti].collectiveStart[ci] : tracks_[ti].events[c.event].start_ns;
+      refs.push_back({start, tracks_[ti].stream, ti, ci});
     }
   std::sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
     return std::tie(a.start, a.stream, a.track, a.coll) <
@@ -144,11 +228,28 @@ std::vector<KernelTrack> TraceBuilder::finish(int64_t offset_ns) {
     CollectiveInfo& c = tracks_[r.track].collectives[r.coll];
     c.seq = next[c.pg_name]++;
   }
-  std::sort(tracks_.begin(), tracks_.end(), [](const KernelTrack& a, const KernelTrack& b) {
-    return std::tie(a.device, a.stream) < std::tie(b.device, b.stream);
+  if (spool_)
+    finishSpilled(offset_ns);
+  else if (offset_ns != 0)
+    for (KernelTrack& t : tracks_)
+      for (KernelEvent& e : t.events)
+        e.start_ns += offset_ns;
+  std::vector<size_t> order(tracks_.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(tracks_[a].device, tracks_[a].stream) <
+           std::tie(tracks_[b].device, tracks_[b].stream);
   });
-  std::vector<KernelTrack> out = std::move(tracks_);
+  std::vector<KernelTrack> out;
+  out.reserve(order.size());
+  spilled_.clear();
+  for (size_t i : order) {
+    out.push_back(std::move(tracks_[i]));
+    if (spool_) spilled_.push_back(std::move(pending_[i].spilled));
+  }
   tracks_.clear();
+  pending_.clear();
   last_ = 0;
   events_ = 0;
   return out;

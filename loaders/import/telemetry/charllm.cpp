@@ -19,6 +19,7 @@
 #include <set>
 
 #include "loaders/core/error.h"
+#include "loaders/core/kernel_spool.h"
 #include "loaders/core/metrics.h"
 #include "loaders/import/telemetry/charllm_matrix.h"
 #include "loaders/import/telemetry/table_builder.h"
@@ -333,6 +334,15 @@ void appendRanks(ImportedData& dst, ImportedData&& src, int fileRank, const fs::
   for (ImportedRank& r : src.ranks) {
     if (r.info.rank < 0) r.info.rank = fileRank;
     if (r.info.source.empty()) r.info.source = file.string();
+    for (const auto& spilled : r.spilled) {
+      // The records keep their ids: the writer maps them as it reads them.
+      std::vector<uint32_t>& names = spilled->names;
+      if (names.empty())
+        names = remap;
+      else
+        for (uint32_t& id : names)
+          id = map(id);
+    }
     for (KernelTrack& tr : r.tracks) {
       if (tr.rank < 0) tr.rank = r.info.rank;
       for (KernelEvent& e : tr.events)
