@@ -15,10 +15,15 @@
 #include <cstdlib>
 #include <string_view>
 
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
 #include "scale_run.h"
 #include "widgets/timeline/frame.h"
 #include "widgets/timeline/row_plan.h"
 #include "widgets/timeline/timeline_renderer.h"
+#include "widgets/timeline/track_painter.h"
 
 namespace {
 
@@ -69,7 +74,16 @@ Scene scene64() {
   return s;
 }
 
+// As the timeline view paints: the rows' geometry first, on two threads (prepareRows), unless
+// WATTLINE_BENCH_SERIAL is set (then paint builds each row, on one thread).
 void paintFrame(Scene& s, const wl::TimeMapping& map, QImage& img, const wl::TileFetch& fetch) {
+  static const bool serial = std::getenv("WATTLINE_BENCH_SERIAL") != nullptr;
+  if (!serial) {
+    std::vector<const wl::TrackRow*> rows;
+    for (const wl::TrackRow& r : s.rows)
+      rows.push_back(&r);
+    s.renderer->prepareRows(rows, map, fetch, nullptr);
+  }
   QPainter p(&img);
   double y = 0;
   for (const wl::TrackRow& r : s.rows) {
@@ -200,6 +214,30 @@ void BM_Heatmap1024_FullRun_Cold(benchmark::State& st) {
 BENCHMARK(BM_Heatmap1024_FullRun)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Heatmap1024_1min)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Heatmap1024_FullRun_Cold)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// Only the colouring of a 1,024 x 1,920-cell heatmap (value -> colour per cell, into an image, and
+// its blit): the part of a heatmap frame that does not depend on tiles. Values: a smooth field
+// with 1 % missing cells, no file.
+void BM_PaintHeatmapCells(benchmark::State& state) {
+  wl::HeatmapGeometry g;
+  g.rows = 1024;
+  g.columns = kWidth;
+  g.values.resize(g.rows * g.columns);
+  for (size_t r = 0; r < g.rows; ++r)
+    for (size_t c = 0; c < g.columns; ++c)
+      g.values[r * g.columns + c] =
+          (r * 7 + c * 13) % 100 == 0
+              ? std::numeric_limits<float>::quiet_NaN()
+              : static_cast<float>(300 + 350 * (0.5 + 0.5 * std::sin(0.01 * c + 0.1 * r)));
+  QImage img(kWidth + 200, 1024, QImage::Format_RGB32);
+  const wl::Theme theme = wl::Theme::light();
+  for (auto _ : state) {
+    QPainter p(&img);
+    wl::paintHeatmap(p, QRectF(200, 0, kWidth, 1024), g, {250, 700}, theme, {});
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(g.values.size()));
+}
+BENCHMARK(BM_PaintHeatmapCells)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -10,10 +10,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMessageBox>
 #include <QPlainTextEdit>
-#include <QPointer>
-#include <QProgressDialog>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QTableWidget>
@@ -109,24 +106,13 @@ ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
   importButton_ = box->addButton(tr("Import"), QDialogButtonBox::AcceptRole);
   box->addButton(QDialogButtonBox::Close);
   connect(importButton_, &QPushButton::clicked, this, &ImportDialog::startImport);
-  connect(worker_, &BackgroundJob::progressChanged, this,
-          [this](double fraction, const QString& stage) {
-            // setValue() of a modal progress dialog processes events, in which the import can
-            // finish and drop the dialog: set the label first and hold a guarded pointer.
-            QPointer<QProgressDialog> dialog = progress_;
-            if (!dialog) return;
-            dialog->setLabelText(stage);
-            dialog->setValue(static_cast<int>(std::lround(fraction * 1000)));
-          });
+  runner_->setButton(importButton_);
+  connect(runner_, &ImportRunner::imported, this, &ImportDialog::imported);
+  connect(runner_, &ImportRunner::imported, this, &QDialog::accept);
+  connect(runner_, &ImportRunner::failed, this, &ImportDialog::failed);
+  connect(runner_, &ImportRunner::cancelled, this, &ImportDialog::cancelled);
   connect(box, &QDialogButtonBox::rejected, this, &QDialog::reject);
   layout->addWidget(box);
-}
-
-ImportDialog::~ImportDialog() {
-  if (worker_->busy()) {
-    if (job_) job_->cancel();
-    worker_->waitForFinished();
-  }
 }
 
 void ImportDialog::addInputs(const QStringList& paths) {
@@ -299,90 +285,16 @@ wl::import::ImportRequest ImportDialog::request() const {
 }
 
 void ImportDialog::startImport() {
-  if (job_) return;
-  import::ImportRequest req;
+  if (runner_->running()) return;
   try {
-    req = request();
-  } catch (const Error& e) {
-    const QString msg = QString::fromUtf8(e.what());
-    showError(msg);
-    emit failed(msg);
-    return;
+    runner_->start(request());
+  } catch (const Error& e) {  // a bad field, reported like an import error
+    runner_->fail(QString::fromUtf8(e.what()));
   }
-  job_ = std::make_shared<import::ImportJob>(std::move(req));
-  progress_ = new QProgressDialog(tr("Importing..."), tr("Cancel"), 0, 1000, this);
-  progress_->setWindowTitle(tr("Import"));
-  progress_->setWindowModality(Qt::WindowModal);
-  progress_->setMinimumDuration(0);
-  progress_->setAutoClose(false);
-  progress_->setAutoReset(false);
-  progress_->setValue(0);
-  connect(progress_, &QProgressDialog::canceled, this, &ImportDialog::cancelImport);
-  progress_->show();
-  importButton_->setEnabled(false);
-  // The worker starts on the next turn of the event loop, with the progress dialog up.
-  QMetaObject::invokeMethod(this, &ImportDialog::launchWorker, Qt::QueuedConnection);
-}
-
-void ImportDialog::launchWorker() {
-  if (!job_ || worker_->busy()) return;
-  std::shared_ptr<import::ImportJob> job = job_;
-  // Progress crosses to the GUI thread through the BackgroundJob, only when the shown value or
-  // the stage changes. The destructor waits for the worker (it writes a file to clean up).
-  worker_->start(
-      [job](const BackgroundJob::Context& ctx) -> Outcome {
-        const Progress progress([&ctx, job](double f, std::string_view s) {
-          ctx.progress(f, s);
-          return !job->cancelRequested();
-        });
-        Outcome o;
-        try {
-          const import::ImportSummary s = job->run(progress);
-          o.ok = true;
-          o.output = QString::fromStdString(s.output.string());
-        } catch (const Cancelled&) {
-          o.cancelled = true;
-        } catch (const Error& e) {
-          o.message = QString::fromUtf8(e.what());
-        } catch (const std::bad_alloc&) {
-          o.message = tr("out of memory");
-        } catch (const std::exception& e) {
-          o.message = tr("internal error: %1").arg(QString::fromUtf8(e.what()));
-        }
-        return o;
-      },
-      [this](const Outcome& o) { finishImport(o); });
 }
 
 void ImportDialog::cancelImport() {
-  if (job_) job_->cancel();
-  if (progress_) progress_->setLabelText(tr("Cancelling..."));
-}
-
-void ImportDialog::finishImport(const Outcome& o) {
-  job_.reset();
-  if (progress_) {
-    progress_->hide();
-    progress_->deleteLater();
-    progress_ = nullptr;
-  }
-  importButton_->setEnabled(true);
-  if (o.ok) {
-    emit imported(o.output);
-    accept();
-  } else if (o.cancelled) {
-    emit cancelled();
-  } else {
-    showError(o.message);
-    emit failed(o.message);
-  }
-}
-
-void ImportDialog::showError(const QString& message) {
-  auto* box =
-      new QMessageBox(QMessageBox::Critical, tr("Import failed"), message, QMessageBox::Ok, this);
-  box->setAttribute(Qt::WA_DeleteOnClose);
-  box->open();
+  runner_->cancel();
 }
 
 void ImportDialog::browseFiles() {

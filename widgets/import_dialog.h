@@ -5,7 +5,8 @@
 // the output file, and import with a progress dialog that can cancel.
 //
 // The dialog builds a wl::import::ImportRequest and runs the same ImportJob as `wattline import`
-// on a worker thread (QtConcurrent); the GUI thread only shows progress. On success it emits
+// through ImportRunner (import_runner.h: a worker thread, the progress dialog, Cancel); the GUI
+// thread only shows progress. On success it emits
 // imported(outputPath) and closes; on failure it shows the one-line message in an error box and
 // emits failed(message); a cancel emits cancelled(). Either way no partial file is left.
 //
@@ -21,13 +22,12 @@
 #include <vector>
 
 #include "loaders/import/import_job.h"
-#include "widgets/background_job.h"
+#include "widgets/import_runner.h"
 
 class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
-class QProgressDialog;
 class QPushButton;
 class QTableWidget;
 
@@ -37,7 +37,6 @@ class ImportDialog : public QDialog {
   Q_OBJECT
  public:
   explicit ImportDialog(QWidget* parent = nullptr);
-  ~ImportDialog() override;
 
   // Inputs: files or folders; each is probed at once and its detected format shown.
   void addInputs(const QStringList& paths);
@@ -71,7 +70,7 @@ class ImportDialog : public QDialog {
   void startImport();
   // Cancels a running import (the progress dialog's Cancel button does the same).
   void cancelImport();
-  bool isRunning() const { return job_ != nullptr; }
+  bool isRunning() const { return runner_->running(); }
 
  signals:
   void imported(const QString& outputPath);
@@ -79,12 +78,6 @@ class ImportDialog : public QDialog {
   void cancelled();
 
  private:
-  struct Outcome {
-    bool ok = false;
-    bool cancelled = false;
-    QString message;
-    QString output;
-  };
   struct Row {
     QString path;
     std::vector<import::PlannedInput> plan;
@@ -92,9 +85,6 @@ class ImportDialog : public QDialog {
   };
 
   void refreshRow(int row);
-  void launchWorker();
-  void finishImport(const Outcome& o);
-  void showError(const QString& message);
   void browseFiles();
   void browseFolder();
   void browseOutput();
@@ -107,11 +97,9 @@ class ImportDialog : public QDialog {
   QLineEdit* utcOffsets_ = nullptr;
   QLineEdit* output_ = nullptr;
   QPushButton* importButton_ = nullptr;
-  QProgressDialog* progress_ = nullptr;
   std::vector<Row> rows_;
 
-  std::shared_ptr<import::ImportJob> job_;
-  BackgroundJob* worker_ = new BackgroundJob(this);
+  ImportRunner* runner_ = new ImportRunner(this, tr("Import"));
 };
 
 }  // namespace wl

@@ -8,15 +8,11 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMessageBox>
 #include <QPlainTextEdit>
-#include <QPointer>
-#include <QProgressDialog>
 #include <QPushButton>
 #include <QTimeZone>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <fstream>
 
@@ -118,6 +114,11 @@ PrometheusDialog::PrometheusDialog(QWidget* parent) : QDialog(parent) {
   layout->addWidget(box);
   connect(box, &QDialogButtonBox::rejected, this, &QDialog::reject);
   connect(importButton_, &QPushButton::clicked, this, &PrometheusDialog::startImport);
+  runner_->setButton(importButton_);
+  connect(runner_, &ImportRunner::imported, this, &PrometheusDialog::imported);
+  connect(runner_, &ImportRunner::imported, this, &QDialog::accept);
+  connect(runner_, &ImportRunner::failed, this, &PrometheusDialog::failed);
+  connect(runner_, &ImportRunner::cancelled, this, &PrometheusDialog::cancelled);
   connect(browseTraces, &QPushButton::clicked, this, [this] {
     const QStringList files = QFileDialog::getOpenFileNames(
         this, tr("Kernel traces"), QString(), tr("Traces (*.json *.json.gz *.gz);;All files (*)"));
@@ -141,9 +142,7 @@ PrometheusDialog::PrometheusDialog(QWidget* parent) : QDialog(parent) {
 
 PrometheusDialog::~PrometheusDialog() {
   if (discoveryCancel_) *discoveryCancel_ = true;
-  if (job_) job_->cancel();
-  if (discovery_) discovery_->waitForFinished();
-  if (watcher_) watcher_->waitForFinished();
+  discovery_->waitForFinished();
 }
 
 void PrometheusDialog::setUrl(const QString& url) {
@@ -224,135 +223,43 @@ void PrometheusDialog::refreshMatches() {
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   discoveryCancel_ = cancel;
   matched_->setText(tr("GPUs matched: asking the server..."));
-  auto* watcher = new QFutureWatcher<Matches>(this);
-  connect(watcher, &QFutureWatcher<Matches>::finished, this, [this, watcher, cancel] {
-    const Matches m = watcher->result();
-    watcher->deleteLater();
-    if (discovery_ == watcher) discovery_ = nullptr;
-    if (*cancel) return;  // a newer question was asked
-    matchedGpus_ = m.gpus;
-    matched_->setText(m.text);
-    preview_->setPlainText(m.preview);
-    emit matchesUpdated();
-  });
-  discovery_ = watcher;
-  watcher->setFuture(QtConcurrent::run([src, cancel]() -> Matches {
-    Matches m;
-    try {
-      const import::prom::Discovery d = import::prom::discover(src, cancel.get());
-      m.gpus = static_cast<int>(d.gpus);
-      m.series = d.series.size();
-      m.text = QObject::tr("GPUs matched: %1 (%2 series)").arg(m.gpus).arg(m.series);
-      if (!d.unmatched.empty())
-        m.text += QObject::tr("; matched nothing: %1").arg(qs(d.unmatched.front()));
-      for (const auto& [k, v] : d.series.front())
-        m.preview += qs(k) + " = " + qs(v) + "\n";
-    } catch (const Cancelled&) {
-    } catch (const std::exception& e) {
-      m.text = QObject::tr("GPUs matched: none (%1)").arg(qs(e.what()));
-    }
-    return m;
-  }));
+  discovery_->start(
+      [src, cancel](const BackgroundJob::Context&) -> Matches {
+        Matches m;
+        try {
+          const import::prom::Discovery d = import::prom::discover(src, cancel.get());
+          m.gpus = static_cast<int>(d.gpus);
+          m.series = d.series.size();
+          m.text = QObject::tr("GPUs matched: %1 (%2 series)").arg(m.gpus).arg(m.series);
+          if (!d.unmatched.empty())
+            m.text += QObject::tr("; matched nothing: %1").arg(qs(d.unmatched.front()));
+          for (const auto& [k, v] : d.series.front())
+            m.preview += qs(k) + " = " + qs(v) + "\n";
+        } catch (const Cancelled&) {
+        } catch (const std::exception& e) {
+          m.text = QObject::tr("GPUs matched: none (%1)").arg(qs(e.what()));
+        }
+        return m;
+      },
+      [this](const Matches& m) {
+        matchedGpus_ = m.gpus;
+        matched_->setText(m.text);
+        preview_->setPlainText(m.preview);
+        emit matchesUpdated();
+      });
 }
 
 void PrometheusDialog::startImport() {
-  if (job_) return;
-  import::ImportRequest req;
+  if (runner_->running()) return;
   try {
-    req = request();
-  } catch (const Error& e) {
-    const QString msg = QString::fromUtf8(e.what());
-    showError(msg);
-    emit failed(msg);
-    return;
+    runner_->start(request());
+  } catch (const Error& e) {  // a bad field, reported like an import error
+    runner_->fail(QString::fromUtf8(e.what()));
   }
-  job_ = std::make_shared<import::ImportJob>(std::move(req));
-  progress_ = new QProgressDialog(tr("Importing..."), tr("Cancel"), 0, 1000, this);
-  progress_->setWindowTitle(tr("Import from Prometheus"));
-  progress_->setWindowModality(Qt::WindowModal);
-  progress_->setMinimumDuration(0);
-  progress_->setAutoClose(false);
-  progress_->setAutoReset(false);
-  progress_->setValue(0);
-  connect(progress_, &QProgressDialog::canceled, this, &PrometheusDialog::cancelImport);
-  progress_->show();
-  importButton_->setEnabled(false);
-  QMetaObject::invokeMethod(this, &PrometheusDialog::launchWorker, Qt::QueuedConnection);
-}
-
-void PrometheusDialog::launchWorker() {
-  if (!job_ || watcher_) return;
-  std::shared_ptr<import::ImportJob> job = job_;
-  watcher_ = new QFutureWatcher<Outcome>(this);
-  connect(watcher_, &QFutureWatcher<Outcome>::finished, this, &PrometheusDialog::finishImport);
-  // Progress reaches the GUI thread as queued calls when the shown value changes; the destructor
-  // waits for the worker, so `this` outlives it.
-  watcher_->setFuture(QtConcurrent::run([this, job]() -> Outcome {
-    int last = -1;
-    std::string lastStage;
-    const Progress progress([this, job, &last, &lastStage](double f, std::string_view s) {
-      const int permille = static_cast<int>(f * 1000.0);
-      if (permille != last || s != lastStage) {
-        last = permille;
-        lastStage = std::string(s);
-        const QString stage = qs(s);
-        QMetaObject::invokeMethod(
-            this,
-            [this, permille, stage] {
-              QPointer<QProgressDialog> dialog = progress_;
-              if (!dialog) return;
-              dialog->setLabelText(stage);
-              dialog->setValue(permille);
-            },
-            Qt::QueuedConnection);
-      }
-      return !job->cancelRequested();
-    });
-    Outcome o;
-    try {
-      o.output = QString::fromStdString(job->run(progress).output.string());
-      o.ok = true;
-    } catch (const Cancelled&) {
-      o.cancelled = true;
-    } catch (const std::exception& e) {
-      o.message = QString::fromUtf8(e.what());
-    }
-    return o;
-  }));
 }
 
 void PrometheusDialog::cancelImport() {
-  if (job_) job_->cancel();
-  if (progress_) progress_->setLabelText(tr("Cancelling..."));
-}
-
-void PrometheusDialog::finishImport() {
-  const Outcome o = watcher_->result();
-  watcher_->deleteLater();
-  watcher_ = nullptr;
-  job_.reset();
-  if (progress_) {
-    progress_->hide();
-    progress_->deleteLater();
-    progress_ = nullptr;
-  }
-  importButton_->setEnabled(true);
-  if (o.ok) {
-    emit imported(o.output);
-    accept();
-  } else if (o.cancelled) {
-    emit cancelled();
-  } else {
-    showError(o.message);
-    emit failed(o.message);
-  }
-}
-
-void PrometheusDialog::showError(const QString& message) {
-  auto* box =
-      new QMessageBox(QMessageBox::Critical, tr("Import failed"), message, QMessageBox::Ok, this);
-  box->setAttribute(Qt::WA_DeleteOnClose);
-  box->open();
+  runner_->cancel();
 }
 
 }  // namespace wl

@@ -5,12 +5,12 @@
 // half a second after the last edit); optional trace files and a bearer-token file; the output
 // file; and the import with a progress dialog that can cancel.
 //
-// The dialog builds the same ImportRequest as `wattline import prometheus:URL` and runs ImportJob
-// on a worker thread; the GUI thread only shows progress. Signals and the public methods are as
+// The dialog builds the same ImportRequest as `wattline import prometheus:URL` and runs it through
+// ImportRunner (the import dialog's progress, cancel and outcome); the series discovery runs in a
+// BackgroundJob. The GUI thread only shows progress. Signals and the public methods are as
 // in ImportDialog, so tests can drive it without pickers.
 
 #include <QDialog>
-#include <QFutureWatcher>
 #include <QString>
 #include <QStringList>
 
@@ -19,12 +19,13 @@
 #include <memory>
 
 #include "loaders/import/import_job.h"
+#include "widgets/background_job.h"
+#include "widgets/import_runner.h"
 
 class QDateTimeEdit;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
-class QProgressDialog;
 class QPushButton;
 class QTimer;
 
@@ -54,7 +55,7 @@ class PrometheusDialog : public QDialog {
   import::ImportRequest request() const;
   void startImport();
   void cancelImport();
-  bool isRunning() const { return job_ != nullptr; }
+  bool isRunning() const { return runner_->running(); }
 
  signals:
   void matchesUpdated();
@@ -68,16 +69,9 @@ class PrometheusDialog : public QDialog {
     size_t series = 0;
     QString text, preview;
   };
-  struct Outcome {
-    bool ok = false, cancelled = false;
-    QString message, output;
-  };
 
   void scheduleRefresh();
   void showMatches();
-  void launchWorker();
-  void finishImport();
-  void showError(const QString& message);
 
   QLineEdit* url_ = nullptr;
   QDateTimeEdit* start_ = nullptr;
@@ -89,14 +83,12 @@ class PrometheusDialog : public QDialog {
   QLineEdit* token_ = nullptr;
   QLineEdit* output_ = nullptr;
   QPushButton* importButton_ = nullptr;
-  QProgressDialog* progress_ = nullptr;
   QTimer* refreshTimer_ = nullptr;
   int matchedGpus_ = -1;
 
   std::shared_ptr<std::atomic<bool>> discoveryCancel_;
-  QFutureWatcher<Matches>* discovery_ = nullptr;
-  std::shared_ptr<import::ImportJob> job_;
-  QFutureWatcher<Outcome>* watcher_ = nullptr;
+  BackgroundJob* discovery_ = new BackgroundJob(this);
+  ImportRunner* runner_ = new ImportRunner(this, tr("Import from Prometheus"));
 };
 
 }  // namespace wl

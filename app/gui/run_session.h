@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The runs open in one window. Opening happens on a worker thread (RunFile::open validates and
-// reads metadata); the session emits runOpened() on the UI thread when a run is ready and
-// openFailed() with the one-line message when it is not.
+// The runs open in one window. Opening happens off the UI thread, one BackgroundJob per run
+// (RunFile::open validates and reads metadata); the session emits runOpened() on the UI thread when
+// a run is ready and openFailed() with the one-line message when it is not, in the order the runs
+// were asked for.
 
 #include <QObject>
 #include <QString>
@@ -33,10 +34,13 @@ class RunSession : public QObject {
   void runsChanged();
 
  private:
+  using Result = std::variant<std::shared_ptr<const RunFile>, QString>;
+  // Keeps the result of open number `seq` and delivers every result whose turn has come.
+  void finished(uint64_t seq, const QString& path, Result result);
+
   std::vector<std::shared_ptr<const RunFile>> runs_;
   int pending_ = 0;
   // Finished opens waiting for earlier ones: sequence -> (path, run or error message).
-  using Result = std::variant<std::shared_ptr<const RunFile>, QString>;
   std::map<uint64_t, std::pair<QString, Result>> done_;
   uint64_t nextSeq_ = 0, delivered_ = 0;
 };

@@ -340,7 +340,14 @@ TEST_F(WarpedTimeline, ClickingAStepOfTheIterationTableZoomsBothRunsToIt) {
   panel.setRuns({a, b});
   ASSERT_TRUE(panel.active());
   EXPECT_EQ(panel.settings().align, AlignMode::Warp);  // the default with common steps
+  // The warp reads both runs' kernels off the UI thread; until then B is aligned at the starts,
+  // and the status says so.
+  EXPECT_TRUE(panel.settings().warp.isShift());
+  QSignalSpy changed(&panel, &ComparePanel::settingsChanged);
+  for (int i = 0; i < 500 && panel.settings().warp.isShift(); ++i)
+    QTest::qWait(10);
   EXPECT_FALSE(panel.settings().warp.isShift());
+  EXPECT_GE(changed.count(), 1);
   panel.computeIterationsNow();
   QTableWidget* t = panel.iterationTable();
   // The 3 steps both runs completed, then mean ± sd; the step-time column by default.

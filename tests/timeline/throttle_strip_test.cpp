@@ -3,7 +3,16 @@
 // segments (deepest deficit, dominant reason), the strength of a known deficit, the jump to the
 // next / previous interval, the counter ranges fitted to their values, and where the row plan
 // puts the strip and the reason heatmap.
+#include <chrono>
+#include <thread>
+
 #include <gtest/gtest.h>
+
+#include <QGuiApplication>
+#include <QImage>
+#include <QPainter>
+
+#include <memory>
 
 #include "loaders/core/throttle_reasons.h"
 #include "support/synthetic_run.h"
@@ -248,6 +257,101 @@ TEST_F(ThrottleRows, StripUnderEachGpuHeaderAndTheReasonHeatmap) {
   ASSERT_EQ(fig.size(), 2u);
   EXPECT_EQ(fig[0].kind(), RowKind::Heatmap);
   EXPECT_EQ(fig[1].kind(), RowKind::ThrottleHeatmap);
+}
+
+// The timeline's renderer never reads the file in paint: the whole-run tiles a value range comes
+// from are listed for the view's request, the range meanwhile is the placeholder, and once the
+// loader thread has them the range is the one an exporter (which loads on its own thread) gets.
+TEST_F(ThrottleRows, AScreenRendererQueuesTheTilesOfItsRangesInsteadOfReadingThem) {
+  const int power = metricIndex(*run, "power_w");
+  ASSERT_GE(power, 0);
+  TileStore loading;
+  loading.addRun(run);
+  TimelineRenderer exporter(loading);
+  const ValueRange whole = exporter.heatmapRange(0, power);
+  EXPECT_LT(whole.min, whole.max);
+  EXPECT_TRUE(exporter.takeMissingTiles().empty());
+
+  TileStore store;
+  store.addRun(run);
+  TimelineRenderer screen(store);
+  screen.setTileReads(TimelineRenderer::TileReads::Queue);
+  const ValueRange first = screen.heatmapRange(0, power);
+  EXPECT_EQ(store.bytesInUse(), 0u);  // nothing was read on this thread
+  EXPECT_DOUBLE_EQ(first.min, 0);     // no value yet: the placeholder range
+  EXPECT_DOUBLE_EQ(first.max, 1);
+  const std::vector<TileKey> missing = screen.takeMissingTiles();
+  ASSERT_FALSE(missing.empty());
+  const int top = static_cast<int>(run->series().grid.levels()) - 1;
+  for (const TileKey& k : missing) {
+    EXPECT_EQ(k.kind, TileKind::Heatmap);
+    EXPECT_EQ(k.metric, power);
+    EXPECT_EQ(k.level, top);
+  }
+  EXPECT_TRUE(screen.takeMissingTiles().empty());  // handed over once
+
+  store.request(missing);
+  for (int i = 0; i < 500 && store.pending() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(store.pending(), 0u);
+  const ValueRange after = screen.heatmapRange(0, power);
+  EXPECT_DOUBLE_EQ(after.min, whole.min);
+  EXPECT_DOUBLE_EQ(after.max, whole.max);
+  EXPECT_TRUE(screen.takeMissingTiles().empty());  // complete now, and cached
+}
+
+// A pan or zoom repaint builds the visible counter rows' geometry on two threads first
+// (prepareRows); painting then reads no tile, and every row comes out as it does when paint
+// builds it alone.
+TEST_F(ThrottleRows, RowsPreparedOnTwoThreadsPaintAsRowsBuiltInPaint) {
+  int argc = 1;
+  char name[] = "test";
+  char* argv[] = {name, nullptr};
+  std::unique_ptr<QGuiApplication> app;
+  if (!QGuiApplication::instance()) {
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    app = std::make_unique<QGuiApplication>(argc, argv);
+  }
+  TileStore store;
+  store.addRun(run);
+  std::vector<TrackRow> rows;
+  for (const TrackRow& r : planRows({run}, {}, {}, {}))
+    if (r.kind() == RowKind::Counter) rows.push_back(r);
+  ASSERT_GE(rows.size(), 8u);
+  std::vector<const TrackRow*> ptrs;
+  for (const TrackRow& r : rows)
+    ptrs.push_back(&r);
+  const int64_t t0 = run->info().start_ns, t1 = run->info().end_ns;
+  int fetches = 0;
+  const TileFetch load = [&store, &fetches](const TileKey& k) {
+    ++fetches;
+    return store.load(k);
+  };
+  for (const TimeMapping display :
+       {TimeMapping{t0, t1, 700}, TimeMapping{t0, t0 + (t1 - t0) / 7, 700}}) {
+    TimelineRenderer serial(store), prepared(store);
+    fetches = 0;
+    std::vector<TileKey> missing;
+    prepared.prepareRows(ptrs, display, load, &missing);
+    EXPECT_GT(fetches, 0);
+    EXPECT_TRUE(missing.empty());  // everything loads here
+    fetches = 0;
+    for (const TrackRow& r : rows) {
+      QImage a(700, r.height, QImage::Format_RGB32), b(700, r.height, QImage::Format_RGB32);
+      const QRectF rect(0, 0, 700, r.height);
+      {
+        QPainter p(&b);
+        prepared.paintContent(p, r, rect, prepared.contentMapping(r, display), load, nullptr, {});
+      }
+      EXPECT_EQ(fetches, 0) << r.label.toStdString();  // built before paint
+      {
+        QPainter p(&a);
+        serial.paintContent(p, r, rect, serial.contentMapping(r, display), load, nullptr, {});
+      }
+      fetches = 0;
+      EXPECT_TRUE(a == b) << r.label.toStdString();
+    }
+  }
 }
 
 }  // namespace

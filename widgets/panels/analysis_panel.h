@@ -5,7 +5,7 @@
 // QDockWidget. Tabs: run summary, a sortable per-GPU table, the throttle intervals, the kernel
 // tables (HTA breakdown per rank, top kernels), and Qt Charts charts.
 //
-// The analysis runs off the UI thread (QtConcurrent). A new run, range or selection cancels the
+// The analysis runs off the UI thread (a BackgroundJob). A new run, range or selection cancels the
 // analysis under way; range and selection changes are debounced so that dragging a selection
 // starts one analysis, not one per mouse move. Clicking a GPU row emits gpuActivated(); clicking
 // a throttle interval emits rangeActivated() with its span (the main window zooms to it).

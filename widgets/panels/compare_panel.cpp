@@ -18,7 +18,6 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <QValueAxis>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <cmath>
 
@@ -162,6 +161,7 @@ ComparePanel::ComparePanel(QWidget* parent)
       profilePair_(new QComboBox(this)),
       profileMetric_(new QComboBox(this)),
       profileView_(new QChartView(this)) {
+  makeJobs();
   installTableExportMenu(table_, QStringLiteral("comparison"));  // right click: CSV / JSON
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(4, 4, 4, 4);
@@ -233,9 +233,34 @@ ComparePanel::ComparePanel(QWidget* parent)
 }
 
 ComparePanel::~ComparePanel() {
-  if (watcher_) watcher_->waitForFinished();
-  if (iterWatcher_) iterWatcher_->waitForFinished();
-  if (profileWatcher_) profileWatcher_->waitForFinished();
+  // The work holds the runs, not the panel; waiting keeps HDF5 reads from outliving the window.
+  for (BackgroundJob* job : {warpJob_, deltaJob_, iterJob_, profileJob_})
+    job->waitForFinished();
+}
+
+void ComparePanel::makeJobs() {
+  warpJob_ = new BackgroundJob(this);
+  deltaJob_ = new BackgroundJob(this);
+  iterJob_ = new BackgroundJob(this);
+  profileJob_ = new BackgroundJob(this);
+  connect(warpJob_, &BackgroundJob::failed, this, [this](const QString& message) {
+    warpCache_.ready = true;
+    warpCache_.error = message;
+    recompute();
+  });
+  connect(deltaJob_, &BackgroundJob::failed, this, [this](const QString& message) {
+    status_->setText(tr("Cannot compare: %1").arg(message));
+  });
+  connect(iterJob_, &BackgroundJob::failed, this, [this](const QString& message) {
+    iterStatus_->setText(tr("Cannot compare the steps: %1").arg(message));
+    fillIterations();
+    emit iterationsReady();
+  });
+  connect(profileJob_, &BackgroundJob::failed, this, [this](const QString&) {
+    profiles_.reset();
+    fillProfileChart();
+    emit profilesReady();
+  });
 }
 
 QWidget* ComparePanel::makeIterationsTab() {
@@ -347,6 +372,18 @@ void ComparePanel::swapRuns() {
   recompute();
 }
 
+void ComparePanel::startWarp() {
+  auto ra = runs_[static_cast<size_t>(std::max(0, runA_->currentIndex()))];
+  auto rb = runs_[static_cast<size_t>(std::max(0, runB_->currentIndex()))];
+  warpJob_->start([ra, rb](const BackgroundJob::Context&) { return iterationWarp(*ra, *rb); },
+                  [this, pa = ra.get(), pb = rb.get()](std::optional<TimeWarp> warp) {
+                    if (warpCache_.a != pa || warpCache_.b != pb) return;
+                    warpCache_.ready = true;
+                    warpCache_.warp = std::move(warp);
+                    recompute();
+                  });
+}
+
 void ComparePanel::recompute() {
   if (updating_) return;
   if (!active()) {
@@ -373,7 +410,8 @@ void ComparePanel::recompute() {
       break;
     case AlignMode::Warp:
       if (warpCache_.a != &a || warpCache_.b != &b) {
-        warpCache_ = {&a, &b, iterationWarp(a, b)};
+        warpCache_ = {&a, &b, false, std::nullopt, {}};
+        startWarp();
       }
       if (warpCache_.warp) {
         s.warp = *warpCache_.warp;
@@ -381,7 +419,11 @@ void ComparePanel::recompute() {
         s.offsetB = s.warp.offsetAtA(s.warp.knots().front().a_ns);
       } else {
         s.offsetB = alignAtStart(a, b);
-        note = tr("The runs share no iteration; aligned at the starts.");
+        note = !warpCache_.ready ? tr("Computing the warp from both runs' steps; meanwhile "
+                                      "aligned at the starts.")
+               : !warpCache_.error.isEmpty()
+                   ? tr("Cannot warp (%1); aligned at the starts.").arg(warpCache_.error)
+                   : tr("The runs share no iteration; aligned at the starts.");
       }
       break;
     case AlignMode::Iteration:
@@ -472,56 +514,31 @@ void ComparePanel::runsPairChanged() {
     profilePair_->addItem(tr("GPU %1 (A) · GPU %2 (B)").arg(ga).arg(gb));
   profilePair_->blockSignals(false);
   fillProfileChart();
-  // Both computations read every step of both runs: off the UI thread, one at a time each.
   auto ra = runs_[static_cast<size_t>(settings_.runA)];
   auto rb = runs_[static_cast<size_t>(settings_.runB)];
   const auto pairs = settings_.pairs;
-  const auto key = computedPair_;
-  if (!iterWatcher_) {
-    iterWatcher_ = new QFutureWatcher<IterationComparison>(this);
-    connect(iterWatcher_, &QFutureWatcher<IterationComparison>::finished, this, [this, key] {
-      auto* w = iterWatcher_;
-      iterWatcher_ = nullptr;
-      w->deleteLater();
-      if (key != computedPair_) {  // the runs changed meanwhile: compute the new pair
-        computedPair_ = {-1, -1};
-        recompute();
-        return;
-      }
-      try {
-        iterations_ = w->result();
-        iterStatus_->clear();
-      } catch (const std::exception& e) {
-        iterStatus_->setText(tr("Cannot compare the steps: %1").arg(QString::fromUtf8(e.what())));
-      }
-      fillIterations();
-      emit iterationsReady();
-    });
-    iterWatcher_->setFuture(QtConcurrent::run([ra, rb] { return compareIterations(*ra, *rb); }));
-  }
-  if (!profileWatcher_) {
-    profileWatcher_ = new QFutureWatcher<IterationProfiles>(this);
-    connect(profileWatcher_, &QFutureWatcher<IterationProfiles>::finished, this, [this, key] {
-      auto* w = profileWatcher_;
-      profileWatcher_ = nullptr;
-      w->deleteLater();
-      if (key != computedPair_) return;  // the iteration watcher restarts both
-      try {
-        profiles_ = w->result();
-      } catch (const std::exception&) {
-        profiles_.reset();
-      }
-      fillProfileChart();
-      emit profilesReady();
-    });
-    profileWatcher_->setFuture(
-        QtConcurrent::run([ra, rb, pairs] { return iterationProfiles(*ra, *rb, pairs); }));
-  }
+  // Both read every step of both runs; a newer pair supersedes what is still running.
+  iterJob_->start([ra, rb](const BackgroundJob::Context&) { return compareIterations(*ra, *rb); },
+                  [this](IterationComparison result) {
+                    iterations_ = std::move(result);
+                    iterStatus_->clear();
+                    fillIterations();
+                    emit iterationsReady();
+                  });
+  profileJob_->start(
+      [ra, rb, pairs](const BackgroundJob::Context&) { return iterationProfiles(*ra, *rb, pairs); },
+      [this](IterationProfiles result) {
+        profiles_ = std::move(result);
+        fillProfileChart();
+        emit profilesReady();
+      });
 }
 
 void ComparePanel::computeIterationsNow() {
   if (!active()) return;
-  if (iterWatcher_) iterWatcher_->waitForFinished();
+  iterJob_->waitForFinished();
+  iterJob_->cancel();
+  iterStatus_->clear();
   iterations_ = compareIterations(*runs_[static_cast<size_t>(settings_.runA)],
                                   *runs_[static_cast<size_t>(settings_.runB)]);
   fillIterations();
@@ -529,7 +546,8 @@ void ComparePanel::computeIterationsNow() {
 
 void ComparePanel::computeProfilesNow() {
   if (!active()) return;
-  if (profileWatcher_) profileWatcher_->waitForFinished();
+  profileJob_->waitForFinished();
+  profileJob_->cancel();
   profiles_ = iterationProfiles(*runs_[static_cast<size_t>(settings_.runA)],
                                 *runs_[static_cast<size_t>(settings_.runB)], settings_.pairs);
   fillProfileChart();
@@ -632,7 +650,7 @@ void ComparePanel::computeDeltasNow() {
 
 void ComparePanel::startDeltas() {
   if (!active() || visible_.empty()) return;
-  if (watcher_) {
+  if (deltaJob_->busy()) {  // one range at a time: ask again once the running one is done
     debounce_->start();
     return;
   }
@@ -640,19 +658,12 @@ void ComparePanel::startDeltas() {
   auto b = runs_[static_cast<size_t>(settings_.runB)];
   const CompareSettings s = settings_;
   const TimeRange r = visible_;
-  watcher_ = new QFutureWatcher<std::vector<CompareDelta>>(this);
-  connect(watcher_, &QFutureWatcher<std::vector<CompareDelta>>::finished, this, [this] {
-    auto* w = watcher_;
-    watcher_ = nullptr;
-    w->deleteLater();
-    try {
-      fillDeltas(w->result());
-      emit deltasReady();
-    } catch (const std::exception& e) {
-      status_->setText(tr("Cannot compare: %1").arg(QString::fromUtf8(e.what())));
-    }
-  });
-  watcher_->setFuture(QtConcurrent::run([a, b, s, r] { return compareRange(*a, *b, s, r); }));
+  deltaJob_->start(
+      [a, b, s, r](const BackgroundJob::Context&) { return compareRange(*a, *b, s, r); },
+      [this](std::vector<CompareDelta> deltas) {
+        fillDeltas(deltas);
+        emit deltasReady();
+      });
 }
 
 void ComparePanel::fillDeltas(const std::vector<CompareDelta>& d) {

@@ -6,7 +6,6 @@
 // and the deltas of the visible range (means of power, temperature and SM clock over the paired
 // GPUs, energy, throttled fraction), computed by the analysis library off the UI thread.
 
-#include <QFutureWatcher>
 #include <QWidget>
 
 #include <memory>
@@ -22,6 +21,7 @@
 #include "analysis/run_alignment.h"
 #include "loaders/core/time_range.h"
 #include "loaders/format/run_file.h"
+#include "widgets/background_job.h"
 
 class QChart;
 class QChartView;
@@ -105,6 +105,7 @@ class ComparePanel : public QWidget {
   void zoomRequested(qint64 t0, qint64 t1);
 
  private:
+  void makeJobs();
   void recompute();
   void startDeltas();
   void fillDeltas(const std::vector<CompareDelta>& d);
@@ -117,11 +118,15 @@ class ComparePanel : public QWidget {
   std::vector<std::shared_ptr<const RunFile>> runs_;
   CompareSettings settings_;
   std::optional<int64_t> eventOffset_;
-  // The iteration warp of the current pair of runs (computed once per pair: it reads kernels).
+  // The iteration warp of the current pair of runs, computed once per pair off the UI thread (it
+  // reads both runs' kernels); until it is ready, B is aligned at the starts.
   struct WarpCache {
     const RunFile *a = nullptr, *b = nullptr;
+    bool ready = false;
     std::optional<TimeWarp> warp;
+    QString error;
   } warpCache_;
+  void startWarp();
   TimeRange visible_;
   QComboBox *runA_, *runB_, *align_, *pairBy_;
   QSpinBox* step_;
@@ -129,7 +134,10 @@ class ComparePanel : public QWidget {
   QLabel* status_;
   QTableWidget* table_;
   QTimer* debounce_;
-  QFutureWatcher<std::vector<CompareDelta>>* watcher_ = nullptr;
+  // Work off the UI thread (widgets/background_job.h): the warp, the visible range's deltas, the
+  // per-iteration table and the typical-iteration profiles.
+  BackgroundJob* warpJob_ = nullptr;
+  BackgroundJob* deltaJob_ = nullptr;
   bool updating_ = false;
   // The runs the iteration table and profiles were computed for.
   std::pair<int, int> computedPair_{-1, -1};
@@ -140,11 +148,11 @@ class ComparePanel : public QWidget {
   QTableWidget* iterTable_;
   QLabel* iterStatus_;
   std::optional<IterationComparison> iterations_;
-  QFutureWatcher<IterationComparison>* iterWatcher_ = nullptr;
+  BackgroundJob* iterJob_ = nullptr;
   QComboBox *profilePair_, *profileMetric_;
   QChartView* profileView_;
   std::optional<IterationProfiles> profiles_;
-  QFutureWatcher<IterationProfiles>* profileWatcher_ = nullptr;
+  BackgroundJob* profileJob_ = nullptr;
   RunDifferences differences_;
 };
 

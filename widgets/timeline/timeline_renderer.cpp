@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <thread>
 
 #include "loaders/core/metrics.h"
 #include "loaders/core/time_format.h"
@@ -34,6 +35,9 @@ void TimelineRenderer::clearCaches() {
   warpedImages_.clear();
   extents_.clear();
   busyExtents_.clear();
+  partialExtents_.clear();
+  partialBusyExtents_.clear();
+  missingTiles_.clear();
   nodeSeparators_.clear();
 }
 
@@ -67,37 +71,129 @@ TimelineRenderer::Cached& TimelineRenderer::cached(const RowContent& key, const 
   return slot;
 }
 
+CounterGeometry TimelineRenderer::buildCounter(const CounterRow& row, const TimeMapping& map,
+                                               const TileFetch& fetch,
+                                               std::vector<TileKey>* missing) const {
+  const RunFile& run = store_.run(row.run);
+  CounterSource src;
+  src.run = row.run;
+  src.gpu = row.gpu;
+  src.metric = row.metric;
+  src.gapThresholdNs = run.series().gapThresholdNs[static_cast<size_t>(row.gpu)];
+  src.throttleBands = tint_;
+  CounterGeometry g = buildCounterGeometry(run, src, map, fetch, missing);
+  auto it = throttleSpans_.find(row.run);
+  if (tint_ && it != throttleSpans_.end() && static_cast<size_t>(row.gpu) < it->second.size()) {
+    const auto& spans = it->second[static_cast<size_t>(row.gpu)];
+    // Spans are sorted by start: skip to the first that can reach the view.
+    auto first = std::lower_bound(spans.begin(), spans.end(), map.t0,
+                                  [](const ThrottleSpan& s, int64_t t) { return s.t1 < t; });
+    for (auto sp = first; sp != spans.end() && sp->t0 <= map.t1; ++sp) {
+      const double x0 = map.x(sp->t0), x1 = std::max(map.x(sp->t1), x0 + 1.0);
+      if (!g.bands.empty() && g.bands.back().strong && x0 <= g.bands.back().x1 + 0.5 &&
+          g.bands.back().reasons == sp->reasons) {
+        g.bands.back().x1 = std::max(g.bands.back().x1, x1);
+        continue;
+      }
+      g.bands.push_back({x0, x1, sp->reasons, true});
+    }
+  }
+  return g;
+}
+
+void TimelineRenderer::prepareRows(const std::vector<const TrackRow*>& rows,
+                                   const TimeMapping& display, const TileFetch& fetch,
+                                   std::vector<TileKey>* missing) {
+  struct Job {
+    const CounterRow* row;
+    TimeMapping map;
+    CounterGeometry geometry;
+    std::vector<TileKey> missing;
+  };
+  std::vector<Job> jobs;
+  for (const TrackRow* r : rows) {
+    const auto* c = r->as<CounterRow>();
+    if (!c || warped(c->run)) continue;  // warped rows are built piece by piece in paint
+    const TimeMapping m = contentMapping(*r, display);
+    auto it = cache_.find(RowContent{*c});
+    if (it != cache_.end() && it->second.map == m && it->second.epoch == epoch_ &&
+        std::holds_alternative<CounterGeometry>(it->second.geom))
+      continue;
+    if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return *j.row == *c; })) continue;
+    jobs.push_back({c, m, {}, {}});
+  }
+  if (jobs.size() < 2) return;  // paint builds a single row itself
+  // Geometry reads only tiles in memory (through `fetch`, which the store locks) and the run's
+  // metadata, so the two halves share nothing they write.
+  auto build = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k)
+      jobs[k].geometry = buildCounter(*jobs[k].row, jobs[k].map, fetch, &jobs[k].missing);
+  };
+  const size_t half = jobs.size() / 2;
+  std::thread second(build, half, jobs.size());
+  build(0, half);
+  second.join();
+  for (Job& j : jobs) {
+    cache_[RowContent{*j.row}] = Cached{j.map, epoch_, ~uint64_t{0}, {}, std::move(j.geometry)};
+    if (missing) missing->insert(missing->end(), j.missing.begin(), j.missing.end());
+  }
+  prepareImages(rows, display, fetch, missing);
+}
+
+void TimelineRenderer::prepareImages(const std::vector<const TrackRow*>& rows,
+                                     const TimeMapping& display, const TileFetch& fetch,
+                                     std::vector<TileKey>* missing) {
+  // The value ranges first, here (they may queue tiles); then the stale images rasterized on
+  // two threads, each into its own cache entry, as paintContentRaster would.
+  struct Job {
+    const CounterRow* row;
+    CachedImage* image;
+    QSize size;
+    TimeMapping map;
+    CounterView view;
+  };
+  std::vector<Job> jobs;
+  for (const TrackRow* r : rows) {
+    const auto* c = r->as<CounterRow>();
+    if (!c || warped(c->run) || r->height <= 0) continue;
+    const TimeMapping m = contentMapping(*r, display);
+    const QSize size(std::max(1, static_cast<int>(std::ceil(m.width))), r->height);
+    const CounterView v = counter(*c, m, fetch, missing);
+    CachedImage& ci = images_[r->content];
+    if (ci.image.size() == size && ci.map == m && ci.epoch == epoch_ && ci.style == style_ &&
+        ci.vmin == v.range.min && ci.vmax == v.range.max)
+      continue;
+    if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.image == &ci; }))
+      continue;
+    jobs.push_back({c, &ci, size, m, v});
+  }
+  if (jobs.size() < 2) return;
+  auto raster = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k) {
+      Job& j = jobs[k];
+      if (j.image->image.size() != j.size) j.image->image = QImage(j.size, QImage::Format_RGB32);
+      rasterCounterImage(j.image->image, *j.row, j.view);
+    }
+  };
+  const size_t half = jobs.size() / 2;
+  std::thread second(raster, half, jobs.size());
+  raster(0, half);
+  second.join();
+  for (Job& j : jobs) {
+    j.image->map = j.map;
+    j.image->epoch = epoch_;
+    j.image->style = style_;
+    j.image->vmin = j.view.range.min;
+    j.image->vmax = j.view.range.max;
+  }
+}
+
 TimelineRenderer::CounterView TimelineRenderer::counter(const CounterRow& row,
                                                         const TimeMapping& map,
                                                         const TileFetch& fetch,
                                                         std::vector<TileKey>* missing) {
-  const RunFile& run = store_.run(row.run);
-  Cached& c = cached<CounterGeometry>(row, map, [&] {
-    CounterSource src;
-    src.run = row.run;
-    src.gpu = row.gpu;
-    src.metric = row.metric;
-    src.gapThresholdNs = run.series().gapThresholdNs[static_cast<size_t>(row.gpu)];
-    src.throttleBands = tint_;
-    CounterGeometry g = buildCounterGeometry(run, src, map, fetch, missing);
-    auto it = throttleSpans_.find(row.run);
-    if (tint_ && it != throttleSpans_.end() && static_cast<size_t>(row.gpu) < it->second.size()) {
-      const auto& spans = it->second[static_cast<size_t>(row.gpu)];
-      // Spans are sorted by start: skip to the first that can reach the view.
-      auto first = std::lower_bound(spans.begin(), spans.end(), map.t0,
-                                    [](const ThrottleSpan& s, int64_t t) { return s.t1 < t; });
-      for (auto sp = first; sp != spans.end() && sp->t0 <= map.t1; ++sp) {
-        const double x0 = map.x(sp->t0), x1 = std::max(map.x(sp->t1), x0 + 1.0);
-        if (!g.bands.empty() && g.bands.back().strong && x0 <= g.bands.back().x1 + 0.5 &&
-            g.bands.back().reasons == sp->reasons) {
-          g.bands.back().x1 = std::max(g.bands.back().x1, x1);
-          continue;
-        }
-        g.bands.push_back({x0, x1, sp->reasons, true});
-      }
-    }
-    return g;
-  });
+  Cached& c =
+      cached<CounterGeometry>(row, map, [&] { return buildCounter(row, map, fetch, missing); });
   const auto& g = std::get<CounterGeometry>(c.geom);
   if (c.rangeStyle != style_) {
     c.range = valueRange(row, g);
@@ -201,6 +297,22 @@ ValueRange differenceRange(const DifferenceGeometry& g) {
   return {-1.1 * m, 1.1 * m};
 }
 
+TilePtr TimelineRenderer::topTile(const TileKey& key, bool& complete) {
+  if (reads_ == TileReads::Queue) {
+    TilePtr tp = store_.find(key);
+    if (!tp) {
+      missingTiles_.push_back(key);
+      complete = false;
+    }
+    return tp;
+  }
+  try {
+    return store_.load(key);
+  } catch (const std::exception&) {  // recorded by the store; the range comes from the rest
+    return nullptr;
+  }
+}
+
 const std::vector<std::pair<float, float>>& TimelineRenderer::extents(int run, int metric) {
   const auto key = std::make_pair(run, metric);
   auto it = extents_.find(key);
@@ -208,16 +320,13 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::extents(int run, i
   const RunFile& rf = store_.run(run);
   const SeriesGroupMeta& tel = rf.series();
   std::vector<std::pair<float, float>> out(tel.entities, {kNaNf, kNaNf});
+  bool complete = true;
   if (tel.grid.levels() > 0) {
     const int top = static_cast<int>(tel.grid.levels()) - 1;
     const int64_t tiles =
         static_cast<int64_t>((tel.grid.buckets.back() + kTileBuckets - 1) / kTileBuckets);
     for (int64_t i = 0; i < tiles; ++i) {
-      TilePtr tp;
-      try {
-        tp = store_.load(TileKey{run, TileKind::Heatmap, -1, metric, top, i});
-      } catch (const std::exception&) {
-      }
+      const TilePtr tp = topTile(TileKey{run, TileKind::Heatmap, -1, metric, top, i}, complete);
       if (!tp) continue;
       const auto& t = std::get<HeatmapTile>(*tp);
       for (size_t e = 0; e < t.entities; ++e)
@@ -230,6 +339,7 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::extents(int run, i
         }
     }
   }
+  if (!complete) return partialExtents_[key] = std::move(out);
   return extents_.emplace(key, std::move(out)).first->second;
 }
 
@@ -241,7 +351,7 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::busyExtents(int ru
   const SeriesGroupMeta& tel = rf.series();
   const int util = metricIndex(rf, std::string(metric::kUtil));
   std::vector<std::pair<float, float>> out(tel.entities, {kNaNf, kNaNf});
-  bool any = false;
+  bool any = false, complete = true;
   if (util >= 0 && tel.grid.levels() > 0) {
     // The top level's buckets in which the GPU was busy throughout (its lowest utilization at or
     // above the detector's busy threshold): idle clocks before and after the training do not
@@ -251,12 +361,8 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::busyExtents(int ru
         static_cast<int64_t>((tel.grid.buckets.back() + kTileBuckets - 1) / kTileBuckets);
     const float busy = static_cast<float>(AnalysisOptions{}.busyUtilPct);
     for (int64_t i = 0; i < tiles; ++i) {
-      TilePtr vp, up;
-      try {
-        vp = store_.load(TileKey{run, TileKind::Heatmap, -1, metric, top, i});
-        up = store_.load(TileKey{run, TileKind::Heatmap, -1, util, top, i});
-      } catch (const std::exception&) {
-      }
+      const TilePtr vp = topTile(TileKey{run, TileKind::Heatmap, -1, metric, top, i}, complete);
+      const TilePtr up = topTile(TileKey{run, TileKind::Heatmap, -1, util, top, i}, complete);
       if (!vp || !up) continue;
       const auto& v = std::get<HeatmapTile>(*vp);
       const auto& u = std::get<HeatmapTile>(*up);
@@ -272,7 +378,12 @@ const std::vector<std::pair<float, float>>& TimelineRenderer::busyExtents(int ru
         }
     }
   }
-  if (!any) out = extents(run, metric);  // no utilization, or never busy: every value
+  if (!any) {  // no utilization, or never busy: every value
+    const bool cachedAll = extents_.count(key) > 0;
+    out = extents(run, metric);
+    complete = complete && (cachedAll || extents_.count(key) > 0);
+  }
+  if (!complete) return partialBusyExtents_[key] = std::move(out);
   return busyExtents_.emplace(key, std::move(out)).first->second;
 }
 
@@ -518,7 +629,7 @@ void TimelineRenderer::paintWarped(QPainter& p, const TrackRow& row, const QRect
 }
 
 void TimelineRenderer::rasterCounterImage(QImage& img, const CounterRow& row,
-                                          const CounterView& v) {
+                                          const CounterView& v) const {
   const CounterGeometry& g = *v.geometry;
   const ValueRange vr = v.range;
   const std::string& id = store_.run(row.run).series().metrics[static_cast<size_t>(row.metric)].id;

@@ -17,7 +17,9 @@
 
 #include <map>
 #include <optional>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include "analysis/compare/time_warp.h"
 #include "widgets/timeline/difference_geometry.h"
@@ -169,6 +171,23 @@ class TimelineRenderer {
   }
   // Called when new tiles arrived: cached geometry may now be more complete.
   void bumpEpoch() { ++epoch_; }
+  // How the renderer gets the whole-run tiles its value ranges come from (the top pyramid level):
+  // Load reads them on the calling thread (exports, benchmarks: they need every tile before they
+  // draw); Queue takes what is in memory and lists the rest for takeMissingTiles(), so a screen
+  // never reads the file in paint. A range from partial tiles is not cached: the next paint after
+  // the tiles arrived computes the whole one.
+  enum class TileReads { Load, Queue };
+  void setTileReads(TileReads mode) { reads_ = mode; }
+  // The tiles value ranges asked for under Queue since the last call, for the view's request.
+  std::vector<TileKey> takeMissingTiles() { return std::exchange(missingTiles_, {}); }
+  // Builds the geometry and the raster image the next paint at `display` would build for the
+  // counter rows among `rows` (each `height` pixels high), half of them on a second thread, so
+  // that paint finds them cached and only blits. A pan or zoom repaint spends half its time there
+  // (one pass over each row's tiles, O(pixels + samples), then the rasterizing, O(pixels)); value
+  // ranges and the painting stay on the calling thread. Rows already cached, warped rows and a
+  // single row are left to paint.
+  void prepareRows(const std::vector<const TrackRow*>& rows, const TimeMapping& display,
+                   const TileFetch& fetch, std::vector<TileKey>* missing);
   void clearCaches();
 
   struct Highlight {
@@ -238,17 +257,28 @@ class TimelineRenderer {
   // The cache entry of a row for a mapping, (re)built when stale.
   template <typename G, typename Build>
   Cached& cached(const RowContent& key, const TimeMapping& map, Build build);
+  // A counter row's geometry at `map` (thread-safe: it reads tiles through `fetch` and the
+  // run's metadata, and writes nothing of the renderer's).
+  CounterGeometry buildCounter(const CounterRow& row, const TimeMapping& map,
+                               const TileFetch& fetch, std::vector<TileKey>* missing) const;
   // The value range of a counter: shared per metric, per track or fitted to the visible data.
   ValueRange valueRange(const CounterRow& row, const CounterGeometry& g);
   // Whole-run min/max per GPU of a metric (from the top pyramid level).
   const std::vector<std::pair<float, float>>& extents(int run, int metric);
+  // Top-level tile `key` through the TileReads mode: null when it is not in memory (Queue; the
+  // key is listed for takeMissingTiles() and `complete` cleared) or could not be read.
+  TilePtr topTile(const TileKey& key, bool& complete);
   // The same over the top level's buckets in which the GPU was busy (utilization at or above the
   // throttle detector's busy threshold); extents() when the run has no utilization.
   const std::vector<std::pair<float, float>>& busyExtents(int run, int metric);
   void paintContentRaster(QPainter& p, const TrackRow& row, const QRectF& content,
                           const TimeMapping& map, const TileFetch& fetch,
                           std::vector<TileKey>* missing, const Highlight& highlight);
-  void rasterCounterImage(QImage& img, const CounterRow& row, const CounterView& v);
+  // Thread-safe: it writes only `img`.
+  void rasterCounterImage(QImage& img, const CounterRow& row, const CounterView& v) const;
+  // prepareRows' second step: the counter rows' images, rasterized on two threads.
+  void prepareImages(const std::vector<const TrackRow*>& rows, const TimeMapping& display,
+                     const TileFetch& fetch, std::vector<TileKey>* missing);
   void paintContentVector(QPainter& p, const TrackRow& row, const QRectF& content,
                           const TimeMapping& map, const TileFetch& fetch,
                           std::vector<TileKey>* missing);
@@ -287,6 +317,11 @@ class TimelineRenderer {
   std::map<RowContent, CachedImage> images_;
   std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> extents_;
   std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> busyExtents_;
+  // Extents from partial tiles (Queue mode), valid until the next call for the same key.
+  std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> partialExtents_,
+      partialBusyExtents_;
+  TileReads reads_ = TileReads::Load;
+  std::vector<TileKey> missingTiles_;
   std::map<int, std::vector<size_t>> nodeSeparators_;
   std::map<int, std::vector<std::vector<ThrottleSpan>>> throttleSpans_;
   std::map<int, std::shared_ptr<const RunThrottleView>> throttleViews_;

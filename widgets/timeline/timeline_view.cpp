@@ -56,6 +56,7 @@ TimelineView::TimelineView(Viewport* viewport, TileStore* store, QWidget* parent
   setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   verticalScrollBar()->setSingleStep(20);
   renderer_.setTheme(Theme::fromPalette(palette()));
+  renderer_.setTileReads(TimelineRenderer::TileReads::Queue);  // paint never reads the file
   connect(vp_, &Viewport::rangeChanged, this, [this] { this->viewport()->update(); });
   connect(vp_, &Viewport::selectionChanged, this, [this] { this->viewport()->update(); });
   connect(store_, &TileStore::tilesArrived, this, [this] {
@@ -171,6 +172,13 @@ void TimelineView::paintEvent(QPaintEvent*) {
   const TimelineRenderer::Highlight hl{selected_.run, selected_.track, selected_.event};
   const auto placed = placedRows();
   const std::vector<ReadFailure> failures = store_->failures();
+  {
+    std::vector<const TrackRow*> visible;
+    visible.reserve(placed.size());
+    for (const Placed& pl : placed)
+      visible.push_back(&rows_[pl.row]);
+    renderer_.prepareRows(visible, map, fetch, &missing);  // geometry on both cores
+  }
   // Scrolled rows first, clipped below the pinned area; then the pinned rows on top.
   for (int pass = 0; pass < 2; ++pass) {
     for (const Placed& pl : placed) {
@@ -214,6 +222,9 @@ void TimelineView::paintEvent(QPaintEvent*) {
     p.drawLine(QPointF(kLabelWidth + *hoverX_, 0),
                QPointF(kLabelWidth + *hoverX_, content.bottom()));
   }
+  // The whole-run tiles the value ranges need come first: every row's axis depends on them.
+  std::vector<TileKey> ranges = renderer_.takeMissingTiles();
+  missing.insert(missing.begin(), ranges.begin(), ranges.end());
   if (!missing.empty()) store_->request(missing);
 }
 
