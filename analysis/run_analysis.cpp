@@ -492,32 +492,41 @@ RankResult analyzeRank(const RunFile& run, int rank, TimeRange range, bool whole
   return out;
 }
 
-// Step 7, every rank: the ranks analysed on the analysis threads, then merged in rank order.
+// Step 7, every rank: the ranks analysed on the analysis threads, in batches merged in rank
+// order (a batch bounds the per-rank kernel tables held before their merge).
 void analyzeRanks(const RunFile& run, const std::vector<int>& ranks, TimeRange range,
                   bool wholeRange, const AnalysisOptions& options, const Progress& progress,
                   RunAnalysis& a, KernelPass& pass) {
-  std::vector<RankResult> results(ranks.size());
-  parallelFor(
-      ranks.size(), analysisThreads(options.threads),
-      [&](size_t ri) {
-        results[ri] = analyzeRank(run, ranks[ri], range, wholeRange, options, a, pass.matcher);
-      },
-      [&](size_t done) {
-        progress.report(0.5 + 0.35 * static_cast<double>(done) / static_cast<double>(ranks.size()),
-                        "kernel breakdown");
-      });
-  for (size_t ri = 0; ri < ranks.size(); ++ri) {
-    RankResult& r = results[ri];
-    pass.matcher.add(r.arrivals);
-    if (r.ra.breakdown.kernels > 0) pass.ranksWithKernels.push_back(ranks[ri]);
-    for (size_t c = 0; c < kKernelCategoryCount; ++c) {
-      a.seed_categories[c] += r.ra.seed_categories[c];
-      a.corrected_categories[c] += r.ra.corrected_categories[c];
+  const unsigned threads = analysisThreads(options.threads);
+  const size_t batch = 8 * static_cast<size_t>(threads);
+  std::vector<RankResult> results;
+  for (size_t first = 0; first < ranks.size(); first += batch) {
+    const size_t n = std::min(batch, ranks.size() - first);
+    results.assign(n, {});
+    parallelFor(
+        n, threads,
+        [&](size_t i) {
+          results[i] =
+              analyzeRank(run, ranks[first + i], range, wholeRange, options, a, pass.matcher);
+        },
+        [&](size_t done) {
+          progress.report(
+              0.5 + 0.35 * static_cast<double>(first + done) / static_cast<double>(ranks.size()),
+              "kernel breakdown");
+        });
+    for (size_t i = 0; i < n; ++i) {
+      RankResult& r = results[i];
+      pass.matcher.add(r.arrivals);
+      if (r.ra.breakdown.kernels > 0) pass.ranksWithKernels.push_back(ranks[first + i]);
+      for (size_t c = 0; c < kKernelCategoryCount; ++c) {
+        a.seed_categories[c] += r.ra.seed_categories[c];
+        a.corrected_categories[c] += r.ra.corrected_categories[c];
+      }
+      pass.allKernels.merge(r.table);
+      pass.findings.insert(pass.findings.end(), std::make_move_iterator(r.findings.begin()),
+                           std::make_move_iterator(r.findings.end()));
+      a.ranks.push_back(std::move(r.ra));
     }
-    pass.allKernels.merge(r.table);
-    pass.findings.insert(pass.findings.end(), std::make_move_iterator(r.findings.begin()),
-                         std::make_move_iterator(r.findings.end()));
-    a.ranks.push_back(std::move(r.ra));
   }
 }
 

@@ -118,20 +118,21 @@ TEST(ParallelAnalysis, BundledSamplesSameBytes) {
   EXPECT_GE(n, 3);
 }
 
-// 8 GPUs, 8 ranks x 2 streams: compute kernels of varying length, an all-reduce per 0.5 s
-// iteration on the communication stream (rank 5 arrives 4 ms late), GPUs 2 and 6 throttled
-// (SW thermal) in the second half, GPU 3's telemetry with a 5 s gap.
+// 20 GPUs, 20 ranks x 2 streams (more ranks than one batch of the rank step on 1 and 2 threads):
+// compute kernels of varying length, an all-reduce per 0.5 s iteration on the communication stream
+// (rank 5 arrives 4 ms late), GPUs 2 and 6 throttled (SW thermal) in the second half, GPU 3's
+// telemetry with a 5 s gap.
 test::RunSpec multiRankRun() {
-  test::RunSpec s = test::baseRun(8, 60.0);
+  test::RunSpec s = test::baseRun(20, 60.0);
   s.info.sample_interval_s = 0.1;
   const uint32_t gemm = s.names.intern("sm90_xmma_gemm_bf16bf16_bf16f32");
   const uint32_t ew = s.names.intern("void at::native::vectorized_elementwise_kernel<4>");
   const uint32_t nccl = s.names.intern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
   const uint32_t allreduce = s.names.intern("allreduce");
   const uint32_t pg = s.names.intern("0");
-  const uint32_t pgRanks = s.names.intern("[0, ..., 7]");
+  const uint32_t pgRanks = s.names.intern("[0, ..., 19]");
   const uint32_t bf16 = s.names.intern("BFloat16");
-  for (int r = 0; r < 8; ++r) {
+  for (int r = 0; r < 20; ++r) {
     KernelTrack comp{r, 7, r, {}, {}, {}}, comm{r, 13, r, {}, {}, {}};
     for (int it = 0; it < 110; ++it) {
       const int64_t base = kT0 + 2 * kSec + it * 500 * kMs;
@@ -145,7 +146,7 @@ test::RunSpec multiRankRun() {
       comm.events.push_back({base + 420 * kMs + (r == 5 ? 4 * kMs : r * 100'000), 30 * kMs, nccl,
                              KernelClass::Communication, GpuEventKind::Kernel, -1});
       comm.collectives.push_back({static_cast<uint32_t>(comm.events.size() - 1), allreduce, 4096,
-                                  4096, 8, bf16, pg, pg, pgRanks, it});
+                                  4096, 20, bf16, pg, pg, pgRanks, it});
       s.iterations.push_back({r, it, base, base + 500 * kMs});
     }
     s.tracks.push_back(std::move(comp));
@@ -177,7 +178,7 @@ TEST(ParallelAnalysis, MultiRankRunSameBytes) {
   o.threads = 1;
   const RunAnalysis a = analyzeRun(*run, {}, o);
   // The run exercises what the threads split: every rank, the matched collectives, throttling.
-  ASSERT_EQ(a.ranks.size(), 8u);
+  ASSERT_EQ(a.ranks.size(), 20u);
   for (const RankAnalysis& r : a.ranks)
     EXPECT_EQ(r.breakdown.kernels, 110u * 41u) << "rank " << r.breakdown.rank;
   EXPECT_EQ(a.stragglers.instances, 110u);
@@ -191,8 +192,8 @@ TEST(ParallelAnalysis, MultiRankRunSameBytes) {
     EXPECT_EQ(analysisJson(*run, t), one) << t << " threads";
   AnalysisScope part;
   part.range = {kT0 + 17 * kSec + 3 * kMs, kT0 + 41 * kSec};
-  part.gpus = {1, 2, 3, 6};
-  part.ranks = {0, 2, 5, 6, 7};
+  part.gpus = {1, 2, 3, 6, 17};
+  part.ranks = {0, 2, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
   EXPECT_EQ(analysisJson(*run, 2, part), analysisJson(*run, 1, part));
 }
 
