@@ -492,12 +492,35 @@ RankResult analyzeRank(const RunFile& run, int rank, TimeRange range, bool whole
   return out;
 }
 
+// Memory a rank's analysis holds per kernel event while it runs (the events, their class unions
+// and spans): measured ~117 B on the 10^8-kernel benchmark run (docs/performance.md).
+constexpr uint64_t kRankBytesPerEvent = 128;
+// What the ranks in flight beyond the first may hold together (with the first rank, the telemetry
+// steps and the HDF5 caches, ~600 MB on that run, this keeps it under 1 GB).
+constexpr uint64_t kRankMemoryBudget = uint64_t{256} << 20;
+
+// The threads of the rank step: as many as asked, but no more ranks in flight than the memory
+// budget holds for the largest rank (a 1.56 M-event rank holds ~190 MB, so 16 threads would
+// otherwise hold 3 GB).
+unsigned rankThreads(const RunFile& run, const std::vector<int>& ranks, unsigned threads) {
+  uint64_t largest = 0;
+  for (int r : ranks) {
+    uint64_t events = 0;
+    for (const TrackInfo& t : run.tracks())
+      if (t.rank == r) events += t.count;
+    largest = std::max(largest, events);
+  }
+  const uint64_t perRank = std::max<uint64_t>(largest * kRankBytesPerEvent, 1);
+  const uint64_t fits = 1 + kRankMemoryBudget / perRank;
+  return static_cast<unsigned>(std::min<uint64_t>(threads, fits));
+}
+
 // Step 7, every rank: the ranks analysed on the analysis threads, in batches merged in rank
 // order (a batch bounds the per-rank kernel tables held before their merge).
 void analyzeRanks(const RunFile& run, const std::vector<int>& ranks, TimeRange range,
                   bool wholeRange, const AnalysisOptions& options, const Progress& progress,
                   RunAnalysis& a, KernelPass& pass) {
-  const unsigned threads = analysisThreads(options.threads);
+  const unsigned threads = rankThreads(run, ranks, analysisThreads(options.threads));
   const size_t batch = 8 * static_cast<size_t>(threads);
   std::vector<RankResult> results;
   for (size_t first = 0; first < ranks.size(); first += batch) {
