@@ -55,6 +55,10 @@ struct AnalysisOptions {
   size_t thermalFitMaxCells = size_t{1} << 20;
   // Longest temperature-power lag searched, in seconds.
   double thermalMaxLagS = 120.0;
+
+  // Threads for the per-GPU and per-rank steps (analysis/parallel.h): 0 means $WATTLINE_THREADS
+  // or the machine's cores. The results do not depend on it.
+  int threads = 0;
 };
 
 }  // namespace wl

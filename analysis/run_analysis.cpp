@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <set>
 
 #include "analysis/counters.h"
 #include "analysis/gaps.h"
+#include "analysis/parallel.h"
 #include "analysis/range_plan.h"
 #include "analysis/threshold_time.h"
 #include "loaders/core/error.h"
@@ -155,8 +157,16 @@ struct TelemetryResults {
 // analyses fit the budget (a note when they do not).
 void gaugeStatistics(const RunFile& run, const std::vector<int>& gpus, TimeRange planned,
                      const AnalysisOptions& options, TelemetryResults& tr, RunAnalysis& a) {
+  std::vector<std::vector<MetricStats>*> slots;
+  std::vector<std::string> ids;
   for (const MetricInfo& m : run.series(SeriesKind::Gpu).metrics)
-    if (m.kind == MetricKind::Gauge) tr.stats[m.id] = metricStats(run, m.id, gpus, planned);
+    if (m.kind == MetricKind::Gauge) {
+      ids.push_back(m.id);
+      slots.push_back(&tr.stats[m.id]);
+    }
+  // One metric per task: each writes its own (already inserted) map entry.
+  parallelFor(ids.size(), analysisThreads(options.threads),
+              [&](size_t i) { *slots[i] = metricStats(run, ids[i], gpus, planned); });
   tr.power.resize(gpus.size());
   for (size_t k = 0; k < gpus.size(); ++k)
     tr.power[k] = tr.statOf(metric::kPower, k);
@@ -183,6 +193,48 @@ void thermalResponse(const RunFile& run, const std::vector<int>& gpus, TimeRange
   }
   tr.hot = timeAbove(run, metric::kTemp, gpus, tr.slowdown, true, planned, false);
   tr.fits = thermalFits(run, gpus, planned, options, &a.thermal_fit_resolution_s);
+}
+
+// Steps 2-5: throttling, burstiness, thermal response, gaps and counters. They only read step 1's
+// results, so they run side by side on the analysis threads; throttle detection, the longest,
+// is also split into runs of GPUs (each GPU's result depends only on its own data and the run's
+// observed clock) and the parts concatenated in GPU order.
+void telemetrySteps(const RunFile& run, const std::vector<int>& gpus, TimeRange planned,
+                    TimeRange range, const AnalysisOptions& options, const Progress& progress,
+                    TelemetryResults& tr, RunAnalysis& a) {
+  const unsigned threads = analysisThreads(options.threads);
+  const size_t chunks = threads > 1 ? std::clamp<size_t>(gpus.size(), 1, 2 * threads) : 1;
+  std::vector<std::vector<GpuThrottle>> throttle(chunks);
+  std::vector<std::function<void()>> tasks;
+  for (size_t c = 0; c < chunks; ++c)
+    tasks.emplace_back([&, c] {
+      const std::vector<int> part(
+          gpus.begin() + static_cast<ptrdiff_t>(gpus.size() * c / chunks),
+          gpus.begin() + static_cast<ptrdiff_t>(gpus.size() * (c + 1) / chunks));
+      throttle[c] = detectThrottle(run, part, planned, options);
+    });
+  tasks.emplace_back([&] {
+    tr.burst = analyzeBurstiness(run, gpus, tr.power, planned, tr.rawOk);
+    if (tr.rawOk) {
+      a.power_hist = tr.burst.power_hist;
+      a.ramp_hist = tr.burst.ramp_hist;
+    }
+  });
+  tasks.emplace_back([&] { thermalResponse(run, gpus, planned, options, tr, a); });
+  tasks.emplace_back([&] {
+    tr.gaps = findGaps(run, metric::kPower, gpus, planned);
+    if (tr.rawOk) tr.counters = counterSummaries(run, gpus, range);
+  });
+  parallelFor(
+      tasks.size(), threads, [&](size_t i) { tasks[i](); },
+      [&](size_t done) {
+        progress.report(0.15 + 0.3 * static_cast<double>(done) / static_cast<double>(tasks.size()),
+                        "throttling, burstiness, thermal response");
+      });
+  tr.throttle.clear();
+  for (std::vector<GpuThrottle>& part : throttle)
+    tr.throttle.insert(tr.throttle.end(), std::make_move_iterator(part.begin()),
+                       std::make_move_iterator(part.end()));
 }
 
 // Step 6 input: the power domains' inputs: the analysed GPUs, then the other members of their
@@ -277,7 +329,8 @@ GpuAnalysis gpuAnalysis(const RunFile& run, const RunAnalysis& a, size_t k, int 
   return g;
 }
 
-// Step 7 state shared by the ranks: collectives to match, kernel table, findings.
+// Step 7 state shared by the ranks: collectives to match, kernel table, findings. Filled from
+// the ranks' results in rank order.
 struct KernelPass {
   explicit KernelPass(const RunFile& run) : matcher(run) {}
   CollectiveMatcher matcher;
@@ -286,15 +339,16 @@ struct KernelPass {
   std::vector<QualityNote> findings;
 };
 
-// One rank's kernels in the range, one list per track (and its stream); the tracks are handed
-// to the collective matcher.
+// One rank's kernels in the range, one list per track (and its stream), and the arrivals of its
+// collectives for the matcher.
 struct RankKernels {
   std::vector<std::vector<KernelEvent>> events;
   std::vector<int64_t> streamIds;
+  std::vector<CollectiveMatcher::PendingArrival> arrivals;
 };
 
 RankKernels readRankKernels(const RunFile& run, int rank, TimeRange range, bool wholeRange,
-                            CollectiveMatcher& matcher) {
+                            const CollectiveMatcher& matcher) {
   RankKernels k;
   for (size_t t = 0; t < run.tracks().size(); ++t) {
     if (run.tracks()[t].rank != rank) continue;
@@ -307,7 +361,8 @@ RankKernels readRankKernels(const RunFile& run, int rank, TimeRange range, bool 
     } else {
       slice = run.readKernels(t, range.t0, range.t1, columns);
     }
-    matcher.addTrack(t, slice.first, slice.events, range);
+    auto arrivals = matcher.arrivalsOf(t, slice.first, slice.events, range);
+    k.arrivals.insert(k.arrivals.end(), arrivals.begin(), arrivals.end());
     k.events.push_back(std::move(slice.events));
     k.streamIds.push_back(run.tracks()[t].stream);
   }
@@ -372,14 +427,27 @@ void checkTraceAgainstPower(int rank, int gpu, const Samples& s, int64_t thr,
   }
 }
 
-// Step 7, one rank: breakdown, kernel categories, slowdown, iterations, and with its GPU's raw
-// power, energy attribution and the trace/telemetry checks.
-RankAnalysis analyzeRank(const RunFile& run, int rank, TimeRange range, bool wholeRange,
-                         const AnalysisOptions& options, RunAnalysis& a, KernelPass& pass) {
-  const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
-  const RankKernels kernels = readRankKernels(run, rank, range, wholeRange, pass.matcher);
-  std::vector<std::span<const KernelEvent>> spans(kernels.events.begin(), kernels.events.end());
+// Step 7, one rank: what it adds to the run's results, kept apart until the ranks are merged in
+// rank order (so that sums come out in the same order whatever the threads).
+struct RankResult {
   RankAnalysis ra;
+  KernelTableBuilder table;
+  std::vector<CollectiveMatcher::PendingArrival> arrivals;
+  std::vector<QualityNote> findings;
+};
+
+// Step 7, one rank: breakdown, kernel categories, slowdown, iterations, and with its GPU's raw
+// power, energy attribution and the trace/telemetry checks. Reads `a` (its GPUs) and `matcher`
+// only, so ranks can run on several threads.
+RankResult analyzeRank(const RunFile& run, int rank, TimeRange range, bool wholeRange,
+                       const AnalysisOptions& options, const RunAnalysis& a,
+                       const CollectiveMatcher& matcher) {
+  const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
+  RankKernels kernels = readRankKernels(run, rank, range, wholeRange, matcher);
+  std::vector<std::span<const KernelEvent>> spans(kernels.events.begin(), kernels.events.end());
+  RankResult out;
+  out.arrivals = std::move(kernels.arrivals);
+  RankAnalysis& ra = out.ra;
   const ClassUnions unions = classUnions(spans, range);
   int gpu = -1;
   for (const RankInfo& r : run.ranks())
@@ -400,17 +468,10 @@ RankAnalysis analyzeRank(const RunFile& run, int rank, TimeRange range, bool who
   ra.breakdown =
       breakdownRank(rank, spans, kernels.streamIds, range, options.kernelWaitNs, unions, states);
   ra.breakdown.gpu = gpu;
-  if (ra.breakdown.kernels > 0) pass.ranksWithKernels.push_back(rank);
-  KernelTableBuilder table;
   for (const auto& s : spans)
-    table.add(s, range);
-  ra.seed_categories = table.seedCategories(run);
-  ra.corrected_categories = table.correctedCategories(run);
-  for (size_t c = 0; c < kKernelCategoryCount; ++c) {
-    a.seed_categories[c] += ra.seed_categories[c];
-    a.corrected_categories[c] += ra.corrected_categories[c];
-  }
-  pass.allKernels.merge(table);
+    out.table.add(s, range);
+  ra.seed_categories = out.table.seedCategories(run);
+  ra.corrected_categories = out.table.correctedCategories(run);
 
   if (const GpuAnalysis* ga = a.gpu(gpu))
     ra.slowdown = estimateSlowdown(ga->throttle, unions.compute);
@@ -426,9 +487,70 @@ RankAnalysis analyzeRank(const RunFile& run, int rank, TimeRange range, bool who
     e.sample_interval_s = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
     ra.energy = std::move(e);
     checkTraceAgainstPower(rank, gpu, power, thr, ra.breakdown, unions, range,
-                           meta.medianIntervalNs[gi], pass.findings);
+                           meta.medianIntervalNs[gi], out.findings);
   }
-  return ra;
+  return out;
+}
+
+// Memory a rank's analysis holds per kernel event while it runs (the events, their class unions
+// and spans): measured ~117 B on the 10^8-kernel benchmark run (docs/performance.md).
+constexpr uint64_t kRankBytesPerEvent = 128;
+// What the ranks in flight beyond the first may hold together (with the first rank, the telemetry
+// steps and the HDF5 caches, ~600 MB on that run, this keeps it under 1 GB).
+constexpr uint64_t kRankMemoryBudget = uint64_t{256} << 20;
+
+// The threads of the rank step: as many as asked, but no more ranks in flight than the memory
+// budget holds for the largest rank (a 1.56 M-event rank holds ~190 MB, so 16 threads would
+// otherwise hold 3 GB).
+unsigned rankThreads(const RunFile& run, const std::vector<int>& ranks, unsigned threads) {
+  uint64_t largest = 0;
+  for (int r : ranks) {
+    uint64_t events = 0;
+    for (const TrackInfo& t : run.tracks())
+      if (t.rank == r) events += t.count;
+    largest = std::max(largest, events);
+  }
+  const uint64_t perRank = std::max<uint64_t>(largest * kRankBytesPerEvent, 1);
+  const uint64_t fits = 1 + kRankMemoryBudget / perRank;
+  return static_cast<unsigned>(std::min<uint64_t>(threads, fits));
+}
+
+// Step 7, every rank: the ranks analysed on the analysis threads, in batches merged in rank
+// order (a batch bounds the per-rank kernel tables held before their merge).
+void analyzeRanks(const RunFile& run, const std::vector<int>& ranks, TimeRange range,
+                  bool wholeRange, const AnalysisOptions& options, const Progress& progress,
+                  RunAnalysis& a, KernelPass& pass) {
+  const unsigned threads = rankThreads(run, ranks, analysisThreads(options.threads));
+  const size_t batch = 8 * static_cast<size_t>(threads);
+  std::vector<RankResult> results;
+  for (size_t first = 0; first < ranks.size(); first += batch) {
+    const size_t n = std::min(batch, ranks.size() - first);
+    results.assign(n, {});
+    parallelFor(
+        n, threads,
+        [&](size_t i) {
+          results[i] =
+              analyzeRank(run, ranks[first + i], range, wholeRange, options, a, pass.matcher);
+        },
+        [&](size_t done) {
+          progress.report(
+              0.5 + 0.35 * static_cast<double>(first + done) / static_cast<double>(ranks.size()),
+              "kernel breakdown");
+        });
+    for (size_t i = 0; i < n; ++i) {
+      RankResult& r = results[i];
+      pass.matcher.add(r.arrivals);
+      if (r.ra.breakdown.kernels > 0) pass.ranksWithKernels.push_back(ranks[first + i]);
+      for (size_t c = 0; c < kKernelCategoryCount; ++c) {
+        a.seed_categories[c] += r.ra.seed_categories[c];
+        a.corrected_categories[c] += r.ra.corrected_categories[c];
+      }
+      pass.allKernels.merge(r.table);
+      pass.findings.insert(pass.findings.end(), std::make_move_iterator(r.findings.begin()),
+                           std::make_move_iterator(r.findings.end()));
+      a.ranks.push_back(std::move(r.ra));
+    }
+  }
 }
 
 // Step 9a: energy, power and peak per power domain (each package counted once).
@@ -561,24 +683,8 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
   TelemetryResults tr;
   gaugeStatistics(run, gpus, planned, options, tr, a);
 
-  progress.report(0.15, "throttle detection");
-  // 2. Throttling.
-  tr.throttle = detectThrottle(run, gpus, planned, options);
-
-  progress.report(0.3, "burstiness and thermal response");
-  // 3. Burstiness.
-  tr.burst = analyzeBurstiness(run, gpus, tr.power, planned, tr.rawOk);
-  if (tr.rawOk) {
-    a.power_hist = tr.burst.power_hist;
-    a.ramp_hist = tr.burst.ramp_hist;
-  }
-  // 4. Thermal response.
-  thermalResponse(run, gpus, planned, options, tr, a);
-
-  progress.report(0.4, "gaps and counters");
-  // 5. Gaps and counters.
-  tr.gaps = findGaps(run, metric::kPower, gpus, planned);
-  if (tr.rawOk) tr.counters = counterSummaries(run, gpus, range);
+  // 2-5. Throttling, burstiness, thermal response, gaps and counters.
+  telemetrySteps(run, gpus, planned, range, options, progress, tr, a);
 
   // 6. Power domains: the domains of the analysed GPUs, from the columns that make their power and
   // the utilization of all their GPUs; then each GPU's results.
@@ -594,11 +700,7 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
   progress.report(0.5, "kernel breakdown");
   KernelPass pass(run);
   const bool wholeRange = range.t0 <= a.info.start_ns && range.t1 >= runEnd;
-  for (size_t ri = 0; ri < ranks.size(); ++ri) {
-    progress.report(0.5 + 0.35 * static_cast<double>(ri) / static_cast<double>(ranks.size()),
-                    "kernel breakdown");
-    a.ranks.push_back(analyzeRank(run, ranks[ri], range, wholeRange, options, a, pass));
-  }
+  analyzeRanks(run, ranks, range, wholeRange, options, progress, a, pass);
   a.top_kernels = pass.allKernels.top(run, options.topKernels);
 
   // 8. Stragglers.

@@ -52,7 +52,13 @@ CollectiveMatcher::CollectiveMatcher(const RunFile& run) : run_(run) {
 
 void CollectiveMatcher::addTrack(size_t track, size_t firstEvent,
                                  std::span<const KernelEvent> events, TimeRange range) {
-  if (track >= byTrack_.size()) return;
+  add(arrivalsOf(track, firstEvent, events, range));
+}
+
+std::vector<CollectiveMatcher::PendingArrival> CollectiveMatcher::arrivalsOf(
+    size_t track, size_t firstEvent, std::span<const KernelEvent> events, TimeRange range) const {
+  std::vector<PendingArrival> out;
+  if (track >= byTrack_.size()) return out;
   const int rank = run_.tracks()[track].rank;
   const auto& recs = byTrack_[track];
   auto it = std::lower_bound(recs.begin(), recs.end(), firstEvent,
@@ -61,11 +67,21 @@ void CollectiveMatcher::addTrack(size_t track, size_t firstEvent,
     const KernelEvent& e = events[it->first - firstEvent];
     const CollectiveInfo& info = *it->second;
     if (info.seq < 0 || !range.contains(e.start_ns)) continue;
-    CollectiveInstance& inst = instances_[Key{info.pg_name, info.seq}];
-    inst.pg_name = info.pg_name;
-    inst.seq = info.seq;
-    inst.collective = info.collective;
-    inst.arrivals.push_back({rank, e.start_ns, e.start_ns + std::max<int64_t>(e.dur_ns, 0)});
+    out.push_back({info.pg_name,
+                   info.seq,
+                   info.collective,
+                   {rank, e.start_ns, e.start_ns + std::max<int64_t>(e.dur_ns, 0)}});
+  }
+  return out;
+}
+
+void CollectiveMatcher::add(const std::vector<PendingArrival>& arrivals) {
+  for (const PendingArrival& p : arrivals) {
+    CollectiveInstance& inst = instances_[Key{p.pg_name, p.seq}];
+    inst.pg_name = p.pg_name;
+    inst.seq = p.seq;
+    inst.collective = p.collective;
+    inst.arrivals.push_back(p.arrival);
   }
 }
 

@@ -42,6 +42,18 @@ class CollectiveMatcher {
   // The events of one track that overlap the range, and the index of the first within the track.
   void addTrack(size_t track, size_t firstEvent, std::span<const KernelEvent> events,
                 TimeRange range);
+  // addTrack in two halves, so that tracks can be read on several threads and filed in a fixed
+  // order: arrivalsOf only reads (safe to call from several threads), add() files its result.
+  struct PendingArrival {
+    uint32_t pg_name = 0;
+    int64_t seq = -1;
+    uint32_t collective = 0;
+    CollectiveArrival arrival;
+  };
+  std::vector<PendingArrival> arrivalsOf(size_t track, size_t firstEvent,
+                                         std::span<const KernelEvent> events,
+                                         TimeRange range) const;
+  void add(const std::vector<PendingArrival>& arrivals);
   // Instances with at least two ranks, sorted by earliest arrival.
   std::vector<CollectiveInstance> instances() const;
 

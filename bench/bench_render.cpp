@@ -5,11 +5,15 @@
 //
 // Run: QT_QPA_PLATFORM=offscreen ./build/bench/bench_render
 // The first run writes the benchmark inputs into the temp folder (a few minutes).
+// WATTLINE_BENCH_SCALE=1e8 draws the same frames from the 10^8-kernel run (scale_run.h,
+// kScale1e8: its first 16 GPUs and ranks, and its 1,024-GPU power heatmap).
 #include <benchmark/benchmark.h>
 
 #include <QGuiApplication>
 #include <QImage>
 #include <QPainter>
+#include <cstdlib>
+#include <string_view>
 
 #include <cmath>
 #include <cstdlib>
@@ -25,6 +29,17 @@ namespace {
 
 constexpr int kWidth = 1920;
 
+bool scale1e8() {
+  const char* v = std::getenv("WATTLINE_BENCH_SCALE");
+  return v && std::string_view(v) == "1e8";
+}
+wl::bench::ScaleSpec timelineSpec() {
+  return scale1e8() ? wl::bench::kScale1e8 : wl::bench::ScaleSpec{};
+}
+wl::bench::ScaleSpec heatmapSpec() {
+  return scale1e8() ? wl::bench::kScale1e8 : wl::bench::ScaleSpec{1024, 3600, 20, 1, 0};
+}
+
 struct Scene {
   std::shared_ptr<const wl::RunFile> run;
   std::unique_ptr<wl::TileStore> store;
@@ -35,7 +50,7 @@ struct Scene {
 // 64 visible tracks: for 16 GPUs their 3 main counters, and the compute stream of 16 ranks.
 Scene scene64() {
   Scene s;
-  s.run = wl::RunFile::open(wl::bench::scaleRun({}));
+  s.run = wl::RunFile::open(wl::bench::scaleRun(timelineSpec()));
   s.store = std::make_unique<wl::TileStore>();
   s.store->addRun(s.run);
   s.renderer = std::make_unique<wl::TimelineRenderer>(*s.store);
@@ -132,7 +147,7 @@ BENCHMARK(BM_Render64_10ms)->Unit(benchmark::kMillisecond);
 
 // Opening the run and painting the first full-run frame with tiles read from disk.
 void BM_OpenAndFirstFrame64(benchmark::State& state) {
-  const auto path = wl::bench::scaleRun({});
+  const auto path = wl::bench::scaleRun(timelineSpec());
   QImage img(kWidth + 200, 16 * 3 * 40 + 16 * 24, QImage::Format_RGB32);
   for (auto _ : state) {
     Scene s;
@@ -150,7 +165,7 @@ void BM_OpenAndFirstFrame64(benchmark::State& state) {
 BENCHMARK(BM_OpenAndFirstFrame64)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 void heatmap(benchmark::State& state, double fraction, bool cold) {
-  const auto path = wl::bench::scaleRun({1024, 3600, 20, 1, 0});
+  const auto path = wl::bench::scaleRun(heatmapSpec());
   static std::shared_ptr<const wl::RunFile> run = wl::RunFile::open(path);
   static wl::TileStore store;
   static const int idx = store.addRun(run);

@@ -3,19 +3,30 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
+#include <string>
 
 #include "loaders/core/throttle_reasons.h"
 #include "loaders/format/run_writer.h"
 
 namespace wl::bench {
 
+std::filesystem::path benchDir() {
+  const char* d = std::getenv("WATTLINE_BENCH_DIR");
+  return d && *d ? std::filesystem::path(d) : std::filesystem::temp_directory_path();
+}
+
 std::filesystem::path scaleRun(const ScaleSpec& s) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    fmt::format("wattline-bench-v2-{}gpu-{}s-{}hz-{}m-{}k.h5", s.gpus,
-                                static_cast<long>(s.seconds), s.hz, s.metrics, s.kernelsTotal);
+  const int traced = s.tracedRanks > 0 ? std::min(s.tracedRanks, s.gpus) : s.gpus;
+  // Runs with every rank traced keep their earlier names (and caches).
+  const std::string tracedPart = traced == s.gpus ? "" : fmt::format("-{}r", traced);
+  const auto path = benchDir() / fmt::format("wattline-bench-v2-{}gpu-{}s-{}hz-{}m-{}k{}.h5",
+                                             s.gpus, static_cast<long>(s.seconds), s.hz, s.metrics,
+                                             s.kernelsTotal, tracedPart);
   if (std::filesystem::exists(path)) return path;
   std::fprintf(stderr, "writing benchmark run %s ...\n", path.c_str());
   const int64_t t0 = 1'700'000'000'000'000'000;
@@ -36,7 +47,7 @@ std::filesystem::path scaleRun(const ScaleSpec& s) {
     gpus[static_cast<size_t>(g)].local_index = g % 8;
     gpus[static_cast<size_t>(g)].rank = g;
     gpus[static_cast<size_t>(g)].device_name = "NVIDIA H100 80GB HBM3";
-    ranks.push_back({g, g, "", -1, ""});
+    if (g < traced) ranks.push_back({g, g, "", -1, ""});
   }
   WriteOptions opt;
   opt.deflate = 1;  // faster to write; reading costs about the same
@@ -75,8 +86,8 @@ std::filesystem::path scaleRun(const ScaleSpec& s) {
   const uint32_t gemm = names.intern("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64");
   const uint32_t ew = names.intern("void at::native::vectorized_elementwise_kernel<4>");
   const uint32_t nccl = names.intern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
-  const long perTrack = s.kernelsTotal / (2L * s.gpus);
-  for (int g = 0; g < s.gpus; ++g) {
+  const long perTrack = s.kernelsTotal / (2L * traced);
+  for (int g = 0; g < traced; ++g) {
     for (int stream = 0; stream < 2; ++stream) {
       KernelTrack tr{g, stream == 0 ? 7 : 13, g, {}, {}, {}};
       tr.events.reserve(static_cast<size_t>(perTrack));

@@ -150,6 +150,9 @@ Study loadStudy(const std::vector<fs::path>& runs, const StudyLoadOptions& optio
   unsigned threads = options.threads;
   if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(runs.size())));
+  // Runs loaded side by side already fill the cores: each run's analysis then takes one thread.
+  StudyLoadOptions runOptions = options;
+  if (threads > 1 && runOptions.analysis.threads == 0) runOptions.analysis.threads = 1;
 
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
@@ -164,7 +167,7 @@ Study loadStudy(const std::vector<fs::path>& runs, const StudyLoadOptions& optio
       const size_t i = next.fetch_add(1);
       if (i >= runs.size()) return;
       try {
-        StudyRun r = loadRunSummary(runs[i], options, inner);
+        StudyRun r = loadRunSummary(runs[i], runOptions, inner);
         std::lock_guard lock(mutex);
         study.runs[i] = std::move(r);
         ++done;

@@ -321,6 +321,9 @@ int cmdAnalyze(const Args& args) {
       .option("raw-budget", "N",
               "most raw samples for |dP/dt|, histograms and counters (default 20000000; 0: no "
               "limit)")
+      .option("threads", "N",
+              "threads for the per-GPU and per-rank steps (default: $WATTLINE_THREADS, else "
+              "every core; the results do not depend on it)")
       .positionals("RUN.h5", "a Wattline run", 1, 1);
   if (!p.parse(args)) return 0;
   AnalysisScope scope;
@@ -335,6 +338,17 @@ int cmdAnalyze(const Args& args) {
       options.rawSampleBudget = static_cast<uint64_t>(n);
     } catch (const std::logic_error&) {
       throw UsageError(fmt::format("--raw-budget expects a number of samples, got '{}'", *v));
+    }
+  }
+  if (auto v = p.value("threads")) {
+    try {
+      size_t used = 0;
+      const int n = std::stoi(*v, &used);
+      if (used != v->size() || n < 1) throw std::invalid_argument("not positive");
+      options.threads = n;
+    } catch (const std::logic_error&) {
+      throw UsageError(
+          fmt::format("--threads expects a number of threads (1 or more), got '{}'", *v));
     }
   }
   std::optional<std::string> rangeText = p.value("range");
