@@ -86,7 +86,11 @@ fuzz_one() {
     set -e
     cpu_now
     used=$(python3 -c "print(round($CPU_NOW - $start_cpu, 1))")
-    runs=$((runs + $(grep -oP 'stat::number_of_executed_units: \K\d+' "$log" | tail -n 1 || echo 0)))
+    # Executions: the final stats line, or in fork mode (FUZZ_KEEP_GOING) the last status line.
+    local n
+    n=$(grep -oP 'stat::number_of_executed_units: \K\d+' "$log" | tail -n 1 || true)
+    [ -z "$n" ] && n=$(grep -oP '^#\K\d+(?=: cov)' "$log" | tail -n 1 || true)
+    runs=$((runs + ${n:-0}))
     if [ $rc -ne 0 ]; then
       outcome="finding (exit $rc): $(grep -m1 -oE '(ERROR: [A-Za-z]+: [^ ]+|==[0-9]+==ERROR: [^(]*|runtime error: .{0,80}|ALARM: .*|out-of-memory.*|deadly signal)' "$log" | head -n 1)"
       echo "fuzz.sh: $t: $outcome" >&2
