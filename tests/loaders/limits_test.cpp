@@ -9,6 +9,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -210,6 +211,46 @@ TEST_F(RunLimits, WideAttribute) {
   const std::string msg = openError(p);
   EXPECT_MESSAGE(msg, "wide-attr.h5: attribute model of");
   EXPECT_MESSAGE(msg, "is a string of 1048577 bytes, more than the 1048576 Wattline reads");
+}
+
+// Found by the run_file fuzzer (tests/data/fuzz/run_file/superblock-v1-garbage-addresses): 54
+// bytes with an HDF5 signature and a version 1 superblock whose addresses lie far past the end.
+// HDF5 sized an allocation from them (2.4 GB, 5 s) before failing; the superblock is now checked
+// first. A superblock cut short and one with impossible field sizes are refused the same way.
+TEST(RunFileLimits, AVersion1SuperblockThatDoesNotFitTheFileIsRefusedBeforeHdf5ReadsIt) {
+  const std::filesystem::path found =
+      std::filesystem::path(WATTLINE_TEST_DATA) / "fuzz/run_file/superblock-v1-garbage-addresses";
+  std::string msg = openError(found);
+  EXPECT_MESSAGE(msg, "the file may be truncated or damaged (superblock: cut short)");
+  test::TempDir dir;
+  // A whole version 0 superblock (O = L = 8: 24 + 32 + 40 = 96 bytes) whose driver-information
+  // address points past the end of a 200-byte file.
+  std::string bytes("\x89HDF\r\n\x1a\n", 8);
+  bytes += std::string("\0\0\0\0\0\x08\x08\0", 8);
+  bytes += std::string("\x04\0\x10\0\0\0\0\0", 8);
+  auto address = [&bytes](uint64_t a) {
+    for (int j = 0; j < 8; ++j)
+      bytes += static_cast<char>((a >> (8 * j)) & 0xff);
+  };
+  address(0);                     // base
+  address(~uint64_t{0});          // free space: undefined
+  address(200);                   // end of file
+  address(uint64_t{0x92929292});  // driver information block: past the end
+  bytes.resize(200, '\0');
+  const auto path = dir.path() / "v0.h5";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+  }
+  msg = openError(path);
+  EXPECT_MESSAGE(msg,
+                 "(superblock: an address past the end of the file (2459079314 of 200 bytes))");
+  bytes[13] = 3;  // a size of offsets HDF5 does not know
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+  }
+  EXPECT_MESSAGE(openError(path), "(superblock: field sizes other than 2, 4 or 8)");
 }
 
 }  // namespace
