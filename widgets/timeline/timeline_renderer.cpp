@@ -160,9 +160,7 @@ void TimelineRenderer::prepareImages(const std::vector<const TrackRow*>& rows,
     const QSize size(std::max(1, static_cast<int>(std::ceil(m.width))), r->height);
     const CounterView v = counter(*c, m, fetch, missing);
     CachedImage& ci = images_[r->content];
-    if (ci.image.size() == size && ci.map == m && ci.epoch == epoch_ && ci.style == style_ &&
-        ci.vmin == v.range.min && ci.vmax == v.range.max)
-      continue;
+    if (ci.current(size, m, epoch_, style_, v.range.min, v.range.max)) continue;
     if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.image == &ci; }))
       continue;
     jobs.push_back({c, &ci, size, m, v});
@@ -179,13 +177,8 @@ void TimelineRenderer::prepareImages(const std::vector<const TrackRow*>& rows,
   std::thread second(raster, half, jobs.size());
   raster(0, half);
   second.join();
-  for (Job& j : jobs) {
-    j.image->map = j.map;
-    j.image->epoch = epoch_;
-    j.image->style = style_;
-    j.image->vmin = j.view.range.min;
-    j.image->vmax = j.view.range.max;
-  }
+  for (Job& j : jobs)
+    j.image->stamp(j.map, epoch_, style_, j.view.range.min, j.view.range.max);
 }
 
 TimelineRenderer::CounterView TimelineRenderer::counter(const CounterRow& row,
@@ -575,15 +568,13 @@ void TimelineRenderer::paintOverlay(QPainter& p, const OverlayRow& row, const QR
   const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
                    std::max(1, static_cast<int>(std::ceil(c.height()))));
   CachedImage& ci = warpedImages_[RowContent{row}];
-  if (ci.image.size() != size || ci.map != display || ci.epoch != epoch_ || ci.style != style_) {
+  if (!ci.current(size, display, epoch_, style_)) {
     if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
     QPainter ip(&ci.image);
     ip.setRenderHint(QPainter::Antialiasing);
     ip.setFont(p.font());
     paintOverlayInto(ip, row, QRectF(QPointF(0, 0), QSizeF(size)), display, fetch, missing, 1.0);
-    ci.map = display;
-    ci.epoch = epoch_;
-    ci.style = style_;
+    ci.stamp(display, epoch_, style_);
   }
   p.drawImage(c.topLeft(), ci.image);
 }
@@ -614,16 +605,14 @@ void TimelineRenderer::paintWarped(QPainter& p, const TrackRow& row, const QRect
   const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
                    std::max(1, static_cast<int>(std::ceil(c.height()))));
   CachedImage& ci = warpedImages_[row.content];
-  if (ci.image.size() != size || ci.map != display || ci.epoch != epoch_ || ci.style != style_) {
+  if (!ci.current(size, display, epoch_, style_)) {
     if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
     ci.image.fill(row.kind() == RowKind::Counter ? theme_.trackBackground
                                                  : theme_.trackAltBackground);
     QPainter ip(&ci.image);
     ip.setFont(p.font());
     drawSpans(ip, QRectF(QPointF(0, 0), QSizeF(size)));
-    ci.map = display;
-    ci.epoch = epoch_;
-    ci.style = style_;
+    ci.stamp(display, epoch_, style_);
   }
   p.drawImage(c.topLeft(), ci.image);
 }
@@ -668,16 +657,10 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
   CachedImage& ci = images_[row.content];
   // Re-renders the image when its mapping, tiles, style, size or value range changed.
   auto render = [&](double vmin, double vmax, auto draw) {
-    if (ci.image.size() == size && ci.map == map && ci.epoch == epoch_ && ci.style == style_ &&
-        ci.vmin == vmin && ci.vmax == vmax)
-      return;
+    if (ci.current(size, map, epoch_, style_, vmin, vmax)) return;
     if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
     draw(ci.image);
-    ci.map = map;
-    ci.epoch = epoch_;
-    ci.style = style_;
-    ci.vmin = vmin;
-    ci.vmax = vmax;
+    ci.stamp(map, epoch_, style_, vmin, vmax);
   };
   const QRectF local(0, 0, size.width(), size.height());
   if (const auto* cr = row.as<CounterRow>()) {

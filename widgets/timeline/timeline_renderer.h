@@ -313,6 +313,20 @@ class TimelineRenderer {
     TimeMapping map;
     uint64_t epoch = 0, style = 0;
     double vmin = 0, vmax = 0;
+    // Whether the image shows this size, mapping, tile epoch, style and value range.
+    bool current(QSize size, const TimeMapping& m, uint64_t e, uint64_t s, double lo = 0,
+                 double hi = 0) const {
+      return image.size() == size && map == m && epoch == e && style == s && vmin == lo &&
+             vmax == hi;
+    }
+    // Records what the image was just drawn for.
+    void stamp(const TimeMapping& m, uint64_t e, uint64_t s, double lo = 0, double hi = 0) {
+      map = m;
+      epoch = e;
+      style = s;
+      vmin = lo;
+      vmax = hi;
+    }
   };
   std::map<RowContent, CachedImage> images_;
   std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> extents_;
