@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "../analysis/analysis_test_util.h"
+#include "../sim/sim_test_support.h"
 #include "support/temp_dir.h"
 #include "widgets/timeline/geometry.h"
 #include "widgets/timeline/row_plan.h"
@@ -72,18 +73,10 @@ class PackageViewTest : public QObject {
 
  private slots:
   void initTestCase() {
-    sim::SimConfig c;
+    // The sim tests' small configuration (8 devices, TinyLlama, no kernels) on MI250 GCDs, 3 s.
+    sim::SimConfig c = test::tinyConfig();
     c.platform = *sim::findProfile("mi250");
-    c.model = *sim::findModel("TinyLlama-1.1B");
-    c.nodes = 1;
-    c.gpusPerNode = 8;
-    c.tp = 1, c.pp = 1, c.dp = 8;
-    c.mbs = 2;
-    c.gbs = 64;
-    c.seqLen = 2048;
     c.durationS = 3;
-    c.seed = 7;
-    c.trace.ranks = sim::TraceSelection::Ranks::None;
     c.runName = "mi250";
     sim::simulate(c, dir_.path() / "mi250.h5");
     mi250_ = RunFile::open(dir_.path() / "mi250.h5");
