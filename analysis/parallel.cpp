@@ -86,4 +86,13 @@ void parallelFor(size_t n, unsigned threads, const std::function<void(size_t)>& 
   if (error) std::rethrow_exception(error);
 }
 
+void parallelBlocks(size_t n, size_t work, const std::function<void(size_t)>& each) {
+  const size_t byWork = std::max<size_t>(1, work / kBlockWork);
+  const size_t blocks = std::min({static_cast<size_t>(analysisThreads()), byWork, n});
+  parallelFor(blocks, static_cast<unsigned>(blocks), [&](size_t b) {
+    for (size_t i = n * b / blocks, end = n * (b + 1) / blocks; i < end; ++i)
+      each(i);
+  });
+}
+
 }  // namespace wl

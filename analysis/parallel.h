@@ -25,4 +25,12 @@ unsigned analysisThreads(int requested = 0);
 void parallelFor(size_t n, unsigned threads, const std::function<void(size_t)>& task,
                  const std::function<void(size_t)>& tick = {});
 
+// Runs each(i) for every i in [0, n), in contiguous blocks of i, one block per thread, on up to
+// analysisThreads() threads when `work` (the caller's count of the loop's inner steps) gives
+// every block at least kBlockWork steps; otherwise on the calling thread alone. For loops whose
+// iterations write disjoint outputs (a frame's heatmap rows): the result does not depend on the
+// number of threads. Exceptions propagate as in parallelFor.
+inline constexpr size_t kBlockWork = size_t{1} << 18;
+void parallelBlocks(size_t n, size_t work, const std::function<void(size_t)>& each);
+
 }  // namespace wl

@@ -95,6 +95,34 @@ TEST(ParallelFor, ThreadCountFromOptionsAndEnvironment) {
   EXPECT_GE(analysisThreads(), 1u);
 }
 
+// parallelBlocks: every index once, in contiguous blocks (one thread walks each block in order),
+// and small loops stay on the calling thread.
+TEST(ParallelBlocks, EveryIndexOnceInContiguousBlocks) {
+  ::setenv("WATTLINE_THREADS", "3", 1);
+  const size_t n = 1000;
+  std::vector<std::atomic<int>> seen(n);
+  std::vector<std::thread::id> by(n);
+  parallelBlocks(n, 3 * kBlockWork, [&](size_t i) {
+    ++seen[i];
+    by[i] = std::this_thread::get_id();
+  });
+  for (const auto& s : seen)
+    EXPECT_EQ(s.load(), 1);
+  // Three blocks of 333, 333 and 334 indices (n * b / blocks), each walked by one thread (which
+  // thread takes which block is up to the scheduler).
+  for (size_t i = 1; i < n; ++i)
+    if (i != 333 && i != 666) EXPECT_EQ(by[i], by[i - 1]) << i;
+  // Under kBlockWork steps a block: the calling thread alone.
+  const auto self = std::this_thread::get_id();
+  bool others = false;
+  parallelBlocks(n, kBlockWork - 1, [&](size_t) { others |= std::this_thread::get_id() != self; });
+  EXPECT_FALSE(others);
+  size_t calls = 0;
+  parallelBlocks(0, 10 * kBlockWork, [&](size_t) { ++calls; });
+  EXPECT_EQ(calls, 0u);
+  ::unsetenv("WATTLINE_THREADS");
+}
+
 std::string analysisJson(const RunFile& run, int threads, const AnalysisScope& scope = {}) {
   AnalysisOptions o;
   o.threads = threads;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "analysis/parallel.h"
 #include "loaders/core/throttle_reasons.h"
 #include "widgets/timeline/tile_store.h"
 
@@ -512,8 +513,12 @@ HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metri
       }
     }
     // Per GPU, buckets arrive in time order, so columns only move right: a running mean per
-    // column needs no per-cell scratch memory.
-    for (size_t e = 0; e < g.rows; ++e) {
+    // column needs no per-cell scratch memory. GPUs write disjoint rows, so blocks of them run
+    // on the cores side by side (inputs are the shared, read-only tiles and spans).
+    size_t cells = 0;
+    for (const auto& s : spans)
+      cells += s.size();
+    parallelBlocks(g.rows, cells * g.rows, [&](size_t e) {
       float* row = g.values.data() + e * g.columns;
       long col = -1;
       double sum = 0;
@@ -544,7 +549,7 @@ HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metri
         }
       }
       if (!useMax) flush();
-    }
+    });
     return g;
   }
   g.complete = false;

@@ -111,6 +111,8 @@ KernelGeometry buildKernelGeometry(const RunFile& run, const KernelSource& src,
                                    std::vector<TileKey>* missing);
 
 // Heatmap: one row per GPU, one value per pixel column (mean or max of the buckets under it).
+// O(GPUs x buckets in view); blocks of GPUs are built on the cores side by side (parallelBlocks),
+// with the same values whatever the thread count.
 struct HeatmapGeometry {
   int level = 0;
   bool complete = true;

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "analysis/parallel.h"
+
 namespace wl {
 
 std::optional<std::pair<size_t, size_t>> visibleSegment(const CounterGeometry& g, size_t a,
@@ -78,8 +80,11 @@ void paintHeatmap(QPainter& p, const QRectF& area, const HeatmapGeometry& g, Val
   for (int i = 0; i < 256; ++i)
     lut[static_cast<size_t>(i)] = theme.heat(i / 255.0).rgb();
   const QRgb none = theme.trackAltBackground.rgb();
-  for (size_t r = 0; r < g.rows; ++r) {
-    auto* line = reinterpret_cast<QRgb*>(img.scanLine(static_cast<int>(r)));
+  // Rows are coloured in blocks on the cores side by side, each into its own scan lines.
+  uchar* const bits = img.bits();
+  const auto stride = static_cast<size_t>(img.bytesPerLine());
+  parallelBlocks(g.rows, g.rows * g.columns, [&](size_t r) {
+    auto* line = reinterpret_cast<QRgb*>(bits + r * stride);
     for (size_t c = 0; c < g.columns; ++c) {
       const float v = g.values[r * g.columns + c];
       if (std::isnan(v)) {
@@ -89,7 +94,7 @@ void paintHeatmap(QPainter& p, const QRectF& area, const HeatmapGeometry& g, Val
       const int i = static_cast<int>(std::clamp((v - range.min) / span, 0.0, 1.0) * 255.0 + 0.5);
       line[c] = lut[static_cast<size_t>(i)];
     }
-  }
+  });
   p.save();
   p.setRenderHint(QPainter::SmoothPixmapTransform, false);
   p.drawImage(QRectF(area.left(), area.top(), static_cast<double>(g.columns), area.height()), img);
