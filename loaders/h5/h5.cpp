@@ -12,8 +12,10 @@
 namespace wl::h5 {
 namespace {
 
-// Chunk cache for reading: big enough for several compressed chunks of the 2-D pyramid datasets.
+// Chunk cache for reading, per open dataset (readCacheBytes): at most this much.
 constexpr size_t kReadCacheBytes = 32u << 20;
+// A 1-D column is read front to back, a range at a time: a few chunks cover a range's ends.
+constexpr size_t kColumnCacheChunks = 4;
 constexpr size_t kReadCacheSlots = 12421;  // a prime, as the HDF5 docs advise
 // Fixed-width strings (datasets and attributes) wider than this are refused: the width comes from
 // the file and sizes an allocation (issue 16, docs/robustness.md).
@@ -47,10 +49,27 @@ Id datasetCreateProps(size_t chunk, const Layout& layout, int rank, const hsize_
   return dcpl;
 }
 
-Id datasetAccessProps() {
-  Id dapl(H5Pcreate(H5P_DATASET_ACCESS));
-  H5Pset_chunk_cache(dapl, kReadCacheSlots, kReadCacheBytes, 0.75);
-  return dapl;
+// The read cache a dataset needs, from its chunks: a 1-D column keeps kColumnCacheChunks chunks;
+// a 2-D pyramid level keeps one band of chunks across all its rows (what a heatmap tile of every
+// GPU touches, so the next tile in the same chunks does not inflate them again), up to
+// kReadCacheBytes. A run file keeps its datasets open, each with its cache filled by what was
+// read, so a cache larger than the access pattern is memory held for nothing: at 32 MiB each,
+// the 10^8-kernel run kept ~410 MB after one analysis (docs/performance.md, "10^8 kernels").
+size_t readCacheBytes(hid_t dataset) {
+  Id dcpl(H5Dget_create_plist(dataset));
+  Id space(H5Dget_space(dataset));
+  Id type(H5Dget_type(dataset));
+  if (!dcpl.valid() || !space.valid() || !type.valid() || H5Pget_layout(dcpl) != H5D_CHUNKED)
+    return 0;
+  hsize_t chunk[2] = {1, 1}, dims[2] = {0, 0};
+  const int rank = H5Pget_chunk(dcpl, 2, chunk);
+  if (rank < 1 || rank > 2 || H5Sget_simple_extent_dims(space, dims, nullptr) != rank) return 0;
+  const size_t chunkBytes = static_cast<size_t>(chunk[0]) * static_cast<size_t>(chunk[1]) *
+                            std::max<size_t>(1, H5Tget_size(type));
+  const size_t chunks =
+      rank == 1 ? kColumnCacheChunks
+                : static_cast<size_t>((dims[0] + chunk[0] - 1) / std::max<hsize_t>(1, chunk[0]));
+  return std::clamp<size_t>(chunks * chunkBytes, 1u << 20, kReadCacheBytes);
 }
 
 Id stringType() {
@@ -258,10 +277,17 @@ Id openGroup(hid_t loc, std::string_view name) {
 Id openDataset(hid_t loc, std::string_view name) {
   if (!exists(loc, name))
     fail(loc, fmt::format("missing required dataset {}", joinPath(loc, name)));
-  Id dapl = datasetAccessProps();
-  Id d(H5Dopen2(loc, std::string(name).c_str(), dapl));
+  // Opened once to learn its chunks (no cache is filled by that), then with its read cache.
+  Id d(H5Dopen2(loc, std::string(name).c_str(), H5P_DEFAULT));
   if (!d.valid()) fail(loc, fmt::format("cannot open dataset {}", joinPath(loc, name)));
-  return d;
+  const size_t cache = readCacheBytes(d);
+  if (cache == 0) return d;
+  d = Id();  // a dataset opened twice shares the first open's cache: close it first
+  Id dapl(H5Pcreate(H5P_DATASET_ACCESS));
+  H5Pset_chunk_cache(dapl, kReadCacheSlots, cache, 0.75);
+  Id sized(H5Dopen2(loc, std::string(name).c_str(), dapl));
+  if (!sized.valid()) fail(loc, fmt::format("cannot open dataset {}", joinPath(loc, name)));
+  return sized;
 }
 
 bool exists(hid_t loc, std::string_view path) {
