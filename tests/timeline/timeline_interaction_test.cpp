@@ -483,6 +483,34 @@ class TimelineInteractionTest : public QObject {
     QCOMPARE(vp->range(), (TimeRange{t0 + 4'000'000'000, t0 + 7'000'000'000}));
   }
 
+  // The renderer's caches hold the rows of the last frame: a row scrolled out of the view leaves
+  // them (paging through 1,024 GPUs' tracks otherwise kept every row's image, 1 GB).
+  void scrolledAwayRowsLeaveTheCaches() {
+    window->resize(1400, 420);
+    settle(page);
+    QScrollBar* bar = view->verticalScrollBar();
+    QVERIFY(bar->maximum() > 0);
+    bar->setValue(0);
+    settle(page);
+    QRectF rect;
+    const TrackRow* top =
+        findRow(view, &rect, [](const TrackRow& r) { return r.as<CounterRow>() != nullptr; });
+    QVERIFY(top);
+    const RowContent first = top->content;
+    QVERIFY(view->renderer().holds(first));
+    bar->setValue(bar->maximum());
+    settle(page);
+    QVERIFY(!findRow(view, &rect, [&](const TrackRow& r) { return r.content == first; }));
+    QVERIFY(!view->renderer().holds(first));
+    const TrackRow* now =
+        findRow(view, &rect, [](const TrackRow& r) { return r.as<CounterRow>() != nullptr; });
+    QVERIFY(now);
+    QVERIFY(view->renderer().holds(now->content));
+    bar->setValue(0);  // and back: drawn again, cached again
+    settle(page);
+    QVERIFY(view->renderer().holds(first));
+  }
+
   void screenshotMatchesReference() {
     // A standalone page at a fixed size, so the docks of the main window do not matter.
     TimelinePage standalone;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "loaders/core/metrics.h"
@@ -57,6 +58,19 @@ TimeMapping TimelineRenderer::rowMappingAt(const TrackRow& row, const TimeMappin
     return TimeMapping{display.t0 - off, display.t1 - off, display.width};
   }
   return warpMappingAt(it->second, display, x);
+}
+
+void TimelineRenderer::retainOnly(const std::vector<const TrackRow*>& rows) {
+  std::set<RowContent> keep;
+  for (const TrackRow* r : rows)
+    keep.insert(r->content);
+  auto prune = [&keep](auto& cache) {
+    for (auto it = cache.begin(); it != cache.end();)
+      it = keep.count(it->first) ? std::next(it) : cache.erase(it);
+  };
+  prune(cache_);
+  prune(images_);
+  prune(warpedImages_);
 }
 
 template <typename G, typename Build>

@@ -189,6 +189,15 @@ class TimelineRenderer {
   void prepareRows(const std::vector<const TrackRow*>& rows, const TimeMapping& display,
                    const TileFetch& fetch, std::vector<TileKey>* missing);
   void clearCaches();
+  // Drops the cached geometry and images of every row content not among `rows`. A screen calls
+  // it after each frame with the rows it drew, so the caches hold one screen's worth: paging
+  // through the tracks of 1,024 GPUs otherwise kept every row ever drawn (a 1920 x 40 image is
+  // 300 KB; 1 GB after one pass, docs/performance.md "10^8 kernels").
+  void retainOnly(const std::vector<const TrackRow*>& rows);
+  // Whether geometry or an image is cached for a row content (tests of retainOnly).
+  bool holds(const RowContent& c) const {
+    return cache_.count(c) > 0 || images_.count(c) > 0 || warpedImages_.count(c) > 0;
+  }
 
   struct Highlight {
     int run = -1, track = -1;

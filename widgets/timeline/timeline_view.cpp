@@ -172,13 +172,11 @@ void TimelineView::paintEvent(QPaintEvent*) {
   const TimelineRenderer::Highlight hl{selected_.run, selected_.track, selected_.event};
   const auto placed = placedRows();
   const std::vector<ReadFailure> failures = store_->failures();
-  {
-    std::vector<const TrackRow*> visible;
-    visible.reserve(placed.size());
-    for (const Placed& pl : placed)
-      visible.push_back(&rows_[pl.row]);
-    renderer_.prepareRows(visible, map, fetch, &missing);  // geometry on both cores
-  }
+  std::vector<const TrackRow*> visible;
+  visible.reserve(placed.size());
+  for (const Placed& pl : placed)
+    visible.push_back(&rows_[pl.row]);
+  renderer_.prepareRows(visible, map, fetch, &missing);  // geometry on both cores
   // Scrolled rows first, clipped below the pinned area; then the pinned rows on top.
   for (int pass = 0; pass < 2; ++pass) {
     for (const Placed& pl : placed) {
@@ -222,6 +220,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     p.drawLine(QPointF(kLabelWidth + *hoverX_, 0),
                QPointF(kLabelWidth + *hoverX_, content.bottom()));
   }
+  renderer_.retainOnly(visible);  // the caches hold this screen's rows, not every row drawn
   // The whole-run tiles the value ranges need come first: every row's axis depends on them.
   std::vector<TileKey> ranges = renderer_.takeMissingTiles();
   missing.insert(missing.begin(), ranges.begin(), ranges.end());
