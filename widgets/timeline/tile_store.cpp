@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "loaders/core/free_memory.h"
 #include "loaders/core/time_format.h"
 
 namespace wl {
@@ -199,18 +200,30 @@ std::pair<int64_t, int64_t> TileStore::rawTileSpan(const LodGrid& grid, int64_t 
 }
 
 void TileStore::insert(const TileKey& key, TilePtr tile) {
-  std::lock_guard lock(mutex_);
-  if (cache_.count(key)) return;
-  lru_.push_front(key);
-  cache_.emplace(key, std::make_pair(tile, lru_.begin()));
-  bytes_ += tileBytes(*tile);
-  while (bytes_ > budget_ && lru_.size() > 1) {
-    const TileKey old = lru_.back();
-    auto it = cache_.find(old);
-    bytes_ -= tileBytes(*it->second.first);
-    cache_.erase(it);
-    lru_.pop_back();
+  bool trim = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (cache_.count(key)) return;
+    lru_.push_front(key);
+    cache_.emplace(key, std::make_pair(tile, lru_.begin()));
+    bytes_ += tileBytes(*tile);
+    while (bytes_ > budget_ && lru_.size() > 1) {
+      const TileKey old = lru_.back();
+      auto it = cache_.find(old);
+      const size_t n = tileBytes(*it->second.first);
+      bytes_ -= n;
+      evictedSinceTrim_ += n;
+      cache_.erase(it);
+      lru_.pop_back();
+    }
+    if (evictedSinceTrim_ >= kTrimAfterBytes) {
+      evictedSinceTrim_ = 0;
+      trim = true;
+    }
   }
+  // Evicted tiles were allocated on the loader thread: give their pages back now and then, or
+  // the process keeps the high-water mark of every tile it ever held.
+  if (trim) releaseFreedMemory();
 }
 
 TilePtr TileStore::readTile(const TileKey& key) const {

@@ -105,6 +105,9 @@ class TileStore : public QObject {
   std::unordered_map<TileKey, std::pair<TilePtr, std::list<TileKey>::iterator>, TileKeyHash> cache_;
   std::list<TileKey> lru_;  // front = most recent
   size_t bytes_ = 0;
+  // Bytes evicted since the freed heap was last given back (releaseFreedMemory).
+  size_t evictedSinceTrim_ = 0;
+  static constexpr size_t kTrimAfterBytes = size_t{64} << 20;
   std::deque<TileKey> queue_;
   std::unordered_set<TileKey, TileKeyHash> queued_;
   std::unordered_set<TileKey, TileKeyHash> failed_;  // unreadable: not asked for again
