@@ -48,7 +48,10 @@ struct ReadFailure {
 class TileStore : public QObject {
   Q_OBJECT
  public:
-  explicit TileStore(QObject* parent = nullptr, size_t budgetBytes = size_t{512} << 20);
+  // budgetBytes: the tiles kept in memory. 256 MB holds many screens (a 1,024-GPU heatmap of
+  // 10 minutes is ~10 MB of tiles, 64 rows at 1 minute well under that) and keeps the viewer of
+  // a 10^8-kernel run under 1 GB resident (docs/performance.md, "10^8 kernels").
+  explicit TileStore(QObject* parent = nullptr, size_t budgetBytes = size_t{256} << 20);
   ~TileStore() override;
 
   // Runs are addressed by their index in this list (TileKey::run).
