@@ -462,33 +462,10 @@ size_t RunFile::stringCount() const {
   return strings_->size();
 }
 
-void RunFile::limitOpenDatasetCaches(size_t bytes) const {
-  std::lock_guard lock(h5::lock());
-  openCacheBudget_ = bytes;
-}
-
 hid_t RunFile::dataset(const std::string& path) const {
   auto it = datasets_.find(path);
-  if (it != datasets_.end()) {
-    datasetOrder_.splice(datasetOrder_.begin(), datasetOrder_, it->second.order);
-    return it->second.id.get();
-  }
-  // Each open dataset keeps what it read in its chunk cache until it is closed: beyond the
-  // budget, the least recently used datasets are closed (their handles are only used within the
-  // call that asked for them, under h5::lock()), so a viewer panning through every GPU and level
-  // holds at most openCacheBudget_ of chunks, not 32 MiB for each dataset it ever touched.
-  h5::Id id = h5::openDataset(file_, path);
-  const size_t bytes = h5::chunkCacheBytes(id);
-  while (openCacheBytes_ + bytes > openCacheBudget_ && !datasetOrder_.empty()) {
-    auto old = datasets_.find(datasetOrder_.back());
-    openCacheBytes_ -= old->second.cacheBytes;
-    datasets_.erase(old);
-    datasetOrder_.pop_back();
-  }
-  datasetOrder_.push_front(path);
-  openCacheBytes_ += bytes;
-  it = datasets_.emplace(path, OpenDataset{std::move(id), bytes, datasetOrder_.begin()}).first;
-  return it->second.id.get();
+  if (it == datasets_.end()) it = datasets_.emplace(path, h5::openDataset(file_, path)).first;
+  return it->second.get();
 }
 
 hid_t RunFile::seriesDataset(SeriesKind kind, std::string_view name) const {

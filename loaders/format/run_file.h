@@ -12,7 +12,6 @@
 
 #include <array>
 #include <filesystem>
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -186,10 +185,6 @@ class RunFile {
   std::vector<ThrottleTruth> truthThrottle() const;
   std::vector<double> truthEnergy() const;
 
-  // The chunk cache the open datasets may fill together (default kOpenCacheBudget, 128 MiB);
-  // beyond it the least recently used datasets are closed. Tests set 0 (every read reopens).
-  void limitOpenDatasetCaches(size_t bytes) const;
-
  private:
   RunFile() = default;
   void load();
@@ -234,18 +229,7 @@ class RunFile {
 
   // Lazily loaded, guarded by h5::lock().
   mutable std::optional<std::vector<std::string>> strings_;
-  // Open datasets, most recently used first in datasetOrder_; their chunk caches together may
-  // fill at most kOpenCacheBudget (dataset()).
-  struct OpenDataset {
-    h5::Id id;
-    size_t cacheBytes = 0;
-    std::list<std::string>::iterator order;
-  };
-  static constexpr size_t kOpenCacheBudget = size_t{128} << 20;
-  mutable std::map<std::string, OpenDataset, std::less<>> datasets_;
-  mutable std::list<std::string> datasetOrder_;
-  mutable size_t openCacheBytes_ = 0;
-  mutable size_t openCacheBudget_ = kOpenCacheBudget;
+  mutable std::map<std::string, h5::Id, std::less<>> datasets_;
   mutable std::map<std::pair<int, size_t>, std::vector<int64_t>> timeIndex_;
   mutable std::map<size_t, std::pair<std::vector<int64_t>, std::vector<int64_t>>> blocks_;
 };

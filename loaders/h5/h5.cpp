@@ -290,14 +290,6 @@ Id openDataset(hid_t loc, std::string_view name) {
   return sized;
 }
 
-size_t chunkCacheBytes(hid_t dataset) {
-  Id dapl(H5Dget_access_plist(dataset));
-  size_t slots = 0, bytes = 0;
-  double w0 = 0;
-  if (!dapl.valid() || H5Pget_chunk_cache(dapl, &slots, &bytes, &w0) < 0) return 0;
-  return bytes;
-}
-
 bool exists(hid_t loc, std::string_view path) {
   // H5Lexists must be asked one path component at a time.
   std::string prefix;

@@ -93,10 +93,7 @@ Id createFile(const std::filesystem::path& path);
 Id openFile(const std::filesystem::path& path);
 Id createGroup(hid_t loc, std::string_view name);
 Id openGroup(hid_t loc, std::string_view name);
-// Opens a dataset for reading with a chunk cache sized by its chunks (1-32 MiB; h5.cpp).
 Id openDataset(hid_t loc, std::string_view name);
-// The bytes of chunk cache an open dataset may fill (its access property).
-size_t chunkCacheBytes(hid_t dataset);
 // True if a link of that (possibly nested) name exists below loc.
 bool exists(hid_t loc, std::string_view path);
 

@@ -111,9 +111,7 @@ TEST(ParallelBlocks, EveryIndexOnceInContiguousBlocks) {
   // Three blocks of 333, 333 and 334 indices (n * b / blocks), each walked by one thread (which
   // thread takes which block is up to the scheduler).
   for (size_t i = 1; i < n; ++i)
-    if (i != 333 && i != 666) {
-      EXPECT_EQ(by[i], by[i - 1]) << i;
-    }
+    if (i != 333 && i != 666) EXPECT_EQ(by[i], by[i - 1]) << i;
   // Under kBlockWork steps a block: the calling thread alone.
   const auto self = std::this_thread::get_id();
   bool others = false;
@@ -225,18 +223,6 @@ TEST(ParallelAnalysis, MultiRankRunSameBytes) {
   part.gpus = {1, 2, 3, 6, 17};
   part.ranks = {0, 2, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
   EXPECT_EQ(analysisJson(*run, 2, part), analysisJson(*run, 1, part));
-}
-
-// A run file closes its least recently used datasets beyond a chunk-cache budget: with none (every
-// read reopens what it reads, closing the rest) the analysis reads the same values.
-TEST(RunFileDatasets, ClosingThemBeyondTheCacheBudgetChangesNoByte) {
-  test::TempDir dir;
-  const auto run = test::writeAndOpen(multiRankRun(), dir / "run.h5");
-  const std::string kept = analysisJson(*run, 2);
-  const auto reopening = RunFile::open(dir / "run.h5");
-  reopening->limitOpenDatasetCaches(0);
-  EXPECT_EQ(analysisJson(*reopening, 2), kept);
-  EXPECT_EQ(analysisJson(*reopening, 1), kept);
 }
 
 TEST(ParallelAnalysis, CancelStopsEveryThread) {
