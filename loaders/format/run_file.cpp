@@ -462,6 +462,11 @@ size_t RunFile::stringCount() const {
   return strings_->size();
 }
 
+void RunFile::releaseDatasetCaches() const {
+  std::lock_guard lock(h5::lock());
+  datasets_.clear();
+}
+
 hid_t RunFile::dataset(const std::string& path) const {
   auto it = datasets_.find(path);
   if (it == datasets_.end()) it = datasets_.emplace(path, h5::openDataset(file_, path)).first;

@@ -185,6 +185,12 @@ class RunFile {
   std::vector<ThrottleTruth> truthThrottle() const;
   std::vector<double> truthEnergy() const;
 
+  // Closes the datasets kept open since the last call, freeing their chunk caches (what each
+  // read filled: up to 32 MiB a dataset). The next read reopens what it needs. A viewer calls it
+  // now and then (the tile store, after an analysis); a cap on open caches cannot work instead,
+  // because HDF5 1.10 tells a cache's capacity, not its use.
+  void releaseDatasetCaches() const;
+
  private:
   RunFile() = default;
   void load();

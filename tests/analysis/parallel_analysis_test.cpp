@@ -111,7 +111,9 @@ TEST(ParallelBlocks, EveryIndexOnceInContiguousBlocks) {
   // Three blocks of 333, 333 and 334 indices (n * b / blocks), each walked by one thread (which
   // thread takes which block is up to the scheduler).
   for (size_t i = 1; i < n; ++i)
-    if (i != 333 && i != 666) EXPECT_EQ(by[i], by[i - 1]) << i;
+    if (i != 333 && i != 666) {
+      EXPECT_EQ(by[i], by[i - 1]) << i;
+    }
   // Under kBlockWork steps a block: the calling thread alone.
   const auto self = std::this_thread::get_id();
   bool others = false;
@@ -223,6 +225,25 @@ TEST(ParallelAnalysis, MultiRankRunSameBytes) {
   part.gpus = {1, 2, 3, 6, 17};
   part.ranks = {0, 2, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
   EXPECT_EQ(analysisJson(*run, 2, part), analysisJson(*run, 1, part));
+}
+
+// A viewer closes a run's open datasets now and then to free their chunk caches: reads after
+// that reopen them and give the same values, also while another thread reads.
+TEST(RunFileDatasets, ReleasingTheirCachesChangesNoByte) {
+  test::TempDir dir;
+  const auto run = test::writeAndOpen(multiRankRun(), dir / "run.h5");
+  const std::string before = analysisJson(*run, 1);
+  run->releaseDatasetCaches();
+  EXPECT_EQ(analysisJson(*run, 1), before);
+  std::atomic<bool> done{false};
+  std::thread releasing([&] {
+    while (!done)
+      run->releaseDatasetCaches();
+  });
+  const std::string during = analysisJson(*run, 2);
+  done = true;
+  releasing.join();
+  EXPECT_EQ(during, before);
 }
 
 TEST(ParallelAnalysis, CancelStopsEveryThread) {

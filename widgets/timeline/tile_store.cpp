@@ -201,6 +201,7 @@ std::pair<int64_t, int64_t> TileStore::rawTileSpan(const LodGrid& grid, int64_t 
 
 void TileStore::insert(const TileKey& key, TilePtr tile) {
   bool trim = false;
+  std::vector<std::shared_ptr<const RunFile>> runs;
   {
     std::lock_guard lock(mutex_);
     if (cache_.count(key)) return;
@@ -219,11 +220,17 @@ void TileStore::insert(const TileKey& key, TilePtr tile) {
     if (evictedSinceTrim_ >= kTrimAfterBytes) {
       evictedSinceTrim_ = 0;
       trim = true;
+      runs = runs_;
     }
   }
-  // Evicted tiles were allocated on the loader thread: give their pages back now and then, or
-  // the process keeps the high-water mark of every tile it ever held.
-  if (trim) releaseFreedMemory();
+  // Now and then, the chunks the runs' datasets cached for the tiles read so far, and the pages
+  // of the evicted tiles (allocated on the loader thread), go back to the system: otherwise the
+  // process keeps the high-water mark of everything it ever read.
+  if (trim) {
+    for (const auto& run : runs)
+      run->releaseDatasetCaches();
+    releaseFreedMemory();
+  }
 }
 
 TilePtr TileStore::readTile(const TileKey& key) const {
