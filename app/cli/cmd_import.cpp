@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "app/cli/arg_parser.h"
@@ -43,7 +44,8 @@ Args expandShortOutput(const Args& args) {
   return out;
 }
 
-// Progress on stderr: one updating line on a terminal, else a line per stage.
+// Progress on stderr: one updating line on a terminal, else a line the first time each stage is
+// reported (two files read at once alternate their stages: a line per update would fill a log).
 class StderrProgress {
  public:
   StderrProgress() : tty_(::isatty(STDERR_FILENO) == 1) {}
@@ -57,7 +59,7 @@ class StderrProgress {
       std::fprintf(stderr, "\r\033[K%3d%% %.*s", pct, static_cast<int>(stage.size()), stage.data());
       std::fflush(stderr);
       drawn_ = true;
-    } else if (stage != lastStage_) {
+    } else if (stage != lastStage_ && printed_.insert(std::string(stage)).second) {
       std::fprintf(stderr, "wattline import: %3d%% %.*s\n", pct, static_cast<int>(stage.size()),
                    stage.data());
     }
@@ -71,6 +73,7 @@ class StderrProgress {
   bool drawn_ = false;
   int lastPct_ = -1;
   std::string lastStage_;
+  std::set<std::string> printed_;
 };
 
 // A secret from a file (its first line, without trailing whitespace); the content is never echoed.

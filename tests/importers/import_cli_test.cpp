@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <set>
+#include <sstream>
+#include <string>
 
 #include "import_test_util.h"
 #include "loaders/format/run_file.h"
@@ -51,6 +54,16 @@ TEST(ImportCommand, ImportsAFolderWithOptionsAndPrintsJson) {
   ASSERT_EQ(j["sources"].size(), 8u);
   EXPECT_EQ(j["sources"][0]["offset_ns"], 10);
   EXPECT_EQ(j["sources"][0]["format"], "kineto");
+  // stderr is not a terminal here: each stage is reported once, although two files are read at
+  // once and their stages alternate.
+  std::istringstream err(r.err);
+  std::set<std::string> lines;
+  size_t reading = 0;
+  for (std::string line; std::getline(err, line);) {
+    EXPECT_TRUE(lines.insert(line).second) << "repeated: " << line;
+    if (line.find(" reading ") != std::string::npos) ++reading;
+  }
+  EXPECT_EQ(reading, 8u) << r.err;
 
   const auto run = RunFile::open(out / "dlrm.h5");
   EXPECT_EQ(run->info().name, "dlrm step 12");
