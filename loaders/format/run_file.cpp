@@ -469,7 +469,8 @@ void RunFile::releaseDatasetCaches() const {
 
 hid_t RunFile::dataset(const std::string& path) const {
   auto it = datasets_.find(path);
-  if (it == datasets_.end()) it = datasets_.emplace(path, h5::openDataset(file_, path)).first;
+  if (it == datasets_.end())
+    it = datasets_.emplace(path, h5::openDatasetForReading(file_, path)).first;
   return it->second.get();
 }
 

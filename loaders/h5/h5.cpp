@@ -277,11 +277,22 @@ Id openGroup(hid_t loc, std::string_view name) {
 Id openDataset(hid_t loc, std::string_view name) {
   if (!exists(loc, name))
     fail(loc, fmt::format("missing required dataset {}", joinPath(loc, name)));
-  // Opened once to learn its chunks (no cache is filled by that), then with its read cache.
   Id d(H5Dopen2(loc, std::string(name).c_str(), H5P_DEFAULT));
   if (!d.valid()) fail(loc, fmt::format("cannot open dataset {}", joinPath(loc, name)));
+  return d;
+}
+
+Id openDatasetForReading(hid_t loc, std::string_view name) {
+  // Opened once to learn its chunks (no cache is filled by that), then again with its read
+  // cache unless the default one already has that size (most 1-D columns: 1 MiB).
+  Id d = openDataset(loc, name);
   const size_t cache = readCacheBytes(d);
-  if (cache == 0) return d;
+  size_t slots = 0, current = 0;
+  double w0 = 0;
+  Id defaults(H5Dget_access_plist(d));
+  if (cache == 0 || (defaults.valid() && H5Pget_chunk_cache(defaults, &slots, &current, &w0) >= 0 &&
+                     current == cache))
+    return d;
   d = Id();  // a dataset opened twice shares the first open's cache: close it first
   Id dapl(H5Pcreate(H5P_DATASET_ACCESS));
   H5Pset_chunk_cache(dapl, kReadCacheSlots, cache, 0.75);

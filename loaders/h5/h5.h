@@ -93,7 +93,12 @@ Id createFile(const std::filesystem::path& path);
 Id openFile(const std::filesystem::path& path);
 Id createGroup(hid_t loc, std::string_view name);
 Id openGroup(hid_t loc, std::string_view name);
+// Opens a dataset with HDF5's default chunk cache (1 MiB): for its shape, its attributes or a
+// read of the whole of it.
 Id openDataset(hid_t loc, std::string_view name);
+// Opens a dataset that stays open to be read from range by range (a run file's columns and
+// pyramid levels), with a chunk cache sized by its chunks (1-32 MiB, see h5.cpp).
+Id openDatasetForReading(hid_t loc, std::string_view name);
 // True if a link of that (possibly nested) name exists below loc.
 bool exists(hid_t loc, std::string_view path);
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The chunk cache a dataset is opened with (h5::openDataset): a 1-D column keeps four chunks
-// (at least 1 MiB), a 2-D pyramid level one band of chunks across all its rows, at most 32 MiB.
-// A run file keeps its datasets open, so these bound what a viewer holds after reading a run
-// (docs/performance.md, "10^8 kernels").
+// The chunk cache a dataset is opened with for reading (h5::openDatasetForReading): a 1-D column
+// keeps four chunks (at least 1 MiB), a 2-D pyramid level one band of chunks across all its rows,
+// at most 32 MiB. A run file keeps its datasets open, so these bound what a viewer holds after
+// reading a run (docs/performance.md, "10^8 kernels").
 #include <gtest/gtest.h>
 
 #include <hdf5.h>
@@ -24,13 +24,13 @@ void create(hid_t file, const std::string& name, int rank, const hsize_t* dims,
   h5::Id space(H5Screate_simple(rank, dims, nullptr));
   h5::Id dcpl(H5Pcreate(H5P_DATASET_CREATE));
   H5Pset_chunk(dcpl, rank, chunk);
-  h5::Id ds(H5Dcreate2(file, name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl,
-                       H5P_DEFAULT));
+  h5::Id ds(
+      H5Dcreate2(file, name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
   ASSERT_TRUE(ds.valid()) << name;
 }
 
 size_t cacheOf(hid_t file, const std::string& name) {
-  h5::Id ds = h5::openDataset(file, name);
+  h5::Id ds = h5::openDatasetForReading(file, name);
   h5::Id dapl(H5Dget_access_plist(ds));
   size_t slots = 0, bytes = 0;
   double w0 = 0;
@@ -52,8 +52,8 @@ TEST(H5ReadCache, SizedByTheDatasetsChunks) {
   {
     const hsize_t gpus1024[2] = {1024, 65536}, tracks128[2] = {128, 65536},
                   rows4096[2] = {4096, 65536}, chunk[2] = {8, 4096};  // 256 KiB chunks
-    create(file, "level_1024_rows", 2, gpus1024, chunk);  // 128 chunks a band: 32 MiB
-    create(file, "level_128_rows", 2, tracks128, chunk);  // 16 chunks a band: 4 MiB
+    create(file, "level_1024_rows", 2, gpus1024, chunk);              // 128 chunks a band: 32 MiB
+    create(file, "level_128_rows", 2, tracks128, chunk);              // 16 chunks a band: 4 MiB
     create(file, "level_4096_rows", 2, rows4096, chunk);  // 512 chunks: capped at 32 MiB
     const hsize_t one[2] = {1, 256}, oneChunk[2] = {1, 256};
     create(file, "level_tiny", 2, one, oneChunk);  // 2 KiB: at least 1 MiB
