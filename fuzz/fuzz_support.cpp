@@ -71,13 +71,14 @@ void clearDir(const fs::path& dir) {
     fs::remove_all(e.path(), ec);
 }
 
-void writeFile(const fs::path& path, std::string_view bytes) {
+bool writeFile(const fs::path& path, std::string_view bytes) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw std::runtime_error("cannot write " + path.string());
-  if (!bytes.empty()) std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
+  if (!f) return false;
+  const bool written =
+      bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  return std::fclose(f) == 0 && written;
 }
 
 namespace {

@@ -42,8 +42,10 @@ class MemFile {
 const std::filesystem::path& scratchDir();
 // Removes everything inside `dir` (which must lie in scratchDir()).
 void clearDir(const std::filesystem::path& dir);
-// Writes a file (creating parent folders) below scratchDir().
-void writeFile(const std::filesystem::path& path, std::string_view bytes);
+// Writes a file (creating parent folders) below scratchDir(). False when the file system cannot
+// hold that name: a folder's name ("." or one ending in '/'), a name an earlier file already
+// holds as a folder, or a name below an earlier file.
+[[nodiscard]] bool writeFile(const std::filesystem::path& path, std::string_view bytes);
 
 // The probe detect() sees for these bytes (gunzipped head when they are gzip), as probeInput()
 // builds it for a file.
