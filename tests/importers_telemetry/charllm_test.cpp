@@ -309,6 +309,24 @@ TEST(CharLlm, BadFilesAreNamedWithTheirLine) {
             std::string::npos);
 }
 
+// A local experiment matrix needs only a 'name' column: one without 'model' and 'sweep' (found
+// by the charllm fuzzer, where it ended the import with "map::at") still gives the run's
+// configuration, and the run name's _mbs wins as with the compiled-in matrix.
+TEST(CharLlm, ALocalMatrixWithoutModelOrSweepColumnsStillGivesTheConfig) {
+  TempDir tmp;
+  const fs::path run = tmp / "my-sweep" / "my-model" / "myrun_mbs4";
+  writeRank(run, 0, true);
+  writeText(run / "experiment-matrix.csv",
+            "name,tp,pp,dp,mbs\nother,8,1,1,1\nmyrun_mbs4,2,4,8,1\n");
+  const import::ImportedData d = importWith("charllm", run);
+  EXPECT_EQ(d.name, "myrun_mbs4");
+  EXPECT_EQ(d.model, "");
+  EXPECT_EQ(d.config.tp, 2);
+  EXPECT_EQ(d.config.pp, 4);
+  EXPECT_EQ(d.config.dp, 8);
+  EXPECT_EQ(d.config.mbs, 4);
+}
+
 TEST(CharLlm, OutOfOrderRowsAreSortedWithANote) {
   TempDir tmp;
   const fs::path run = tmp / "run";

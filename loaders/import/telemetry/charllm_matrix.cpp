@@ -10,6 +10,13 @@
 namespace wl::import::charllm {
 namespace {
 
+// A text field, or "" when the matrix has no such column (a local matrix may lack 'model' or
+// 'sweep'; only 'name' is required).
+std::string textField(const MatrixRow& row, std::string_view key) {
+  const auto it = row.find(key);
+  return it == row.end() ? std::string{} : it->second;
+}
+
 std::optional<int> intField(const MatrixRow& row, std::string_view key) {
   const auto it = row.find(key);
   if (it == row.end()) return std::nullopt;
@@ -130,8 +137,8 @@ RunLookup lookupRun(const std::vector<MatrixRow>& rows, std::string_view run,
     return out;
   }
   out.config = configOfRow(*found.front());
-  out.model = found.front()->at("model");
-  out.sweep = found.front()->count("sweep") ? found.front()->at("sweep") : "";
+  out.model = textField(*found.front(), "model");
+  out.sweep = textField(*found.front(), "sweep");
   for (size_t i = 1; i < found.size(); ++i) {
     const ParallelConfig o = configOfRow(*found[i]);
     agree(out.config.tp, o.tp), agree(out.config.pp, o.pp), agree(out.config.dp, o.dp);
@@ -140,8 +147,8 @@ RunLookup lookupRun(const std::vector<MatrixRow>& rows, std::string_view run,
     agree(out.config.seq_len, o.seq_len), agree(out.config.nodes, o.nodes);
     agree(out.config.gpus_per_node, o.gpus_per_node);
     agree(out.config.recompute, o.recompute), agree(out.config.overlap, o.overlap);
-    if (found[i]->at("model") != out.model) out.model.clear();
-    if (found[i]->count("sweep") && found[i]->at("sweep") != out.sweep) out.sweep.clear();
+    if (textField(*found[i], "model") != out.model) out.model.clear();
+    if (textField(*found[i], "sweep") != out.sweep) out.sweep.clear();
   }
   if (found.size() > 1) {
     std::string sweeps;
