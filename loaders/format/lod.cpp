@@ -23,14 +23,28 @@ int64_t pow2Ceil(int64_t v) {
   return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(v)));
 }
 
+// a / b rounded up, for a >= 0 and b > 0, without the overflow of (a + b - 1) / b.
 int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
+  return a / b + (a % b != 0 ? 1 : 0);
 }
+
+// end - start, 0 when end <= start, and int64's maximum where the difference does not fit.
+int64_t spanOf(int64_t start, int64_t end) {
+  if (end <= start) return 0;
+  const uint64_t d = static_cast<uint64_t>(end) - static_cast<uint64_t>(start);
+  return d > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+             ? std::numeric_limits<int64_t>::max()
+             : static_cast<int64_t>(d);
+}
+
+// No level-0 bucket needs to be wider than this (2^61 ns, 73 years): a wider one would hold a
+// span that does not fit int64 nanoseconds, and powers of two up to it stay representable.
+constexpr int64_t kMaxWidth = int64_t{1} << 61;
 
 LodGrid makeGrid(int64_t start, int64_t end, int64_t width0) {
   LodGrid g;
   g.origin_ns = start;
-  const int64_t span = std::max<int64_t>(end - start, 0);
+  const int64_t span = spanOf(start, end);
   int64_t w = width0;
   for (;;) {
     const auto nb = static_cast<size_t>(span / w + 1);
@@ -46,26 +60,30 @@ LodGrid makeGrid(int64_t start, int64_t end, int64_t width0) {
 
 size_t LodGrid::bucketOf(size_t level, int64_t t) const {
   if (t <= origin_ns) return 0;
-  const auto b = static_cast<size_t>((t - origin_ns) / widths_ns[level]);
+  const auto b = static_cast<size_t>(spanOf(origin_ns, t) / widths_ns[level]);
   return std::min(b, buckets[level] - 1);
 }
 
 LodGrid LodGrid::forTelemetry(int64_t start_ns, int64_t end_ns, int64_t medianIntervalNs,
                               size_t maxSamples) {
-  const int64_t span = std::max<int64_t>(end_ns - start_ns, 1);
-  int64_t w = medianIntervalNs > 0 ? 8 * medianIntervalNs : ceilDiv(span, 65536);
+  const int64_t span = std::max<int64_t>(spanOf(start_ns, end_ns), 1);
+  // Eight sample intervals per bucket; an interval of decades (samples with wild timestamps)
+  // would overflow that product, and no bucket needs to be wider than kMaxWidth.
+  int64_t w = medianIntervalNs <= 0              ? ceilDiv(span, 65536)
+              : medianIntervalNs > kMaxWidth / 8 ? kMaxWidth
+                                                 : 8 * medianIntervalNs;
   int64_t maxBuckets = kMaxLevel0Buckets;
   if (maxSamples > 0)
     maxBuckets = std::min<int64_t>(
         maxBuckets,
         std::max<int64_t>(kMinBoundedLevel0Buckets,
                           4 * static_cast<int64_t>(std::min<size_t>(maxSamples, 1u << 30))));
-  w = std::max({w, ceilDiv(span, maxBuckets), int64_t{1}});
+  w = std::min(std::max({w, ceilDiv(span, maxBuckets), int64_t{1}}), kMaxWidth);
   return makeGrid(start_ns, end_ns, pow2Ceil(w));
 }
 
 LodGrid LodGrid::forKernels(int64_t start_ns, int64_t end_ns) {
-  const int64_t span = std::max<int64_t>(end_ns - start_ns, 1);
+  const int64_t span = std::max<int64_t>(spanOf(start_ns, end_ns), 1);
   const int64_t w = std::max<int64_t>(256, ceilDiv(span, kKernelLevel0Buckets));
   return makeGrid(start_ns, end_ns, pow2Ceil(w));
 }

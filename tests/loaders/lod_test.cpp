@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "loaders/core/series_math.h"
@@ -32,6 +33,35 @@ TEST(LodGrid, TelemetryWidthIsPowerOfTwoAboveEightSamples) {
 TEST(LodGrid, HugeSpanIsCappedAtFourMillionBuckets) {
   const LodGrid g = LodGrid::forTelemetry(0, int64_t{10} * 365 * 86400 * 1'000'000'000, 1'000'000);
   EXPECT_LE(g.buckets[0], (size_t{1} << 22) + 1);
+}
+
+// Found by the import_job fuzzer: DCGM samples 54 years apart give a median interval whose
+// 8-fold overflowed int64 (undefined behaviour, reported by UBSan). Spans that do not fit int64
+// are held at its maximum. Every level stays a positive power of two, 4 times the one below,
+// and the last timestamp falls in the last bucket.
+TEST(LodGrid, IntervalsAndSpansOfDecadesDoNotOverflow) {
+  const int64_t t0 = 172'738'000'000;
+  const int64_t t1 = 1'727'385'120'000'599'000;
+  const auto check = [](const LodGrid& g, int64_t start, int64_t end) {
+    ASSERT_GE(g.levels(), 1u);
+    for (size_t k = 0; k < g.levels(); ++k) {
+      EXPECT_GT(g.widths_ns[k], 0) << k;
+      EXPECT_EQ(g.widths_ns[k] & (g.widths_ns[k] - 1), 0) << "a power of two at level " << k;
+      if (k > 0) EXPECT_EQ(g.widths_ns[k], 4 * g.widths_ns[k - 1]);
+      EXPECT_EQ(g.bucketOf(k, end), g.buckets[k] - 1);
+      EXPECT_EQ(g.bucketOf(k, start), 0u);
+    }
+    EXPECT_LE(g.buckets.back(), 256u);
+  };
+  const LodGrid tel = LodGrid::forTelemetry(t0, t1, t1 - t0, 3);
+  check(tel, t0, t1);
+  EXPECT_EQ(tel.widths_ns[0], int64_t{1} << 61) << "held at 2^61 ns, not 8 x 1.7e18 ns";
+  const int64_t lo = std::numeric_limits<int64_t>::min() + 1;
+  const int64_t hi = std::numeric_limits<int64_t>::max();
+  check(LodGrid::forTelemetry(lo, hi, 1'000'000'000), lo, hi);
+  const LodGrid k = LodGrid::forKernels(lo, hi);
+  check(k, lo, hi);
+  EXPECT_LE(k.buckets[0], 65537u);
 }
 
 TEST(LodGrid, BucketOfClampsOutsideTheGrid) {
