@@ -2,6 +2,7 @@
 #include "loaders/core/series_math.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 namespace wl {
@@ -21,6 +22,10 @@ int64_t medianInterval(std::span<const int64_t> t_ns) {
 
 int64_t gapThreshold(int64_t medianIntervalNs) {
   constexpr int64_t kOneSecond = 1'000'000'000;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  // A median of decades (samples with wild timestamps) holds the threshold at int64's maximum
+  // instead of overflowing it.
+  if (medianIntervalNs > kMax / 5) return kMax;
   return std::max(kOneSecond, 5 * medianIntervalNs);
 }
 

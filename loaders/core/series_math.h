@@ -12,7 +12,8 @@ namespace wl {
 int64_t medianInterval(std::span<const int64_t> t_ns);
 
 // A pause between two valid samples longer than this is a gap: it is not integrated across and
-// carries no weight in time-weighted means. max(1 s, 5 x median interval).
+// carries no weight in time-weighted means. max(1 s, 5 x median interval), at most int64's
+// maximum.
 int64_t gapThreshold(int64_t medianIntervalNs);
 
 }  // namespace wl

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "loaders/core/metrics.h"
+#include "loaders/core/series_math.h"
 #include "loaders/core/time_format.h"
 
 namespace wl::import {
@@ -193,7 +194,7 @@ void energyCrossCheck(const TelemetryTable& table, const std::string& subject,
   if (dts.empty()) return;
   std::nth_element(dts.begin(), dts.begin() + static_cast<std::ptrdiff_t>(dts.size() / 2),
                    dts.end());
-  const int64_t gap = std::max<int64_t>(5 * dts[dts.size() / 2], 1'000'000'000);
+  const int64_t gap = gapThreshold(dts[dts.size() / 2]);
   double counter = 0, integral = 0, covered = 0;
   size_t resets = 0, pairs = 0;
   for (size_t k = 1; k < rows.size(); ++k) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "loaders/core/kernel_class.h"
 #include "loaders/core/metrics.h"
 #include "loaders/core/series_math.h"
@@ -54,6 +56,11 @@ TEST(SeriesMath, MedianAndGap) {
   EXPECT_EQ(medianInterval(std::vector<int64_t>{5}), 0);
   EXPECT_EQ(gapThreshold(50'000'000), 1'000'000'000);
   EXPECT_EQ(gapThreshold(400'000'000), 2'000'000'000);
+  // Samples decades apart (the import_job fuzzer's nvidia-smi rows of 1964 and 2025): 5 x the
+  // median does not fit int64, so the threshold is int64's maximum, not an overflow.
+  EXPECT_EQ(gapThreshold(1'924'992'000'100'000'000), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(gapThreshold(std::numeric_limits<int64_t>::max() / 5),
+            std::numeric_limits<int64_t>::max() / 5 * 5);
 }
 
 TEST(ThrottleReasons, Describe) {

@@ -498,8 +498,10 @@ void gapNotes(const ImportedData& d, std::vector<QualityNote>& notes) {
   for (const ImportedGpu& g : d.gpus) {
     const std::vector<int64_t>& t = g.table.t_ns;
     const double median = tel::medianIntervalSeconds(t);
-    const int64_t limit = std::max<int64_t>(static_cast<int64_t>(3 * median * 1e9), 2'000'000'000);
-    const int64_t tol = std::max<int64_t>(static_cast<int64_t>(median * 1e9), 1'000'000'000);
+    // Held below int64's maximum (9.2e18 ns) so that a median of centuries cannot overflow it.
+    const double median_ns = std::min(median * 1e9, 3e18);
+    const int64_t limit = std::max<int64_t>(static_cast<int64_t>(3 * median_ns), 2'000'000'000);
+    const int64_t tol = std::max<int64_t>(static_cast<int64_t>(median_ns), 1'000'000'000);
     for (size_t i = 1; i < t.size(); ++i)
       if (t[i] - t[i - 1] > limit) gaps.push_back({t[i - 1], t[i], tol});
   }
