@@ -23,8 +23,9 @@ inline std::string_view asText(Bytes b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 
-// An anonymous in-memory file holding the bytes; path() names it for open(), gzopen(), SQLite
-// and HDF5. Closed (and gone) when destroyed.
+// An anonymous in-memory file holding the bytes; path() names it for open(), gzopen() and
+// SQLite (not for HDF5, which wants the real path of what it opens: the run_file target writes
+// into scratchDir() instead). Closed (and gone) when destroyed.
 class MemFile {
  public:
   explicit MemFile(std::string_view bytes, const char* name = "fuzz-input");

@@ -259,10 +259,13 @@ void readRun(const RunFile& f) {
 }
 
 void runFile(Bytes d) {
-  MemFile file(asText(d), "fuzz-run.h5");
+  // A real file: HDF5 refuses a memfd's /proc/self/fd/N path ("can't retrieve real path for
+  // file") once it has read the superblock, so an in-memory file never got past it.
+  const fs::path path = scratchDir() / "fuzz-run.h5";
+  if (!writeFile(path, asText(d))) broken("cannot write " + path.string());
   std::shared_ptr<const RunFile> f;
   try {
-    f = RunFile::open(file.path());
+    f = RunFile::open(path);
     readRun(*f);
   } catch (const Error& e) {
     noteError(e);

@@ -47,8 +47,12 @@ if [ -z "${FUZZ_NO_BUILD:-}" ]; then
 fi
 if [ ! -d "$BUILD/seeds" ]; then
   python3 fuzz/make_seeds.py "$BUILD/seeds.tmp" >/dev/null
-  "$BUILD/fuzz/fuzz_seed_runs" "$BUILD/seeds.tmp/run_file"
   mv "$BUILD/seeds.tmp" "$BUILD/seeds"
+fi
+# The run files come from the built fuzz_seed_runs (remove seeds/run_file to write them again).
+if [ ! -d "$BUILD/seeds/run_file" ]; then
+  "$BUILD/fuzz/fuzz_seed_runs" "$BUILD/seeds/run_file.tmp"
+  mv "$BUILD/seeds/run_file.tmp" "$BUILD/seeds/run_file"
 fi
 
 # CPU seconds (user + system) of every child this shell has waited for.
