@@ -75,6 +75,8 @@ fuzz_one() {
   dict=$(dict_for "$t")
   [ -n "$dict" ] && extra+=("-dict=$dict")
   [ -n "${FUZZ_KEEP_GOING:-}" ] && extra+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+  local lsan=${LSAN_OPTIONS:-}
+  [ "$t" = run_file ] && lsan=${LSAN_OPTIONS:-suppressions=$PWD/fuzz/hdf5.lsan.supp:print_suppressions=0}
   local start_cpu used runs=0 outcome=ok wall0=$SECONDS
   cpu_now
   start_cpu=$CPU_NOW
@@ -83,7 +85,7 @@ fuzz_one() {
     local left
     left=$(python3 -c "print(max(10, int(min($CHUNK_WALL, float('$budget') - float('$used') + 1))))")
     set +e
-    nice -n 19 "$BUILD/fuzz/fuzz_$t" "$corpus" "$BUILD/seeds/$t" "${extra[@]}" \
+    LSAN_OPTIONS=$lsan nice -n 19 "$BUILD/fuzz/fuzz_$t" "$corpus" "$BUILD/seeds/$t" "${extra[@]}" \
       -max_total_time="$left" -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
       -print_final_stats=1 -artifact_prefix="$art/" >"$log" 2>&1
     local rc=$?
