@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "loaders/h5/h5.h"
 
+#include "loaders/h5/read_driver.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -152,7 +154,28 @@ void Id::close() {
   id_ = H5I_INVALID_HID;
 }
 
+namespace {
+
+// Keeps the calling thread's HDF5 error stack across the API calls a message is built with:
+// every HDF5 API call clears that stack on entry, and fail() reports its innermost error, so
+// naming the dataset that failed (H5Iget_name, H5Fget_name) must not erase why it failed.
+class KeepErrors {
+ public:
+  KeepErrors() : saved_(H5Eget_current_stack()) {}
+  ~KeepErrors() {
+    if (saved_ >= 0) H5Eset_current_stack(saved_);  // restores it, and closes the copy
+  }
+  KeepErrors(const KeepErrors&) = delete;
+  KeepErrors& operator=(const KeepErrors&) = delete;
+
+ private:
+  hid_t saved_;
+};
+
+}  // namespace
+
 std::string pathOf(hid_t loc) {
+  const KeepErrors keep;
   const ssize_t n = H5Iget_name(loc, nullptr, 0);
   if (n <= 0) return {};
   std::string s(static_cast<size_t>(n) + 1, '\0');
@@ -162,6 +185,7 @@ std::string pathOf(hid_t loc) {
 }
 
 std::string fileOf(hid_t loc) {
+  const KeepErrors keep;
   const ssize_t n = H5Fget_name(loc, nullptr, 0);
   if (n <= 0) return "(hdf5)";
   std::string s(static_cast<size_t>(n) + 1, '\0');
@@ -253,7 +277,8 @@ Id openFile(const std::filesystem::path& path) {
                     path.string()));
   }
   checkSuperblock(path);
-  Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  Id fapl(readDriverAccessList());  // reads that check what HDF5 1.10 does not (read_driver.h)
+  Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl));
   if (!f.valid()) {
     throw Error(fmt::format("{}: cannot open as HDF5, the file may be truncated or damaged ({})",
                             path.string(), lastError()));
@@ -374,7 +399,8 @@ std::optional<int64_t> attrInt(hid_t loc, std::string_view name) {
   Id space(H5Aget_space(a));
   if (H5Sget_simple_extent_npoints(space) != 1) return std::nullopt;
   int64_t v = 0;
-  if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0) return std::nullopt;
+  if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0)
+    fail(loc, fmt::format("cannot read attribute {} of {}", name, pathOf(loc)));
   return v;
 }
 
@@ -386,7 +412,8 @@ std::optional<double> attrDouble(hid_t loc, std::string_view name) {
   Id space(H5Aget_space(a));
   if (H5Sget_simple_extent_npoints(space) != 1) return std::nullopt;
   double v = 0;
-  if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0) return std::nullopt;
+  if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0)
+    fail(loc, fmt::format("cannot read attribute {} of {}", name, pathOf(loc)));
   return v;
 }
 
@@ -400,7 +427,8 @@ std::optional<std::string> attrString(hid_t loc, std::string_view name) {
   if (H5Tis_variable_str(ftype) > 0) {
     Id mtype = stringType();
     char* p = nullptr;
-    if (H5Aread(a, mtype, &p) < 0) return std::nullopt;
+    if (H5Aread(a, mtype, &p) < 0)  // there but unreadable: damaged, not absent
+      fail(loc, fmt::format("cannot read attribute {} of {}", name, pathOf(loc)));
     std::string s = p ? p : "";
     H5free_memory(p);
     return s;
@@ -413,7 +441,8 @@ std::optional<std::string> attrString(hid_t loc, std::string_view name) {
   std::string s(n, '\0');
   Id mtype(H5Tcopy(H5T_C_S1));
   H5Tset_size(mtype, n);
-  if (H5Aread(a, mtype, s.data()) < 0) return std::nullopt;
+  if (H5Aread(a, mtype, s.data()) < 0)
+    fail(loc, fmt::format("cannot read attribute {} of {}", name, pathOf(loc)));
   s.resize(std::strlen(s.c_str()));
   return s;
 }
