@@ -13,6 +13,7 @@
 #   scripts/fuzz.sh kineto 1800       30 CPU-minutes of the Kineto parser
 #   scripts/fuzz.sh all 1800          every target in turn
 #   FUZZ_NO_BUILD=1 scripts/fuzz.sh   skip the build step
+#   FUZZ_KEEP_GOING=1 FUZZ_JOBS=2     fork mode: go on past findings, with 2 fuzzing processes
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -74,7 +75,8 @@ fuzz_one() {
   local dict extra=()
   dict=$(dict_for "$t")
   [ -n "$dict" ] && extra+=("-dict=$dict")
-  [ -n "${FUZZ_KEEP_GOING:-}" ] && extra+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+  [ -n "${FUZZ_KEEP_GOING:-}" ] &&
+    extra+=("-fork=${FUZZ_JOBS:-1}" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   local lsan=${LSAN_OPTIONS:-}
   [ "$t" = run_file ] && lsan=${LSAN_OPTIONS:-suppressions=$PWD/fuzz/hdf5.lsan.supp:print_suppressions=0}
   local start_cpu used runs=0 outcome=ok wall0=$SECONDS
