@@ -6,6 +6,8 @@
 // HDF5 serializes every call behind one global lock, so Wattline gives it one owner: every entry
 // point of the native-format reader and writer takes h5::lock() first. Failures throw wl::Error
 // with the dataset path and HDF5's own innermost message; HDF5's automatic stderr dump is off.
+// Files are opened for reading through Wattline's read driver (read_driver.h), which refuses
+// damaged blocks HDF5 1.10 would loop on.
 
 #include <hdf5.h>
 
