@@ -4,8 +4,10 @@
 #include "loaders/h5/read_driver.h"
 
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -22,6 +24,29 @@ constexpr size_t kReadCacheSlots = 12421;  // a prime, as the HDF5 docs advise
 // Fixed-width strings (datasets and attributes) wider than this are refused: the width comes from
 // the file and sizes an allocation (issue 16, docs/robustness.md).
 constexpr size_t kMaxStringBytes = size_t{1} << 20;
+// All the variable-length strings of one dataset (kernel names: ~100 bytes each).
+constexpr size_t kMaxStringsBytes = size_t{1} << 30;
+
+// The allowance of one dataset's variable-length strings (readStrings), and the allocator that
+// holds HDF5 to it: HDF5 asks for each string's length + 1 bytes.
+struct StringBudget {
+  size_t left = kMaxStringsBytes;
+  bool refused = false;
+};
+
+void* boundedStringAlloc(size_t size, void* info) {
+  auto* budget = static_cast<StringBudget*>(info);
+  if (size > kMaxStringBytes + 1 || size > budget->left) {
+    budget->refused = true;
+    return nullptr;
+  }
+  budget->left -= size;
+  return std::malloc(size);
+}
+
+void freeString(void* p, void* /*info*/) {
+  std::free(p);
+}
 
 [[noreturn]] void fail(hid_t loc, std::string_view what) {
   std::string msg = fmt::format("{}: {}", fileOf(loc), what);
@@ -505,6 +530,105 @@ void writeStrings(hid_t loc, std::string_view name, const std::vector<std::strin
   writeRaw(loc, name, t, t, ptrs.data(), ptrs.size(), l);
 }
 
+namespace {
+
+uint64_t le32(const uint8_t* p) {
+  return uint64_t{p[0]} | uint64_t{p[1]} << 8 | uint64_t{p[2]} << 16 | uint64_t{p[3]} << 24;
+}
+
+// Checks the lengths of the variable-length strings dataset `d` stores (its first n elements),
+// read from its raw bytes before HDF5 converts them: HDF5 1.10 allocates and zeroes a string's
+// stated length (up to 4 GiB) before it reads the string, and a dataset's chunks have no
+// checksum. On disk each element is a 4-byte length, the global heap collection's address and a
+// 4-byte index (HDF5 file format specification, "Variable-length data"). Chunks with no filter or
+// deflate only (what RunWriter writes) and contiguous data are checked; anything else is left to
+// HDF5, as is a chunk that cannot be read or inflated (HDF5 then fails the read itself). "" or
+// what is wrong.
+std::string stringLengthProblem(hid_t d, size_t n) {
+  Id fileId(H5Iget_file_id(d));
+  Id fcpl(H5Fget_create_plist(fileId));
+  size_t addrBytes = 8, sizeBytes = 8;
+  if (!fcpl.valid() || H5Pget_sizes(fcpl, &addrBytes, &sizeBytes) < 0) return "";
+  const size_t elem = 4 + addrBytes + 4;
+  uint64_t total = 0;
+  auto check = [&](const uint8_t* p, size_t count, size_t first) -> std::string {
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t len = le32(p + i * elem);
+      total += len;
+      if (len > kMaxStringBytes)
+        return fmt::format("string {} is {} bytes long, more than the {} Wattline reads", first + i,
+                           len, kMaxStringBytes);
+      if (total > kMaxStringsBytes)
+        return fmt::format("its strings hold more than the {} bytes Wattline reads",
+                           kMaxStringsBytes);
+    }
+    return "";
+  };
+  Id dcpl(H5Dget_create_plist(d));
+  const H5D_layout_t layout = H5Pget_layout(dcpl);
+  if (layout == H5D_CONTIGUOUS) {
+    const haddr_t at = H5Dget_offset(d);
+    if (at == HADDR_UNDEF) return "";
+    std::ifstream in(fileOf(d), std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(at));
+    std::vector<uint8_t> buf(4096 * elem);
+    for (size_t first = 0; first < n && in;) {
+      const size_t count = std::min<size_t>(4096, n - first);
+      if (!in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(count * elem)))
+        return "";
+      if (std::string p = check(buf.data(), count, first); !p.empty()) return p;
+      first += count;
+    }
+    return "";
+  }
+  if (layout != H5D_CHUNKED) return "";  // compact: inside the (checksummed) object header
+  hsize_t chunk = 0;
+  if (H5Pget_chunk(dcpl, 1, &chunk) != 1 || chunk == 0) return "";
+  int deflateAt = -1;
+  const int filters = H5Pget_nfilters(dcpl);
+  for (int k = 0; k < filters; ++k) {
+    unsigned flags = 0, config = 0;
+    size_t values = 0;
+    if (H5Pget_filter2(dcpl, static_cast<unsigned>(k), &flags, &values, nullptr, 0, nullptr,
+                       &config) != H5Z_FILTER_DEFLATE ||
+        deflateAt >= 0)
+      return "";
+    deflateAt = k;
+  }
+  Id space(H5Dget_space(d));
+  hsize_t chunks = 0;
+  if (H5Dget_num_chunks(d, space, &chunks) < 0) return "";
+  const size_t rawBytes = static_cast<size_t>(chunk) * elem;
+  std::vector<uint8_t> stored, raw(rawBytes);
+  for (hsize_t c = 0; c < chunks; ++c) {
+    hsize_t offset = 0, size = 0;
+    unsigned mask = 0;
+    haddr_t addr = 0;
+    if (H5Dget_chunk_info(d, space, c, &offset, &mask, &addr, &size) < 0 || offset >= n) return "";
+    if (size > rawBytes + rawBytes / 2 + 1024)  // deflate never grows data that much
+      return fmt::format("its chunk at element {} stores {} bytes, more than {} elements need",
+                         offset, size, chunk);
+    stored.resize(static_cast<size_t>(size));
+    uint32_t skipped = 0;
+    if (H5Dread_chunk(d, H5P_DEFAULT, &offset, &skipped, stored.data()) < 0) return "";
+    const uint8_t* p = stored.data();
+    size_t have = stored.size();
+    if (deflateAt >= 0 && (skipped & (1u << deflateAt)) == 0) {
+      uLongf out = static_cast<uLongf>(rawBytes);
+      const int z = uncompress(raw.data(), &out, stored.data(), static_cast<uLong>(stored.size()));
+      if (z != Z_OK && z != Z_BUF_ERROR) return "";
+      p = raw.data();
+      have = static_cast<size_t>(out);
+    }
+    const size_t count = std::min<size_t>({static_cast<size_t>(chunk), n - offset, have / elem});
+    if (std::string problem = check(p, count, static_cast<size_t>(offset)); !problem.empty())
+      return problem;
+  }
+  return "";
+}
+
+}  // namespace
+
 std::vector<std::string> readStrings(hid_t loc, std::string_view name) {
   silenceThisThread();
   Id d = openDataset(loc, name);
@@ -526,14 +650,27 @@ std::vector<std::string> readStrings(hid_t loc, std::string_view name) {
                           joinPath(loc, name), width, kMaxStringBytes));
   out.reserve(n);
   if (variable) {
+    // Each string's length comes from the file, unchecked (a dataset's chunks have no checksum),
+    // and HDF5 allocates it before it reads: strings are allocated here, and one longer than
+    // kMaxStringBytes, or more than kMaxStringsBytes in all, is refused.
+    if (const std::string problem = stringLengthProblem(d, n); !problem.empty())
+      fail(loc, fmt::format("dataset {}: {} (the file is damaged)", joinPath(loc, name), problem));
+    StringBudget budget;
+    Id dxpl(H5Pcreate(H5P_DATASET_XFER));
+    H5Pset_vlen_mem_manager(dxpl, boundedStringAlloc, &budget, freeString, nullptr);
     std::vector<char*> ptrs(n, nullptr);
     Id mtype = stringType();
-    if (H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
-      fail(loc, fmt::format("cannot read strings {}", joinPath(loc, name)));
-    for (char* p : ptrs)
-      out.emplace_back(p ? p : "");
     Id space(H5Dget_space(d));
-    H5Dvlen_reclaim(mtype, space, H5P_DEFAULT, ptrs.data());
+    const herr_t read = H5Dread(d, mtype, H5S_ALL, H5S_ALL, dxpl, ptrs.data());
+    if (read >= 0)
+      for (char* p : ptrs)
+        out.emplace_back(p ? p : "");
+    H5Dvlen_reclaim(mtype, space, dxpl, ptrs.data());  // what a failed read had read, too
+    if (budget.refused)
+      fail(loc, fmt::format("dataset {} holds a string longer than {} bytes, or more than {} "
+                            "bytes of strings, more than Wattline reads (the file is damaged)",
+                            joinPath(loc, name), kMaxStringBytes, kMaxStringsBytes));
+    if (read < 0) fail(loc, fmt::format("cannot read strings {}", joinPath(loc, name)));
   } else {
     const size_t w = H5Tget_size(ftype);
     std::vector<char> buf(n * w);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <hdf5.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <fstream>
@@ -211,6 +212,44 @@ TEST_F(RunLimits, WideAttribute) {
   const std::string msg = openError(p);
   EXPECT_MESSAGE(msg, "wide-attr.h5: attribute model of");
   EXPECT_MESSAGE(msg, "is a string of 1048577 bytes, more than the 1048576 Wattline reads");
+}
+
+// A variable-length string states its length on disk (4 bytes before its global heap address),
+// in a chunk no checksum covers, and HDF5 1.10 allocated and zeroed that many bytes before it
+// read the string: the run_file fuzzer's 3.4 GB string (tests/data/fuzz/run_file/
+// string-of-3-gigabytes) took 2.7 s and 3.4 GB. The lengths are now read from the raw chunk first.
+// Here the first string of /sources/detail, in a deflated chunk, is made 3 GiB long.
+TEST_F(RunLimits, VariableLengthStringLongerThanWattlineReads) {
+  const auto p = edited("long-string.h5", [](hid_t f) {
+    const hid_t d = H5Dopen2(f, "sources/detail", H5P_DEFAULT);
+    ASSERT_GE(d, 0);
+    const hid_t space = H5Dget_space(d);
+    hsize_t offset = 0, size = 0;
+    unsigned mask = 0;
+    haddr_t addr = 0;
+    ASSERT_GE(H5Dget_chunk_info(d, space, 0, &offset, &mask, &addr, &size), 0);
+    std::vector<uint8_t> stored(size);
+    uint32_t filters = 0;
+    ASSERT_GE(H5Dread_chunk(d, H5P_DEFAULT, &offset, &filters, stored.data()), 0);
+    ASSERT_EQ(filters, 0u) << "deflated, as RunWriter writes";
+    std::vector<uint8_t> raw(1 << 20);
+    uLongf rawSize = raw.size();
+    ASSERT_EQ(uncompress(raw.data(), &rawSize, stored.data(), stored.size()), Z_OK);
+    raw.resize(rawSize);
+    ASSERT_GE(raw.size(), 16u);
+    const uint32_t length = 3u << 30;
+    for (int i = 0; i < 4; ++i)
+      raw[static_cast<size_t>(i)] = static_cast<uint8_t>(length >> (8 * i));
+    std::vector<uint8_t> packed(compressBound(raw.size()));
+    uLongf packedSize = packed.size();
+    ASSERT_EQ(compress(packed.data(), &packedSize, raw.data(), raw.size()), Z_OK);
+    ASSERT_GE(H5Dwrite_chunk(d, H5P_DEFAULT, 0, &offset, packedSize, packed.data()), 0);
+    H5Sclose(space);
+    H5Dclose(d);
+  });
+  EXPECT_MESSAGE(openError(p),
+                 "long-string.h5: dataset /sources/detail: string 0 is 3221225472 bytes long, more "
+                 "than the 1048576 Wattline reads (the file is damaged)");
 }
 
 // Found by the run_file fuzzer (tests/data/fuzz/run_file/superblock-v1-garbage-addresses): 54

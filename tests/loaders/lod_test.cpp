@@ -47,7 +47,9 @@ TEST(LodGrid, IntervalsAndSpansOfDecadesDoNotOverflow) {
     for (size_t k = 0; k < g.levels(); ++k) {
       EXPECT_GT(g.widths_ns[k], 0) << k;
       EXPECT_EQ(g.widths_ns[k] & (g.widths_ns[k] - 1), 0) << "a power of two at level " << k;
-      if (k > 0) EXPECT_EQ(g.widths_ns[k], 4 * g.widths_ns[k - 1]);
+      if (k > 0) {
+        EXPECT_EQ(g.widths_ns[k], 4 * g.widths_ns[k - 1]);
+      }
       EXPECT_EQ(g.bucketOf(k, end), g.buckets[k] - 1);
       EXPECT_EQ(g.bucketOf(k, start), 0u);
     }
