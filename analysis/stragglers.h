@@ -68,7 +68,9 @@ class CollectiveMatcher {
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
-      return std::hash<int64_t>{}(k.seq * 1000003 + static_cast<int64_t>(k.pg));
+      // Unsigned: a sequence number comes from the file and may be anything (int64 overflow is
+      // undefined behaviour; the run_file fuzzer found one).
+      return std::hash<uint64_t>{}(static_cast<uint64_t>(k.seq) * 1000003u + k.pg);
     }
   };
   std::unordered_map<Key, CollectiveInstance, KeyHash> instances_;

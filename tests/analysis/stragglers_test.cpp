@@ -3,6 +3,9 @@
 // statistics, the straggler, and its GPU's telemetry naming the cause.
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <limits>
+
 #include "analysis/run_analysis.h"
 #include "analysis_test_util.h"
 #include "loaders/core/throttle_reasons.h"
@@ -49,6 +52,25 @@ test::RunSpec collectiveRun() {
     s.telemetry.push_back(tel);
   }
   return s;
+}
+
+// Sequence numbers are whatever the file says: near int64's maximum they are matched as any other
+// (the instance key's hash once overflowed int64 on them: undefined behaviour, found by the
+// run_file fuzzer; the sanitizer build runs this test with UBSan stopping on it).
+TEST(Stragglers, SequenceNumbersAtInt64sEndsAreMatched) {
+  test::RunSpec spec = collectiveRun();
+  const int64_t seqs[] = {std::numeric_limits<int64_t>::max(),
+                          std::numeric_limits<int64_t>::max() - 1, int64_t{9007199254740996},
+                          std::numeric_limits<int64_t>::min()};
+  for (KernelTrack& t : spec.tracks)
+    for (size_t i = 0; i < std::size(seqs); ++i)
+      t.collectives[i].seq = seqs[i];
+  test::TempDir dir;
+  const auto run = test::writeAndOpen(spec, dir / "run.h5");
+  const StragglerReport s = analyzeRun(*run).stragglers;
+  // The negative one means "no sequence number" and is left out: instance 3, which rank 2 ended.
+  EXPECT_EQ(s.instances, 19u);
+  EXPECT_EQ(s.ranks[2].last, 14u);
 }
 
 TEST(Stragglers, KnownSkewsAndCause) {
