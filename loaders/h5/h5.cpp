@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include "loaders/core/error.h"
 
@@ -549,11 +550,49 @@ std::string stringLengthProblem(hid_t d, size_t n) {
   Id fcpl(H5Fget_create_plist(fileId));
   size_t addrBytes = 8, sizeBytes = 8;
   if (!fcpl.valid() || H5Pget_sizes(fcpl, &addrBytes, &sizeBytes) < 0) return "";
+  if (addrBytes > 8) return "";
   const size_t elem = 4 + addrBytes + 4;
   uint64_t total = 0;
+  // The global heap collections the strings point into, each read once: its objects' sizes, or
+  // what is wrong with it. HDF5 1.10.8 takes a string's object index on trust (an index the
+  // collection does not hold read wild memory) and copies the whole object into a buffer of the
+  // string's stated length.
+  std::ifstream file;
+  std::map<uint64_t, std::pair<std::vector<uint64_t>, std::string>> collections;
+  auto collection = [&](uint64_t at) -> const std::pair<std::vector<uint64_t>, std::string>& {
+    auto [it, added] = collections.try_emplace(at);
+    if (!added) return it->second;
+    auto& [sizes, problem] = it->second;
+    if (!file.is_open()) file.open(fileOf(d), std::ios::binary);
+    std::vector<uint8_t> block(16);
+    file.clear();
+    file.seekg(static_cast<std::streamoff>(std::min<uint64_t>(at, INT64_MAX)));
+    if (!file.read(reinterpret_cast<char*>(block.data()), 16) ||
+        std::memcmp(block.data(), "GCOL\x01", 5) != 0) {
+      problem = fmt::format("no global heap collection at byte {}", at);
+      return it->second;
+    }
+    uint64_t size = 0;
+    for (int i = 7; i >= 0; --i)
+      size = size << 8 | block[8 + static_cast<size_t>(i)];
+    if (size < 16 || size > kMaxStringsBytes) {
+      problem = fmt::format("the global heap collection at byte {} states {} bytes", at, size);
+      return it->second;
+    }
+    block.resize(static_cast<size_t>(size));
+    if (!file.read(reinterpret_cast<char*>(block.data() + 16),
+                   static_cast<std::streamsize>(size - 16))) {
+      problem = fmt::format("the global heap collection at byte {} runs past the file's end", at);
+      return it->second;
+    }
+    if (std::string p = globalHeapProblem(block, &sizes); !p.empty())
+      problem = fmt::format("damaged global heap collection at byte {}: {}", at, p);
+    return it->second;
+  };
   auto check = [&](const uint8_t* p, size_t count, size_t first) -> std::string {
     for (size_t i = 0; i < count; ++i) {
-      const uint64_t len = le32(p + i * elem);
+      const uint8_t* e = p + i * elem;
+      const uint64_t len = le32(e);
       total += len;
       if (len > kMaxStringBytes)
         return fmt::format("string {} is {} bytes long, more than the {} Wattline reads", first + i,
@@ -561,6 +600,21 @@ std::string stringLengthProblem(hid_t d, size_t n) {
       if (total > kMaxStringsBytes)
         return fmt::format("its strings hold more than the {} bytes Wattline reads",
                            kMaxStringsBytes);
+      uint64_t at = 0;
+      for (size_t b = addrBytes; b-- > 0;)
+        at = at << 8 | e[4 + b];
+      if (at == 0) continue;  // no data: an empty string
+      const uint64_t index = le32(e + 4 + addrBytes);
+      const auto& [sizes, problem] = collection(at);
+      if (!problem.empty()) return fmt::format("string {}: {}", first + i, problem);
+      if (index == 0 || index >= sizes.size() || sizes[index] == kNoObject)
+        return fmt::format(
+            "string {} is object {} of the global heap collection at byte {}, "
+            "which holds no such object",
+            first + i, index, at);
+      if (sizes[index] != len)
+        return fmt::format("string {} is {} bytes long, but its global heap object holds {}",
+                           first + i, len, sizes[index]);
     }
     return "";
   };

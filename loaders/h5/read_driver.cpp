@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -190,12 +191,13 @@ const H5FD_class_t kClass = makeClass();
 
 }  // namespace
 
-std::string globalHeapProblem(std::span<const uint8_t> block) {
+std::string globalHeapProblem(std::span<const uint8_t> block, std::vector<uint64_t>* sizes) {
   if (block.size() < kCollectionHeader || std::memcmp(block.data(), "GCOL", 4) != 0 ||
       block[4] != 1)
     return "";
   const uint64_t size = le(block.data() + 8, 8);
   if (size > block.size() || size < kCollectionHeader) return "";  // read again in full, or HDF5's
+  if (sizes) sizes->clear();
   uint64_t at = kCollectionHeader;
   while (at < size) {
     if (size - at < kObjectHeader) break;  // too small for an object: free space
@@ -210,6 +212,10 @@ std::string globalHeapProblem(std::span<const uint8_t> block) {
     if (need > size - at)
       return fmt::format("object {} at offset {} runs past the collection's {} bytes", index, at,
                          size);
+    if (sizes && index > 0) {
+      if (sizes->size() <= index) sizes->resize(index + 1, kNoObject);
+      (*sizes)[index] = objectSize;
+    }
     at += need;
   }
   return "";

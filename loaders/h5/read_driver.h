@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace wl::h5 {
 
@@ -25,6 +26,9 @@ hid_t readDriverAccessList();
 // walks it, with 8-byte lengths (what HDF5 writes unless told otherwise, and what RunWriter
 // writes). "" when it is sound, when it is not a collection, or when the block does not hold the
 // whole collection (HDF5 reads it again in full); otherwise what is wrong.
-std::string globalHeapProblem(std::span<const uint8_t> block);
+// With `sizes`, the size of each object it holds, by index (kNoObject where none).
+std::string globalHeapProblem(std::span<const uint8_t> block,
+                              std::vector<uint64_t>* sizes = nullptr);
+inline constexpr uint64_t kNoObject = ~uint64_t{0};
 
 }  // namespace wl::h5
