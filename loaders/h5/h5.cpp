@@ -533,10 +533,6 @@ void writeStrings(hid_t loc, std::string_view name, const std::vector<std::strin
 
 namespace {
 
-uint64_t le32(const uint8_t* p) {
-  return uint64_t{p[0]} | uint64_t{p[1]} << 8 | uint64_t{p[2]} << 16 | uint64_t{p[3]} << 24;
-}
-
 // Checks the lengths of the variable-length strings dataset `d` stores (its first n elements),
 // read from its raw bytes before HDF5 converts them: HDF5 1.10 allocates and zeroes a string's
 // stated length (up to 4 GiB) before it reads the string, and a dataset's chunks have no
@@ -567,14 +563,12 @@ std::string stringLengthProblem(hid_t d, size_t n) {
     std::vector<uint8_t> block(16);
     file.clear();
     file.seekg(static_cast<std::streamoff>(std::min<uint64_t>(at, INT64_MAX)));
-    if (!file.read(reinterpret_cast<char*>(block.data()), 16) ||
-        std::memcmp(block.data(), "GCOL\x01", 5) != 0) {
+    const uint64_t size =
+        file.read(reinterpret_cast<char*>(block.data()), 16) ? globalHeapSize(block) : 0;
+    if (size == 0) {
       problem = fmt::format("no global heap collection at byte {}", at);
       return it->second;
     }
-    uint64_t size = 0;
-    for (int i = 7; i >= 0; --i)
-      size = size << 8 | block[8 + static_cast<size_t>(i)];
     if (size < 16 || size > kMaxStringsBytes) {
       problem = fmt::format("the global heap collection at byte {} states {} bytes", at, size);
       return it->second;
@@ -592,7 +586,7 @@ std::string stringLengthProblem(hid_t d, size_t n) {
   auto check = [&](const uint8_t* p, size_t count, size_t first) -> std::string {
     for (size_t i = 0; i < count; ++i) {
       const uint8_t* e = p + i * elem;
-      const uint64_t len = le32(e);
+      const uint64_t len = littleEndian(e, 4);
       total += len;
       if (len > kMaxStringBytes)
         return fmt::format("string {} is {} bytes long, more than the {} Wattline reads", first + i,
@@ -600,11 +594,9 @@ std::string stringLengthProblem(hid_t d, size_t n) {
       if (total > kMaxStringsBytes)
         return fmt::format("its strings hold more than the {} bytes Wattline reads",
                            kMaxStringsBytes);
-      uint64_t at = 0;
-      for (size_t b = addrBytes; b-- > 0;)
-        at = at << 8 | e[4 + b];
+      const uint64_t at = littleEndian(e + 4, addrBytes);
       if (at == 0) continue;  // no data: an empty string
-      const uint64_t index = le32(e + 4 + addrBytes);
+      const uint64_t index = littleEndian(e + 4 + addrBytes, 4);
       const auto& [sizes, problem] = collection(at);
       if (!problem.empty()) return fmt::format("string {}: {}", first + i, problem);
       if (index == 0 || index >= sizes.size() || sizes[index] == kNoObject)

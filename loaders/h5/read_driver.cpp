@@ -24,13 +24,6 @@ namespace {
 constexpr size_t kCollectionHeader = 16;
 constexpr size_t kObjectHeader = 16;
 
-uint64_t le(const uint8_t* p, size_t bytes) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < bytes; ++i)
-    v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
-
 void pushError(const std::string& what) {
   H5Epush2(H5E_DEFAULT, __FILE__, "wattline read driver", __LINE__, H5E_ERR_CLS, H5E_VFL,
            H5E_READERROR, "%s", what.c_str());
@@ -191,18 +184,22 @@ const H5FD_class_t kClass = makeClass();
 
 }  // namespace
 
-std::string globalHeapProblem(std::span<const uint8_t> block, std::vector<uint64_t>* sizes) {
+uint64_t globalHeapSize(std::span<const uint8_t> block) {
   if (block.size() < kCollectionHeader || std::memcmp(block.data(), "GCOL", 4) != 0 ||
       block[4] != 1)
-    return "";
-  const uint64_t size = le(block.data() + 8, 8);
+    return 0;
+  return littleEndian(block.data() + 8, 8);
+}
+
+std::string globalHeapProblem(std::span<const uint8_t> block, std::vector<uint64_t>* sizes) {
+  const uint64_t size = globalHeapSize(block);
   if (size > block.size() || size < kCollectionHeader) return "";  // read again in full, or HDF5's
   if (sizes) sizes->clear();
   uint64_t at = kCollectionHeader;
   while (at < size) {
     if (size - at < kObjectHeader) break;  // too small for an object: free space
-    const uint64_t index = le(block.data() + at, 2);
-    const uint64_t objectSize = le(block.data() + at + 8, 8);
+    const uint64_t index = littleEndian(block.data() + at, 2);
+    const uint64_t objectSize = littleEndian(block.data() + at + 8, 8);
     if (objectSize > size - at)
       return fmt::format("object {} at offset {} has {} bytes, past the collection's {}", index, at,
                          objectSize, size);

@@ -22,6 +22,20 @@ namespace wl::h5 {
 // A new file-access property list that selects the read driver (caller closes it).
 hid_t readDriverAccessList();
 
+// The unsigned little-endian integer of `bytes` (at most 8) bytes at p: how HDF5 stores its
+// numbers and addresses.
+inline uint64_t littleEndian(const uint8_t* p, size_t bytes) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < bytes; ++i)
+    v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+// The size (header included) a global heap collection at the start of `block` states, or 0 when
+// the block does not begin with a collection's signature and version 1 (or is shorter than its
+// 16-byte header).
+uint64_t globalHeapSize(std::span<const uint8_t> block);
+
 // Checks a block that begins with a global heap collection ("GCOL", version 1) as HDF5 1.10
 // walks it, with 8-byte lengths (what HDF5 writes unless told otherwise, and what RunWriter
 // writes). "" when it is sound, when it is not a collection, or when the block does not hold the
