@@ -81,7 +81,8 @@ KernelCategory correctedCategory(std::string_view name, KernelClass cls, GpuEven
       anyOf(n, {"memcpy", "memset", "pushsend", "pushrecv", "userbuffer"}))
     return KernelCategory::Memory;
   if (anyOf(n, {"flash", "fmha", "sdpa", "attention", "attn"})) return KernelCategory::Attention;
-  if (anyOf(n, {"gemm", "matmul", "cutlass", "xmma", "cublas", "wgmma", "hgemm", "sgemm"}))
+  // nvjet_*: cuBLAS's GEMM kernels on Hopper since CUDA 12.8 (PyTorch 2.11 on an H200).
+  if (anyOf(n, {"gemm", "matmul", "cutlass", "xmma", "cublas", "wgmma", "hgemm", "sgemm", "nvjet"}))
     return KernelCategory::MatMul;
   if (has(n, "norm")) return KernelCategory::LayerNorm;
   if (anyOf(n, {"elementwise", "reduce", "softmax", "triton_", "vectorized", "unrolled", "copy",

@@ -123,6 +123,10 @@ TEST(KernelCategories, SeedPaperOrderAndCorrected) {
       {"triton_tem_fused_gemm_1", comp, k, C::MatMul, C::MatMul},
       {"sm90_xmma_gemm_bf16bf16_bf16f32", comp, k, C::MatMul, C::MatMul},
       {"ampere_sgemm_128x64_nn", comp, k, C::MatMul, C::MatMul},
+      // cuBLAS's Hopper GEMMs (tests/data/h200): no paper rule names them.
+      {"nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN", comp, k, C::Other, C::MatMul},
+      {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1", comp,
+       k, C::MatMul, C::Attention},
       {"void at::native::vectorized_elementwise_kernel<4>", comp, k, C::Elementwise,
        C::Elementwise},
       // The paper's order tries "kernel" before "norm".
