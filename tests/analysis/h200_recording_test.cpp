@@ -94,6 +94,9 @@ class H200Recording : public ::testing::Test {
     *analysis_ = nlohmann::json::parse(r.out);
   }
   static void TearDownTestSuite() { dir_.reset(); }
+  // A failed import or analysis leaves the JSON empty: each test stops with that, rather than
+  // reading keys that are not there.
+  void SetUp() override { ASSERT_TRUE(analysis_->is_object()) << "import or analyze failed"; }
   static inline std::unique_ptr<test::TempDir> dir_;
   static inline std::unique_ptr<nlohmann::json> analysis_;
   const nlohmann::json& j = *analysis_;
