@@ -32,29 +32,21 @@ struct Sample {
   unsigned long long reasons = 0;
 };
 
-// "2026/11/26 15:58:44.108" (UTC: the recording ran nvidia-smi with TZ=UTC) -> s since the epoch.
-double parseSmiTime(const std::string& s) {
+// A UTC time with milliseconds, read with `format` (year, month, day, hour, minute, second,
+// milliseconds) -> s since the epoch. nvidia-smi's "2026/11/26 15:58:44.108" (the recording ran
+// it with TZ=UTC) and the loop's "2026-11-26T16:00:20.577+00:00".
+double parseUtcMs(const std::string& s, const char* format) {
   std::tm tm{};
   int ms = 0;
-  if (std::sscanf(s.c_str(), "%d/%d/%d %d:%d:%d.%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
+  if (std::sscanf(s.c_str(), format, &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                  &tm.tm_sec, &ms) != 7)
     throw std::runtime_error("bad time " + s);
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   return static_cast<double>(timegm(&tm)) + ms / 1000.0;
 }
-
-// "2026-11-26T16:00:20.577+00:00" -> s since the epoch.
-double parseIsoUtc(const std::string& s) {
-  std::tm tm{};
-  int ms = 0;
-  if (std::sscanf(s.c_str(), "%d-%d-%dT%d:%d:%d.%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
-    throw std::runtime_error("bad time " + s);
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<double>(timegm(&tm)) + ms / 1000.0;
-}
+constexpr const char* kSmiTime = "%d/%d/%d %d:%d:%d.%d";
+constexpr const char* kIsoTime = "%d-%d-%dT%d:%d:%d.%d";
 
 // The CSV's fields by position (recording.json names them): 0 timestamp, 4 power.draw,
 // 7 clocks.sm, 9 utilization.gpu, 15 clocks_event_reasons.active; values carry units.
@@ -69,7 +61,7 @@ std::vector<Sample> readSamples() {
     for (std::string v; std::getline(ss, v, ',');)
       f.push_back(v.substr(v.find_first_not_of(' ')));
     Sample s;
-    s.t_s = parseSmiTime(f.at(0));
+    s.t_s = parseUtcMs(f.at(0), kSmiTime);
     s.power_w = std::stod(f.at(4));
     s.sm_clock_mhz = std::stod(f.at(7));
     s.util_pct = std::stod(f.at(9));
@@ -157,7 +149,7 @@ TEST_F(H200Recording, IterationsLineUpWithTheTrainingLoopsWallClock) {
   std::vector<double> tracedEnds, intervals;
   double previous = NAN;
   for (const auto& it : rec["iteration_log"]) {
-    const double end = parseIsoUtc(it["end_utc"].get<std::string>());
+    const double end = parseUtcMs(it["end_utc"].get<std::string>(), kIsoTime);
     if (it.value("traced", false)) tracedEnds.push_back(end);
     if (!std::isnan(previous)) intervals.push_back(end - previous);
     previous = end;
