@@ -10,14 +10,13 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "loaders/core/throttle_reasons.h"
-#include "loaders/sim/comm_model.h"
 #include "loaders/sim/memory_model.h"
 #include "loaders/sim/model_shape.h"
 #include "loaders/sim/platform_profile.h"
 #include "loaders/sim/simulator.h"
-#include "loaders/sim/topology.h"
 #include "sim_test_support.h"
 #include "support/temp_dir.h"
 
@@ -91,63 +90,135 @@ double meanPower(const RunFile& run, double t0, double t1) {
   return sum / static_cast<double>(run.gpus().size());
 }
 
-// Finding: past a threshold, a larger microbatch gives burstier execution (higher peak-to-average
-// power, higher power peaks), a higher peak temperature and more thermal throttling. Global batch
-// 256 (so the pipeline bubble stays small), 180 s in a hot aisle so the rear GPUs reach their
-// thermal limits.
-TEST(PaperFindings, LargerMicrobatchIsBurstierHotterAndThrottlesMore) {
-  test::TempDir dir;
-  sim::SimConfig c = llama8b();
-  c.gbs = 256;
-  c.durationS = 180;
-  ASSERT_TRUE(sim::applyThermalScenario("hot-aisle", c));
-  c.mbs = 1;
-  const auto small = test::simulateAndOpen(c, dir / "mbs1.h5");
-  c.mbs = 4;
-  const auto large = test::simulateAndOpen(c, dir / "mbs4.h5");
-  const double t0 = trainStart(c) + 5, t1 = trainEnd(c);
-  const double p2aSmall = peakToAverage(*small, t0, t1), p2aLarge = peakToAverage(*large, t0, t1);
-  const double peakSmall = maxSample(*small, "power_w"), peakLarge = maxSample(*large, "power_w");
-  const double hotSmall = slotMean(*small, 1, "temp_c", t1 - 60, t1);
-  const double hotLarge = slotMean(*large, 1, "temp_c", t1 - 60, t1);
-  const double thermSmall = thermalThrottleS(*small), thermLarge = thermalThrottleS(*large);
-  const double peakTSmall = maxSample(*small, "temp_c"), peakTLarge = maxSample(*large, "temp_c");
-  std::printf(
-      "mbs 1 -> 4: P2A %.3f -> %.3f, peak %.0f -> %.0f W, peak T %.0f -> %.0f C, rear T (last 60"
-      " s) %.2f -> %.2f C, thermal throttle %.2f -> %.2f GPU-s\n",
-      p2aSmall, p2aLarge, peakSmall, peakLarge, peakTSmall, peakTLarge, hotSmall, hotLarge,
-      thermSmall, thermLarge);
-  EXPECT_GT(p2aLarge, p2aSmall + 0.03);
-  EXPECT_GT(peakLarge, peakSmall + 20);
-  EXPECT_GE(peakTLarge, peakTSmall);
-  EXPECT_GT(hotLarge, hotSmall);
-  EXPECT_GT(thermLarge, thermSmall + 1.0);
+// Finding: past a certain microbatch size, bursty execution and peak power excursions worsen
+// thermal throttling. Llama3-8B TP 2 x PP 2 x DP 2 at global batch 256, 180 s in a hot aisle (so
+// the rear GPUs reach their thermal limits), microbatch 1, 2, 4, 8 and 16, each at eight seeds.
+// A seed is a node (the parts' leakage and thermal resistances, the inlet offset, the jitter), so
+// the microbatches are compared node by node. The margin is the model's noise, by a sign test: a
+// measure moves from one microbatch to the next only if it moves the same way on all eight nodes
+// (if the microbatch made no difference, each node would go either way: all eight alike has a
+// chance of 2 x 2^-8 < 1 %). No margin comes from the numbers being compared.
+struct MicrobatchPoint {
+  int mbs = 0;
+  std::vector<double> p2a, peakW, meanW, rearT, throttleS, peakT;  // one value per seed
+};
+
+double meanOf(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v)
+    s += x;
+  return s / static_cast<double>(v.size());
 }
 
-// Past the threshold, at the paper's fixed global batch: a microbatch so large that few
-// microbatches remain per iteration leaves a larger pipeline bubble, so the mean power falls, yet
-// the bursts after each bubble overshoot the power limit further and heat the dies past their
-// thermal limit more often.
-TEST(PaperFindings, VeryLargeMicrobatchesDrawLessOnAverageYetThrottleMore) {
-  test::TempDir dir;
-  sim::SimConfig c = llama8b();
-  c.gbs = 256;
-  c.durationS = 180;
-  ASSERT_TRUE(sim::applyThermalScenario("hot-aisle", c));
-  c.mbs = 4;
-  const auto mid = test::simulateAndOpen(c, dir / "mbs4.h5");
-  c.mbs = 16;
-  const auto huge = test::simulateAndOpen(c, dir / "mbs16.h5");
-  const double t0 = trainStart(c) + 5, t1 = trainEnd(c);
-  const double p2aMid = peakToAverage(*mid, t0, t1), p2aHuge = peakToAverage(*huge, t0, t1);
-  const double thermMid = thermalThrottleS(*mid), thermHuge = thermalThrottleS(*huge);
+// b above a on every seed.
+bool risesOnEverySeed(const std::vector<double>& a, const std::vector<double>& b) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(b[i] > a[i])) return false;
+  return !a.empty();
+}
+
+std::string perSeed(const std::vector<double>& v) {
+  std::string s;
+  for (double x : v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%.3g", s.empty() ? "" : " ", x);
+    s += buf;
+  }
+  return s;
+}
+
+class MicrobatchSweep : public ::testing::Test {
+ protected:
+  static constexpr int kMicrobatches[] = {1, 2, 4, 8, 16};
+  static constexpr uint64_t kSeeds[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  static std::vector<MicrobatchPoint>* points_;
+
+  static void SetUpTestSuite() {
+    points_ = new std::vector<MicrobatchPoint>;
+    test::TempDir dir;
+    for (int mbs : kMicrobatches) {
+      MicrobatchPoint p;
+      p.mbs = mbs;
+      for (uint64_t seed : kSeeds) {
+        sim::SimConfig c = llama8b();
+        c.gbs = 256;
+        c.durationS = 180;
+        EXPECT_TRUE(sim::applyThermalScenario("hot-aisle", c));
+        c.mbs = mbs;
+        c.seed = seed;
+        const auto run = test::simulateAndOpen(c, dir / "mbs.h5");
+        const double t0 = trainStart(c) + 5, t1 = trainEnd(c);
+        p.p2a.push_back(peakToAverage(*run, t0, t1));
+        p.peakW.push_back(maxSample(*run, "power_w"));
+        p.meanW.push_back(meanPower(*run, t0, t1));
+        p.rearT.push_back(slotMean(*run, 1, "temp_c", t1 - 60, t1));
+        p.throttleS.push_back(thermalThrottleS(*run));
+        p.peakT.push_back(maxSample(*run, "temp_c"));
+      }
+      std::printf(
+          "mbs %2d, mean of 8 seeds: P2A %.3f, peak %.0f W, mean %.0f W, rear T (last 60 s) "
+          "%.2f C, peak T %.1f C, thermal throttle %.2f GPU-s (per seed: %s)\n",
+          mbs, meanOf(p.p2a), meanOf(p.peakW), meanOf(p.meanW), meanOf(p.rearT), meanOf(p.peakT),
+          meanOf(p.throttleS), perSeed(p.throttleS).c_str());
+      points_->push_back(std::move(p));
+    }
+  }
+  static void TearDownTestSuite() {
+    delete points_;
+    points_ = nullptr;
+  }
+  static const std::vector<MicrobatchPoint>& points() { return *points_; }
+};
+
+std::vector<MicrobatchPoint>* MicrobatchSweep::points_ = nullptr;
+
+// Reproduced: every larger microbatch is burstier: on every node, a higher peak-to-average power
+// and higher power peaks than the next smaller one.
+TEST_F(MicrobatchSweep, ReproducedEveryLargerMicrobatchIsBurstierWithHigherPowerPeaks) {
+  const auto& p = points();
+  for (size_t i = 1; i < p.size(); ++i) {
+    EXPECT_TRUE(risesOnEverySeed(p[i - 1].p2a, p[i].p2a))
+        << "P2A mbs " << p[i - 1].mbs << " -> " << p[i].mbs << ": " << perSeed(p[i - 1].p2a)
+        << " -> " << perSeed(p[i].p2a);
+    EXPECT_TRUE(risesOnEverySeed(p[i - 1].peakW, p[i].peakW))
+        << "peak W mbs " << p[i - 1].mbs << " -> " << p[i].mbs << ": " << perSeed(p[i - 1].peakW)
+        << " -> " << perSeed(p[i].peakW);
+  }
+}
+
+// Reproduced: thermal throttling (ground truth) has a knee. The knee is the smallest microbatch
+// from which every larger one throttles more on every node; below it, some step does not (on
+// some node throttling falls or stays). It must lie inside the sweep, with at least two steps
+// past it.
+TEST_F(MicrobatchSweep, ReproducedThermalThrottlingGrowsPastAKnee) {
+  const auto& p = points();
+  size_t knee = p.size() - 1;
+  while (knee > 0 && risesOnEverySeed(p[knee - 1].throttleS, p[knee].throttleS))
+    --knee;
   std::printf(
-      "mbs 4 -> 16: P2A %.3f -> %.3f, mean power %.0f -> %.0f W, thermal throttle %.1f ->"
-      " %.1f GPU-s\n",
-      p2aMid, p2aHuge, meanPower(*mid, t0, t1), meanPower(*huge, t0, t1), thermMid, thermHuge);
-  EXPECT_GT(p2aHuge, p2aMid + 0.03);
-  EXPECT_LT(meanPower(*huge, t0, t1), meanPower(*mid, t0, t1));
-  EXPECT_GT(thermHuge, thermMid * 2);
+      "knee: from microbatch %d on, every larger microbatch throttles more on all %zu "
+      "nodes\n",
+      p[knee].mbs, std::size(kSeeds));
+  EXPECT_GE(knee, 1u) << "throttling rises from the smallest microbatch on: no knee";
+  EXPECT_LE(knee + 2, p.size() - 1) << "fewer than two steps past the knee";
+}
+
+// Not reproduced: a hotter GPU. The peak temperature is held at the HW slowdown threshold (89 C
+// on H100, +1 C of sensor noise and rounding) at every microbatch, and the rear row's mean
+// temperature follows the mean power, which from the largest step on *falls* on every node (fewer
+// microbatches per iteration leave a larger pipeline bubble): the extra throttling comes from the
+// bursts overshooting the thermal limit, not from a hotter GPU.
+TEST_F(MicrobatchSweep, NotReproducedTheTemperatureDoesNotRisePastTheKnee) {
+  const auto& p = points();
+  const double slowdown = sim::findProfile("h100")->slowdown_temp_c;
+  for (const MicrobatchPoint& m : p)
+    for (double t : m.peakT)
+      EXPECT_LE(t, slowdown + 1) << "mbs " << m.mbs;
+  const MicrobatchPoint &last = p.back(), &before = p[p.size() - 2];
+  EXPECT_TRUE(risesOnEverySeed(last.meanW, before.meanW))
+      << perSeed(before.meanW) << " -> " << perSeed(last.meanW);
+  EXPECT_TRUE(risesOnEverySeed(last.rearT, before.rearT))
+      << perSeed(before.rearT) << " -> " << perSeed(last.rearT);
 }
 
 // Finding: overlapping communication with computation raises the peak temperature. TinyLlama,
@@ -237,55 +308,100 @@ TEST(PaperFindings, HotterGpusClockLowerAndStraggle) {
   EXPECT_GE(rearLast, 4 * frontLast);
 }
 
-// Finding: tensor + pipeline parallelism reaches lower link bandwidth than tensor or pipeline
-// parallelism alone. What one microbatch moves per layer boundary on 8 GPUs of a node, Llama3-8B
-// at 2048 tokens (D = T h 2 bytes of activations): TP 4 all-reduces D twice per layer; PP 4 sends
-// D to the next stage; TP 2 x PP 2 all-reduces D over 2 ranks and sends D / 2 per rank
-// (scatter-gather of the pipeline exchange over the tensor-parallel ranks). Achieved bandwidth =
-// the bytes each rank sends / the time the collective plan takes, summed over the layer.
-TEST(PaperFindings, TensorPlusPipelineUsesTheLinksWorse) {
-  sim::SimConfig c = test::tinyConfig();
-  c.model = *sim::findModel("Llama3-8B");
-  c.seqLen = 2048, c.mbs = 1;
-  const double D = 1.0 * c.seqLen * c.model.hidden * 2;
-  struct Moved {
-    double bytes = 0, seconds = 0;
-    void add(const sim::CollectivePlan& p) { bytes += p.bytesPerRank, seconds += p.seconds; }
-    double gbs() const { return bytes / seconds * 1e-9; }
+// NVLink traffic of one GPU from its recorded counter (KiB, 32-bit, wrapping as NVML's do):
+// the bytes it sent in [t0, t1), with the counter interpolated linearly at both ends.
+double nvlinkTxBytes(const RunFile& run, size_t gpu, double t0, double t1) {
+  const test::Series s = test::series(run, gpu, "nvlink_tx_kib");
+  std::vector<double> unwrapped(s.v.size());
+  double wraps = 0;
+  for (size_t i = 0; i < s.v.size(); ++i) {
+    if (i > 0 && s.v[i] < s.v[i - 1]) wraps += 4294967296.0;
+    unwrapped[i] = s.v[i] + wraps;
+  }
+  auto at = [&](double t) {
+    const auto it = std::lower_bound(s.t.begin(), s.t.end(), t);
+    if (it == s.t.begin()) return unwrapped.front();
+    if (it == s.t.end()) return unwrapped.back();
+    const size_t i = static_cast<size_t>(it - s.t.begin());
+    const double w = (t - s.t[i - 1]) / (s.t[i] - s.t[i - 1]);
+    return unwrapped[i - 1] + w * (unwrapped[i] - unwrapped[i - 1]);
   };
-  struct Layer {
-    Moved tp, pp, all;
-  };
-  auto layout = [&](int tp, int pp) {
-    c.tp = tp, c.pp = pp, c.dp = 8 / (tp * pp);
-    c.gbs = c.dp * 8;
-    const sim::Topology topo(c);
-    Layer m;
-    using K = sim::CollectiveKind;
-    for (int i = 0; tp > 1 && i < 2; ++i) {
-      const auto p =
-          sim::planCollective(K::AllReduce, D, *topo.worstGroup(sim::GroupKind::Tp, 0), c.platform);
-      m.tp.add(p), m.all.add(p);
+  return (at(t1) - at(t0)) * 1024.0;
+}
+
+struct LinkUse {
+  double gbs = 0;       // NVLink bytes sent per GPU per second, whole iterations, GB/s
+  double errorGbs = 0;  // what reading the counter can be off by (one sample's traffic per end)
+  double iterationS = 0;
+};
+
+// Over whole iterations (the second to the last; the first warms up): the NVLink bytes every GPU
+// sent, from its counter, over the time those iterations took, averaged over the GPUs.
+LinkUse linkUse(const RunFile& run) {
+  double t0 = 1e300, t1 = -1e300;
+  int64_t lastStep = 0;
+  for (const Iteration& it : run.iterations()) {
+    if (it.step < 1) continue;
+    lastStep = std::max(lastStep, it.step);
+    t0 = std::min(t0, static_cast<double>(it.start_ns - run.info().start_ns) * 1e-9);
+    t1 = std::max(t1, static_cast<double>(it.end_ns - run.info().start_ns) * 1e-9);
+  }
+  const double sampleS = 1.0 / 20;  // the default --sample-hz
+  LinkUse u;
+  for (const GpuInfo& g : run.gpus()) {
+    const double bytes = nvlinkTxBytes(run, g.id, t0, t1);
+    u.gbs += bytes / (t1 - t0) * 1e-9;
+    // Linear interpolation inside one sample interval at each end, plus the KiB resolution.
+    const double perSample = bytes / (t1 - t0) * sampleS;
+    u.errorGbs += (2 * perSample + 2048.0) / (t1 - t0) * 1e-9;
+  }
+  const double n = static_cast<double>(run.gpus().size());
+  u.gbs /= n, u.errorGbs /= n;
+  u.iterationS = (t1 - t0) / static_cast<double>(lastStep);
+  return u;
+}
+
+// Finding: tensor + pipeline parallelism under-uses the links (inefficient chunking). Measured on
+// simulated runs of Llama3-8B at 2048 tokens on one 8-GPU H100 node, TP 4 x DP 2, PP 4 x DP 2 and
+// TP 2 x PP 2 x DP 2 (microbatch 1, eight microbatches per iteration), from the recorded NVLink
+// counters over whole iterations: the mean link throughput of a GPU. Each layout runs at two
+// seeds; a difference counts when it exceeds the two layouts' seed differences plus what reading
+// the counters can be off by. What it shows (docs/simulator.md, "partly reproduced"): the mix
+// uses the links less than tensor parallelism alone, but more than pipeline parallelism alone.
+TEST(PaperFindings, PartlyReproducedTensorPlusPipelineUsesTheLinksLessThanTensorAloneOnly) {
+  test::TempDir dir;
+  struct Layout {
+    const char* name;
+    int tp, pp;
+    LinkUse use[2];
+    double gbs() const { return (use[0].gbs + use[1].gbs) / 2; }
+    double noise() const {
+      return std::fabs(use[0].gbs - use[1].gbs) + std::max(use[0].errorGbs, use[1].errorGbs);
     }
-    if (pp > 1) {
-      const auto p = sim::planCollective(K::SendRecv, D / tp,
-                                         *topo.worstGroup(sim::GroupKind::P2pPair, 0), c.platform);
-      m.pp.add(p), m.all.add(p);
-    }
-    return m;
   };
-  const Layer tp = layout(4, 1), pp = layout(1, 4), both = layout(2, 2);
+  Layout layouts[] = {{"TP 4", 4, 1, {}}, {"PP 4", 1, 4, {}}, {"TP 2 x PP 2", 2, 2, {}}};
+  for (Layout& l : layouts)
+    for (int k = 0; k < 2; ++k) {
+      sim::SimConfig c = llama8b();
+      c.tp = l.tp, c.pp = l.pp, c.dp = 8 / (l.tp * l.pp);
+      c.mbs = 1, c.gbs = c.dp * 8;
+      c.durationS = 0, c.iterations = 6;
+      c.seed = 1 + static_cast<uint64_t>(k);
+      l.use[k] = linkUse(*test::simulateAndOpen(c, dir / "layout.h5"));
+    }
+  const Layout &tp = layouts[0], &pp = layouts[1], &both = layouts[2];
   std::printf(
-      "achieved GB/s per rank: TP 4 %.0f, PP 4 %.0f (exchange %.0f), TP 2 x PP 2 %.0f "
-      "(all-reduce %.0f, exchange %.0f)\n",
-      tp.all.gbs(), pp.all.gbs(), pp.pp.gbs(), both.all.gbs(), both.tp.gbs(), both.pp.gbs());
-  // Reproduced: the pipeline exchange split over the tensor-parallel ranks moves smaller chunks
-  // and reaches less of the link than the whole exchange of pipeline parallelism alone.
-  EXPECT_LT(both.pp.gbs(), 0.9 * pp.pp.gbs());
-  // Not reproduced (docs/simulator.md): over the whole layer the mix lies between the two, as
-  // the tensor-parallel all-reduce of the mix still moves most bytes at NVLink speed.
-  EXPECT_GT(both.all.gbs(), pp.all.gbs());
-  EXPECT_LT(both.all.gbs(), tp.all.gbs());
+      "NVLink GB/s per GPU over whole iterations (seeds 1, 2; counter error): TP 4 %.1f, %.1f "
+      "(+-%.2f), PP 4 %.1f, %.1f (+-%.2f), TP 2 x PP 2 %.1f, %.1f (+-%.2f); link %.0f GB/s; "
+      "iteration %.3f / %.3f / %.3f s\n",
+      tp.use[0].gbs, tp.use[1].gbs, tp.use[0].errorGbs, pp.use[0].gbs, pp.use[1].gbs,
+      pp.use[0].errorGbs, both.use[0].gbs, both.use[1].gbs, both.use[0].errorGbs,
+      sim::findProfile("h100")->intra_node_gbs, tp.use[0].iterationS, pp.use[0].iterationS,
+      both.use[0].iterationS);
+  // Reproduced half: less than tensor parallelism alone.
+  EXPECT_LT(both.gbs(), tp.gbs() - both.noise() - tp.noise());
+  // Not reproduced half: more than pipeline parallelism alone.
+  EXPECT_GT(both.gbs(), pp.gbs() + both.noise() + pp.noise());
 }
 
 double lastIterationS(const RunFile& run) {
@@ -350,10 +466,12 @@ TEST(PaperFindings, RecomputationTradesMemoryForCompute) {
   EXPECT_LT(redoS, 1.45 * keepS);
 }
 
-// Finding: the two GCDs of an MI250 differ by 5-10 C (the second breathes the first one's air
-// inside the package). Per package, the mean temperature difference of its GCDs over the last
-// 30 s of training, averaged over the node's four packages.
-TEST(PaperFindings, Mi250GcdsOfOnePackageDifferBy5To10C) {
+// Calibrated, not reproduced: the two GCDs of an MI250 differ by 5-10 C (the second breathes the
+// first one's air inside the package). This is the figure `package_air_conductance_w_per_k` (35
+// W/K on MI250) was chosen to give (docs/simulator.md, profile table), so the test guards that
+// calibration and cannot confirm the finding. Per package, the mean temperature difference of its
+// GCDs over the last 30 s of training, averaged over the node's four packages.
+TEST(PaperFindings, CalibratedMi250GcdsOfOnePackageDifferBy5To10C) {
   test::TempDir dir;
   sim::SimConfig c = llama8b();
   c.platform = *sim::findProfile("mi250");
