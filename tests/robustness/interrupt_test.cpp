@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -86,9 +87,76 @@ bool waitForTemp(const Child& c, const fs::path& dir, int& status, bool& exited)
   return false;
 }
 
-// The simulator runs its engine before it opens the run file (it needs the end time); its scratch
-// file is unlinked when created. A SIGTERM then leaves nothing and says so.
-TEST(Interrupt, SigtermDuringSimulateLeavesNothing) {
+// How a command interrupted while it wrote its run ended.
+struct Interrupted {
+  bool caught = false;  // signalled while its temporary run file was in the folder
+  int status = 0;
+  std::string err;
+};
+
+// Runs command(size) for size = first, 2 first, ... up to last until a run is caught while its
+// temporary run file exists in `out` (the output half written), and sends it `sig` then. A run
+// that finishes before it can be caught is removed and the next, larger one tried.
+Interrupted interruptWhileWriting(const std::function<std::vector<std::string>(int)>& command,
+                                  int first, int last, const fs::path& out, const fs::path& err,
+                                  int sig) {
+  for (int size = first; size <= last; size *= 2) {
+    const Child c = start(command(size), err);
+    Interrupted r;
+    bool exited = false;
+    if (waitForTemp(c, out, r.status, exited)) {
+      r.caught = hasTemp(out);
+      kill(c.pid, sig);
+      waitpid(c.pid, &r.status, 0);
+      if (!(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0)) {
+        r.err = slurp(err);
+        return r;
+      }
+    } else if (!exited) {
+      kill(c.pid, SIGKILL);
+      waitpid(c.pid, &r.status, 0);
+    } else if (!(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0)) {
+      r.err = slurp(err);  // failed before writing: say why
+      return r;
+    }
+    fs::remove_all(out);  // finished before the signal: try a larger one
+    fs::create_directory(out);
+  }
+  return {};
+}
+
+// The simulator runs its engine before it opens the run file (it needs the end time), then
+// writes the run to a temporary file beside the output. SIGTERM once that file exists (the run is
+// half written): the process ends by SIGTERM (a shell reports 143), says it removed the
+// unfinished file, and the folder is empty. If the writing finished before the signal could be
+// sent, the run is made longer (more kernels to write) and tried again.
+TEST(Interrupt, SigtermWhileSimulateWritesItsRunRemovesTheHalfWrittenFile) {
+  test::TempDir dir;
+  const fs::path out = dir / "runs";
+  fs::create_directory(out);
+  const Interrupted r = interruptWhileWriting(
+      [&](int seconds) {
+        std::vector<std::string> args{"simulate", "-o", (out / "long.h5").string()};
+        std::istringstream more(
+            "--model TinyLlama-1.1B --gpus-per-node 4 --tp 2 --iterations 100000 --trace-ranks "
+            "all --quiet --duration " +
+            std::to_string(seconds));
+        for (std::string w; more >> w;)
+          args.push_back(w);
+        return args;
+      },
+      20, 640, out, dir / "err.txt", SIGTERM);
+  ASSERT_TRUE(r.caught) << "the simulation always finished before it could be interrupted: "
+                        << r.err;
+  ASSERT_TRUE(WIFSIGNALED(r.status)) << "exit status " << r.status << ": " << r.err;
+  EXPECT_EQ(WTERMSIG(r.status), SIGTERM);  // a shell reports exit status 143
+  EXPECT_EQ(r.err, "wattline simulate: interrupted (SIGTERM); removed 1 unfinished file\n");
+  EXPECT_TRUE(names(out).empty()) << names(out).front();
+}
+
+// Before the run file exists (the engine is still running; its scratch file is unlinked when
+// created), SIGTERM leaves nothing either, and there is nothing to remove.
+TEST(Interrupt, SigtermBeforeSimulateOpensItsRunLeavesNothing) {
   test::TempDir dir;
   const fs::path out = dir / "runs";
   fs::create_directory(out);
@@ -96,11 +164,12 @@ TEST(Interrupt, SigtermDuringSimulateLeavesNothing) {
                          "--gpus-per-node", "4", "--tp", "2", "--duration", "3600", "--quiet"},
                         dir / "err.txt");
   std::this_thread::sleep_for(500ms);
+  ASSERT_FALSE(hasTemp(out));
   kill(c.pid, SIGTERM);
   int status = 0;
   ASSERT_EQ(waitpid(c.pid, &status, 0), c.pid);
   ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << status << ": " << slurp(c.err);
-  EXPECT_EQ(WTERMSIG(status), SIGTERM);  // a shell reports exit status 143
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
   EXPECT_EQ(slurp(c.err), "wattline simulate: interrupted (SIGTERM)\n");
   EXPECT_TRUE(names(out).empty()) << names(out).front();
 }
@@ -127,35 +196,20 @@ TEST(Interrupt, SigintDuringImportRemovesTheUnfinishedRun) {
   fs::create_directory(out);
   // The temporary run exists only while the run is written (after reading): grow the input until
   // the writing is slow enough to be caught.
-  for (int rows = 20000;; rows *= 2) {
-    ASSERT_LE(rows, 640000) << "the import always finished before it could be interrupted";
-    writeBigCsv(dir / "smi.csv", 8, rows);
-    const Child c = start({"import", (dir / "smi.csv").string(), "-o", (out / "big.h5").string()},
-                          dir / "err.txt");
-    int status = 0;
-    bool exited = false;
-    if (!waitForTemp(c, out, status, exited)) {
-      ASSERT_TRUE(exited);
-      fs::remove_all(out);
-      fs::create_directory(out);
-      continue;
-    }
-    kill(c.pid, SIGINT);
-    ASSERT_EQ(waitpid(c.pid, &status, 0), c.pid);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {  // finished just before the signal
-      fs::remove_all(out);
-      fs::create_directory(out);
-      continue;
-    }
-    ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << status << ": " << slurp(c.err);
-    EXPECT_EQ(WTERMSIG(status), SIGINT);
-    const std::string err = slurp(c.err);
-    EXPECT_NE(err.find("wattline import: interrupted (SIGINT); removed 1 unfinished file\n"),
-              std::string::npos)
-        << err;
-    EXPECT_TRUE(names(out).empty()) << names(out).front();
-    break;
-  }
+  const Interrupted r = interruptWhileWriting(
+      [&](int rows) {
+        writeBigCsv(dir / "smi.csv", 8, rows);
+        return std::vector<std::string>{"import", (dir / "smi.csv").string(), "-o",
+                                        (out / "big.h5").string()};
+      },
+      20000, 640000, out, dir / "err.txt", SIGINT);
+  ASSERT_TRUE(r.caught) << "the import always finished before it could be interrupted: " << r.err;
+  ASSERT_TRUE(WIFSIGNALED(r.status)) << "exit status " << r.status << ": " << r.err;
+  EXPECT_EQ(WTERMSIG(r.status), SIGINT);
+  EXPECT_NE(r.err.find("wattline import: interrupted (SIGINT); removed 1 unfinished file\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(names(out).empty()) << names(out).front();
 }
 
 // The pid of a process that has exited and been reaped.
