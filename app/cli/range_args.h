@@ -2,9 +2,9 @@
 #pragma once
 // Parsing of the options that scope a command to part of a run, shared by the subcommands that
 // take them (`wattline analyze`, `wattline export`):
-//   --range START:END  durations after the run start ("10s:25.5s", "1m:2m", bare seconds) or, as
-//                      bare integers of 16 or more digits, absolute times in ns; either side may
-//                      be empty (the run's edge);
+//   --range START:END  durations after the run start ("10s:25.5s", "1m:2m", "12m:12m10s", bare
+//                      seconds) or, as bare integers of 16 or more digits, absolute times in ns;
+//                      either side may be empty (the run's edge);
 //   --gpus LIST        "0,2,4-7";
 //   --metrics LIST     "power_w,temp_c".
 // Mistakes throw UsageError naming the option (exit code 2).

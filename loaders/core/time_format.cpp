@@ -45,35 +45,91 @@ std::string formatDuration(int64_t ns) {
   return fmt::format("{}{} h {:02} min", sign, totalMin / 60, totalMin % 60);
 }
 
+namespace {
+
+// The ns of one unit ("s", "ms", ...; "" is seconds), 0 if it is not a unit; `rank` orders
+// the units from the largest (h: 0) down, for the order of a compound duration.
+double unitScale(std::string_view unit, int& rank) {
+  struct Unit {
+    std::string_view name;
+    double ns;
+    int rank;
+  };
+  static constexpr Unit kUnits[] = {{"h", 3600e9, 0}, {"m", 60e9, 1}, {"min", 60e9, 1},
+                                    {"s", 1e9, 2},    {"", 1e9, 2},   {"ms", 1e6, 3},
+                                    {"us", 1e3, 4},   {"ns", 1, 5}};
+  for (const Unit& u : kUnits)
+    if (u.name == unit) {
+      rank = u.rank;
+      return u.ns;
+    }
+  return 0;
+}
+
+bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// The length of the number at the start of `s` ("12", "1.5", ".5", "2e3", "1.5e-3"), 0 if none.
+size_t numberLength(std::string_view s) {
+  size_t i = 0, digits = 0;
+  for (; i < s.size() && isDigit(s[i]); ++i)
+    ++digits;
+  if (i < s.size() && s[i] == '.')
+    for (++i; i < s.size() && isDigit(s[i]); ++i)
+      ++digits;
+  if (digits == 0) return 0;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    size_t j = i + 1;
+    if (j < s.size() && (s[j] == '+' || s[j] == '-')) ++j;
+    if (j < s.size() && isDigit(s[j])) {
+      while (j < s.size() && isDigit(s[j]))
+        ++j;
+      i = j;
+    }
+  }
+  return i;
+}
+
+}  // namespace
+
 std::optional<int64_t> parseDuration(std::string_view text) {
   while (!text.empty() && text.front() == ' ')
     text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ')
     text.remove_suffix(1);
+  bool negative = false;
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
   if (text.empty()) return std::nullopt;
-  const std::string s(text);
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || !std::isfinite(v)) return std::nullopt;
-  const std::string unit(end);
-  double scale = 0;
-  if (unit.empty() || unit == "s")
-    scale = 1e9;
-  else if (unit == "ms")
-    scale = 1e6;
-  else if (unit == "us")
-    scale = 1e3;
-  else if (unit == "ns")
-    scale = 1;
-  else if (unit == "m" || unit == "min")
-    scale = 60e9;
-  else if (unit == "h")
-    scale = 3600e9;
-  else
-    return std::nullopt;
-  const double ns = v * scale;
-  if (std::fabs(ns) > 9.2e18) return std::nullopt;
-  return static_cast<int64_t>(std::llround(ns));
+  // Parts "NUMBER UNIT", units from the largest down, each at most once ("1h2m3.5s"); a bare
+  // number (seconds) only on its own.
+  double total = 0;
+  int lastRank = -1;
+  int parts = 0;
+  while (!text.empty()) {
+    const size_t n = numberLength(text);
+    if (n == 0) return std::nullopt;
+    const double v = std::strtod(std::string(text.substr(0, n)).c_str(), nullptr);
+    text.remove_prefix(n);
+    size_t u = 0;
+    while (u < text.size() && text[u] >= 'a' && text[u] <= 'z')
+      ++u;
+    const std::string_view unit = text.substr(0, u);
+    text.remove_prefix(u);
+    int rank = 0;
+    const double scale = unitScale(unit, rank);
+    if (scale == 0 || !std::isfinite(v) || rank <= lastRank) return std::nullopt;
+    if (unit.empty() && (parts > 0 || !text.empty())) return std::nullopt;
+    lastRank = rank;
+    ++parts;
+    total += v * scale;
+  }
+  if (!(std::fabs(total) <= 9.2e18)) return std::nullopt;
+  const int64_t ns = static_cast<int64_t>(std::llround(total));
+  return negative ? -ns : ns;
 }
 
 }  // namespace wl

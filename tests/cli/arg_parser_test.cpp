@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "app/cli/arg_parser.h"
+#include "app/cli/range_args.h"
 
 namespace wl::cli {
 namespace {
@@ -50,6 +51,19 @@ TEST(ArgParser, TypedValues) {
   EXPECT_EQ(p.doubleValue("x"), 2.5);
   EXPECT_THROW(p.intValue("bad"), UsageError);
   EXPECT_FALSE(p.intValue("missing").has_value());
+}
+
+// --range takes compound durations (docs/export.md: "--range 12m:12m10s"): 12 min and 12 min 10 s
+// after the run start.
+TEST(RangeArgs, AcceptsCompoundDurations) {
+  constexpr int64_t kStart = 1'700'000'000'000'000'000;
+  const TimeRange r = parseRunRange("12m:12m10s", kStart);
+  EXPECT_EQ(r.t0, kStart + 720'000'000'000);
+  EXPECT_EQ(r.t1, kStart + 730'000'000'000);
+  const TimeRange h = parseRunRange("1h2m3.5s:1h2m4s", 0);
+  EXPECT_EQ(h.t0, 3'723'500'000'000);
+  EXPECT_EQ(h.t1, 3'724'000'000'000);
+  EXPECT_THROW(parseRunRange("12m10:13m", kStart), UsageError);
 }
 
 }  // namespace

@@ -100,5 +100,41 @@ TEST(TimeFormat, UtcAndParse) {
   EXPECT_FALSE(parseDuration("5 parsecs").has_value());
 }
 
+// Compound durations, as docs/export.md writes them ("--range 12m:12m10s"): units from the largest
+// down, each once; the values below are the sums worked out by hand.
+TEST(TimeFormat, ParsesCompoundDurations) {
+  EXPECT_EQ(parseDuration("12m10s"), 730'000'000'000);      // 12 x 60 + 10 s
+  EXPECT_EQ(parseDuration("1h2m3.5s"), 3'723'500'000'000);  // 3600 + 120 + 3.5 s
+  EXPECT_EQ(parseDuration("1h30min"), 5'400'000'000'000);   // 90 min
+  EXPECT_EQ(parseDuration("1s500ms"), 1'500'000'000);
+  EXPECT_EQ(parseDuration("2ms3us4ns"), 2'003'004);
+  EXPECT_EQ(parseDuration("1.5m30s"), 120'000'000'000);  // 90 + 30 s
+  EXPECT_EQ(parseDuration("-1m30s"), -90'000'000'000);   // the sign covers every part
+  EXPECT_EQ(parseDuration("+2m"), 120'000'000'000);
+  EXPECT_EQ(parseDuration(" 1h1s "), 3'601'000'000'000);  // spaces around are trimmed
+  EXPECT_EQ(parseDuration("1e3ms"), 1'000'000'000);       // an exponent in a part
+  EXPECT_EQ(parseDuration(".5s"), 500'000'000);
+  EXPECT_EQ(parseDuration("2555555h"), int64_t{2'555'555} * 3'600'000'000'000);  // < 9.2e18 ns
+}
+
+TEST(TimeFormat, RejectsMalformedCompoundDurations) {
+  for (const char* bad : {"10s12m",                // units out of order
+                          "1m1m",                  // a unit twice
+                          "1m30",                  // a bare number after a unit
+                          "30 1s",                 // a bare number before one
+                          "1m 30s",                // a space inside
+                          "1m-30s",                // a sign inside
+                          "--1s",                  // two signs
+                          "-",                     // a sign alone
+                          "m",                     // a unit alone
+                          "1x",                    // not a unit
+                          "0x10",                  // hexadecimal
+                          "inf", "nan", "1e999s",  // not finite
+                          "1h.s",                  // a dot without digits
+                          "2555556h",              // past the limit, 9.2e18 ns
+                          ""})
+    EXPECT_FALSE(parseDuration(bad).has_value()) << "'" << bad << "'";
+}
+
 }  // namespace
 }  // namespace wl
