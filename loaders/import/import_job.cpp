@@ -7,14 +7,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "loaders/core/error.h"
+#include "loaders/core/time_format.h"
 #include "loaders/import/json_stream.h"
+#include "loaders/import/telemetry/text_input.h"
 
 namespace wl::import {
 namespace {
@@ -143,6 +147,10 @@ std::string importParametersJson(const ImportRequest& request,
   if (request.options.dcgm_interval_ms)
     j["import"]["dcgm_interval_ms"] = *request.options.dcgm_interval_ms;
   if (request.options.gpus) j["import"]["gpus"] = *request.options.gpus;
+  if (request.options.start_ns) {
+    j["import"]["start_time_ns"] = *request.options.start_ns;
+    j["import"]["start_time"] = formatUtc(*request.options.start_ns, 9);
+  }
   if (request.options.utc_offset_s)
     j["import"]["utc_offsets"]["*"] = offsetText(*request.options.utc_offset_s);
   for (const UtcOffset& u : request.utcOffsets)
@@ -332,6 +340,12 @@ ImportSummary ImportJob::run(const Progress& progress) {
       readFiles(request_, readable, weight, total.sub(fileFrom, 0.8), spool);
   data.insert(data.end(), std::make_move_iterator(fromFiles.begin()),
               std::make_move_iterator(fromFiles.end()));
+  if (request_.options.start_ns && !data.empty() &&
+      std::none_of(data.begin(), data.end(), [](const ImportedData& d) { return d.startTimeUsed; }))
+    data.front().notes.push_back(
+        {Severity::Warning, "start_time_unused", "--start-time",
+         "no input has relative times (nvidia-smi dmon without a date, dcgmi dmon, ZeusMonitor "
+         "windows on the monotonic clock): the start time was not used"});
   for (const auto& [folder, files] : skipped) {
     std::string list;
     for (size_t i = 0; i < files.size() && i < 5; ++i)
@@ -423,6 +437,42 @@ std::string formatList() {
     if (n == 0) out += "  (none)\n";
   }
   return out;
+}
+
+int64_t parseStartTime(std::string_view text) {
+  const auto bad = [&](std::string_view why) {
+    return Error(fmt::format("--start-time \"{}\": {}", text, why));
+  };
+  const std::string_view s = text::trim(text);
+  const auto dt = text::parseDateTime(s);
+  const bool emptyFraction = s.size() > 19 && (s[19] == '.' || s[19] == ',') &&
+                             (s.size() == 20 || s[20] < '0' || s[20] > '9');
+  if (!dt || s[4] != '-' || emptyFraction)
+    throw bad(
+        "expected an ISO 8601 time with its zone, such as 2026-11-27T17:44:13.6Z or "
+        "2026-11-27T18:44:13+01:00");
+  if (!dt->zone_offset_s)
+    throw bad("the time has no zone; add Z (UTC) or the offset from UTC, such as +01:00");
+  // The zone's minutes ("+HH:MM" or "+HHMM" at the end) and hours: within +-14:00.
+  if (s.back() != 'Z') {
+    std::string zone(s.substr(s.find_last_of("+-")));
+    std::erase(zone, ':');
+    const int minutes = zone.size() == 5 ? std::stoi(zone.substr(3)) : 0;
+    if (minutes >= 60) throw bad("the minutes of an offset are 00 to 59");
+    if (std::abs(*dt->zone_offset_s) > 14 * 3600)
+      throw bad("the offset from UTC must lie between -14:00 and +14:00");
+  }
+  // parseDateTime accepts any day up to 31: check the month has it.
+  const int y = std::stoi(std::string(s.substr(0, 4)));
+  const int m = std::stoi(std::string(s.substr(5, 2)));
+  const int d = std::stoi(std::string(s.substr(8, 2)));
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (d > kDays[m - 1] + (m == 2 && leap ? 1 : 0))
+    throw bad(fmt::format("{}-{:02} has no day {}", y, m, d));
+  const int64_t ns = dt->wall_ns - *dt->zone_offset_s * text::kNsPerSecond;
+  if (!inTimeRange(ns)) throw bad("the time is out of range");
+  return ns;
 }
 
 }  // namespace wl::import

@@ -7,6 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "loaders/format/run_file.h"
 #include "support/read_file.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
@@ -17,6 +22,99 @@ namespace {
 
 const std::string kA = WATTLINE_SOURCE_DIR "/resources/samples/llama3-8b-h100x8-mbs4.h5";
 const std::string kB = WATTLINE_SOURCE_DIR "/resources/samples/llama3-8b-h100x8-mbs1.h5";
+
+// The time axis as the figure labels it: its major ticks (4 px marks under the last row) and
+// their labels (seconds since A's start), so x(t) is what the figure says time t is drawn at.
+struct TimeAxis {
+  double x0 = 0, pxPerS = 0;
+  double x(double s) const { return x0 + pxPerS * s; }
+};
+
+TimeAxis timeAxis(const test::SvgDocument& d) {
+  std::vector<double> ticks;  // x of the vertical 4 px marks, at the lowest axis
+  double axisY = 0;
+  for (const test::SvgElement& e : d.elements) {
+    if (e.name != QStringLiteral("polyline")) continue;
+    const auto pts = test::pathPoints(e.d);
+    if (pts.size() != 1 || pts[0].size() != 2) continue;
+    const QPointF a = pts[0][0], b = pts[0][1];
+    if (a.x() != b.x() || std::fabs(std::fabs(b.y() - a.y()) - 4) > 0.01) continue;
+    if (std::min(a.y(), b.y()) > axisY + 0.5) ticks.clear(), axisY = std::min(a.y(), b.y());
+    if (std::fabs(std::min(a.y(), b.y()) - axisY) <= 0.5) ticks.push_back(a.x());
+  }
+  std::vector<std::pair<double, double>> labels;  // (x, seconds) under the axis
+  for (const test::SvgElement& e : d.elements) {
+    bool ok = false;
+    const double v = e.text.toDouble(&ok);
+    if (e.name == QStringLiteral("text") && ok && e.y > axisY) labels.emplace_back(e.x, v);
+  }
+  std::sort(ticks.begin(), ticks.end());
+  std::sort(labels.begin(), labels.end());
+  TimeAxis axis;
+  EXPECT_EQ(ticks.size(), labels.size());
+  if (ticks.size() < 2 || ticks.size() != labels.size()) return axis;
+  axis.pxPerS = (ticks.back() - ticks.front()) / (labels.back().second - labels.front().second);
+  axis.x0 = ticks.front() - axis.pxPerS * labels.front().second;
+  for (size_t i = 0; i < ticks.size(); ++i)
+    EXPECT_NEAR(axis.x(labels[i].second), ticks[i], 0.5) << "tick " << labels[i].second;
+  return axis;
+}
+
+// What the figure draws in the row labelled `label`: the pixel columns where its clip spans
+// meet (a run drawn through a warp is cut into one span per piece), and how far right its
+// series reaches.
+struct DrawnRow {
+  std::vector<double> joins;  // between spans, left to right (none: one linear mapping)
+  double seriesRight = 0;
+};
+
+DrawnRow drawnRow(const test::SvgDocument& d, const QString& label) {
+  double labelY = -1;
+  for (const test::SvgElement& e : d.elements)
+    if (e.name == QStringLiteral("text") && e.text == label) labelY = e.y;
+  EXPECT_GE(labelY, 0) << label.toStdString();
+  std::vector<const test::SvgElement*> spans;  // the row's white plot backgrounds
+  for (const test::SvgElement& e : d.elements)
+    if (e.name == QStringLiteral("rect") && e.fill == QStringLiteral("#ffffff") && e.x > 1 &&
+        e.y <= labelY && labelY <= e.y + e.height)
+      spans.push_back(&e);
+  DrawnRow row;
+  if (spans.empty()) return row;
+  std::sort(spans.begin(), spans.end(), [](auto* a, auto* b) { return a->x < b->x; });
+  for (size_t i = 1; i < spans.size(); ++i)  // neighbours overlap by a pixel column
+    row.joins.push_back((spans[i - 1]->x + spans[i - 1]->width + spans[i]->x) / 2);
+  const double top = spans[0]->y, bottom = spans[0]->y + spans[0]->height;
+  for (const test::SvgElement& e : d.elements) {
+    if (e.name != QStringLiteral("path") || e.stroke == QStringLiteral("none")) continue;
+    const auto pts = test::pathPoints(e.d);
+    bool inside = !pts.empty();
+    double right = 0;
+    for (const auto& sub : pts)
+      for (const QPointF& p : sub) {
+        inside = inside && p.y() >= top - 0.5 && p.y() <= bottom + 0.5;
+        right = std::max(right, p.x());
+      }
+    if (inside) row.seriesRight = std::max(row.seriesRight, right);
+  }
+  return row;
+}
+
+// Per step, the earliest start and the latest end over the ranks, in seconds since the run's start.
+std::map<int64_t, std::pair<double, double>> steps(const RunFile& run) {
+  std::map<int64_t, std::pair<double, double>> out;
+  for (const Iteration& it : run.iterations()) {
+    const double t0 = static_cast<double>(it.start_ns - run.info().start_ns) * 1e-9;
+    const double t1 = static_cast<double>(it.end_ns - run.info().start_ns) * 1e-9;
+    auto [i, fresh] = out.try_emplace(it.step, t0, t1);
+    if (!fresh) i->second = {std::min(i->second.first, t0), std::max(i->second.second, t1)};
+  }
+  return out;
+}
+
+double lastPowerSampleS(const RunFile& run, size_t gpu) {
+  const Samples s = run.readAllSamples(SeriesKind::Gpu, gpu, "power_w");
+  return static_cast<double>(s.t_ns.back() - run.info().start_ns) * 1e-9;
+}
 
 class CompareExport : public ::testing::Test {
  protected:
@@ -94,11 +192,62 @@ TEST_F(CompareExport, TheAlignmentAskedForIsTheOneDrawnAndNamed) {
   EXPECT_TRUE(caption("iteration").contains(QStringLiteral("iteration 1 of both runs")));
   EXPECT_TRUE(caption("start").contains(QStringLiteral("starts")));
   EXPECT_TRUE(caption("absolute").contains(QStringLiteral("wall-clock")));
-  // Different alignments draw B differently: the files differ.
-  const std::string warp = test::readFile(dir.path() / "align-warp.svg");
-  const std::string shift = test::readFile(dir.path() / "align-iteration.svg");
-  EXPECT_NE(warp, shift);
-  EXPECT_EQ(warp, test::readFile(dir.path() / "align-.svg"));
+  EXPECT_EQ(test::readFile(dir.path() / "align-warp.svg"),
+            test::readFile(dir.path() / "align-.svg"));
+}
+
+// Where B is drawn, read from the SVG and computed here from both runs' iterations and the
+// figure's own time axis. Warped, B's row is cut at A's start of every step both runs have (and
+// the end of the last), so B's step k lies over A's step k; past its last common step B goes on
+// at its own pace, so its series ends that much after A's end of that step. Shifted to align
+// iteration 1, B's row is one piece, and its series ends at B's last sample moved by the offset of
+// the two iteration 1 starts.
+TEST_F(CompareExport, WarpedAndShiftedBAreDrawnWhereTheirAlignmentPutsThem) {
+  const auto a = RunFile::open(kA);
+  const auto b = RunFile::open(kB);
+  const auto stepsA = steps(*a), stepsB = steps(*b);
+  std::vector<double> knots;  // seconds since A's start
+  int64_t lastCommon = -1;
+  for (const auto& [step, span] : stepsA)
+    if (stepsB.count(step)) knots.push_back(span.first), lastCommon = step;
+  ASSERT_GE(knots.size(), 3u);
+  knots.push_back(stepsA.at(lastCommon).second);
+  const double endB = lastPowerSampleS(*b, 0);
+
+  const std::vector<std::string> base{"--view", "compare", "--gpus", "0", "--metrics", "power_w"};
+  auto with = [&](const std::string& align) {
+    std::vector<std::string> v = base;
+    v.insert(v.end(), {"--align", align});
+    return v;
+  };
+  const test::SvgDocument warp = exportSvg(with("warp"), "where-warp.svg");
+  const test::SvgDocument shift = exportSvg(with("iteration"), "where-shift.svg");
+  ASSERT_TRUE(warp.ok && shift.ok);
+  const QString rowB = QStringLiteral("B · Power (W)");
+
+  const TimeAxis ax = timeAxis(warp);
+  ASSERT_GT(ax.pxPerS, 0);
+  const DrawnRow w = drawnRow(warp, rowB);
+  std::vector<double> expected;
+  for (double t : knots)
+    if (ax.x(t) > ax.x(0) + 1.5 &&
+        ax.x(t) < ax.x(static_cast<double>(a->info().end_ns - a->info().start_ns) * 1e-9) - 1.5)
+      expected.push_back(ax.x(t));
+  ASSERT_EQ(w.joins.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(w.joins[i], expected[i], 1.5) << "knot " << i;
+  const double warpEnd = knots.back() + (endB - stepsB.at(lastCommon).second);
+  EXPECT_NEAR(w.seriesRight, ax.x(warpEnd), 1.5);
+
+  const TimeAxis axS = timeAxis(shift);
+  EXPECT_NEAR(axS.x0, ax.x0, 0.5);
+  EXPECT_NEAR(axS.pxPerS, ax.pxPerS, 1e-3);
+  const DrawnRow s = drawnRow(shift, rowB);
+  EXPECT_TRUE(s.joins.empty()) << s.joins.size() << " pieces";
+  const double offset = stepsA.at(1).first - stepsB.at(1).first;
+  EXPECT_NEAR(s.seriesRight, axS.x(endB + offset), 1.5);
+  // The two alignments put B's end far apart (so the checks above tell them apart).
+  EXPECT_GT(std::fabs(ax.x(warpEnd) - axS.x(endB + offset)), 10);
 }
 
 TEST_F(CompareExport, IterationProfileShowsBothRunsOverAnalyzesSteps) {

@@ -63,6 +63,8 @@ SvgDocument parseSvg(const QByteArray& bytes) {
                                                   : a.value(QStringLiteral("points")).toString();
         e.x = a.value(QStringLiteral("x")).toDouble();
         e.y = a.value(QStringLiteral("y")).toDouble();
+        e.width = a.value(QStringLiteral("width")).toDouble();
+        e.height = a.value(QStringLiteral("height")).toDouble();
         if (name == QLatin1String("text"))
           e.text = xml.readElementText(QXmlStreamReader::IncludeChildElements);
         doc.elements.push_back(e);

@@ -17,9 +17,10 @@ struct SvgElement {
   QString name;          // "text", "path", ...
   QString fill, stroke;  // resolved through the parents ("none" when unset)
   double fillOpacity = 1.0;
-  QString text;         // text elements: the content
-  QString d;            // path data, or polyline / polygon points
-  double x = 0, y = 0;  // text: position
+  QString text;                  // text elements: the content
+  QString d;                     // path data, or polyline / polygon points
+  double x = 0, y = 0;           // text: position; rect: corner
+  double width = 0, height = 0;  // rect: size
 };
 
 struct SvgDocument {
