@@ -8,12 +8,17 @@
 
 #include <QCryptographicHash>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "loaders/format/run_file.h"
 #include "support/read_file.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
@@ -62,6 +67,14 @@ std::string sha256(const std::string& bytes) {
       .toStdString();
 }
 
+// A test name from a golden's name ("timeline-mbs4.svg" -> "timeline_mbs4_svg").
+std::string caseName(const ::testing::TestParamInfo<GoldenCase>& info) {
+  std::string n = info.param.name;
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
 class Golden : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(Golden, OutputOfTheBundledSamplesIsUnchanged) {
@@ -86,13 +99,112 @@ TEST_P(Golden, OutputOfTheBundledSamplesIsUnchanged) {
                    "build/golden/ and commit tests/golden/samples.txt";
 }
 
-INSTANTIATE_TEST_SUITE_P(Samples, Golden, ::testing::ValuesIn(readManifest()),
-                         [](const ::testing::TestParamInfo<GoldenCase>& info) {
-                           std::string n = info.param.name;
-                           for (char& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Samples, Golden, ::testing::ValuesIn(readManifest()), caseName);
+
+// A hash only says the output did not change, not that it is right. Every golden output is also
+// checked for its values by a test that computes them independently (by hand, or from the run
+// file); a golden without one fails GoldenManifest.EveryGoldenHasAnIndependentValueCheck.
+struct IndependentCheck {
+  const char* prefix;  // golden names starting with this
+  const char* tests;   // where their values are checked
+};
+constexpr IndependentCheck kIndependentChecks[] = {
+    {"analyze-",
+     "GoldenAnalyze.* (below: per GPU energy, power and temperature extremes, sample "
+     "counts and steps from the run file); AnalyzeCommand.JsonHasTheDocumentedKeysAnd"
+     "Values (tests/analysis, by hand)"},
+    {"timeline-",
+     "TimelineExport.SvgHoldsAxesLabelsAndOneEnvelopePerCounterRow, "
+     ".WholeRunSvgStaysSmallAndKeepsTheOneSampleSpike, "
+     ".PngHasTheRequestedSizeAndTheKernelColourInsideAKnownKernel (tests/export); "
+     "GeometryTest.* (tests/timeline: envelopes, spikes, gaps, busy fractions)"},
+    {"heatmap-",
+     "TimelineExport.HeatmapSvgHasOneRowPerGpuAndAColourBar (tests/export); "
+     "ThrottleStrip.CellsTakeTheDeepestDeficitAndTheDominantReason (tests/timeline)"},
+    {"compare-",
+     "CompareExport.WarpedAndShiftedBAreDrawnWhereTheirAlignmentPutsThem (on the same "
+     "pair of samples), Compare.DifferenceEqualsAMinusBAtASamplePoints, "
+     "Compare.IterationAlignmentPutsIterationKOfBothRunsAtTheSameX (tests/timeline)"},
+};
+
+TEST(GoldenManifest, EveryGoldenHasAnIndependentValueCheck) {
+  for (const GoldenCase& c : readManifest()) {
+    bool found = false;
+    for (const IndependentCheck& k : kIndependentChecks)
+      found = found || c.name.rfind(k.prefix, 0) == 0;
+    EXPECT_TRUE(found) << c.name << ": add a test that checks its values, and list it here";
+  }
+}
+
+// The numbers of the golden `analyze --json` outputs against the run file, read here: per GPU
+// the count, extremes, integral (energy) and time-weighted mean of the power samples, the
+// temperature extremes, the total energy, and the number of steps.
+class GoldenAnalyze : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(GoldenAnalyze, NumbersAreTheRunFilesOwn) {
+  const GoldenCase& c = GetParam();
+  const std::vector<std::string> args =
+      words(replaceAll(c.args, "{S}", WATTLINE_SOURCE_DIR "/resources/samples"));
+  ASSERT_GE(args.size(), 2u);
+  const test::ProcessResult r = test::runWattline(args);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto run = RunFile::open(args[1]);
+  ASSERT_EQ(j["gpus"].size(), run->gpus().size());
+  double total = 0;
+  for (const GpuInfo& g : run->gpus()) {
+    const auto& jg = j["gpus"][static_cast<size_t>(g.id)];
+    ASSERT_EQ(jg["id"], g.id);
+    const Samples p = run->readAllSamples(SeriesKind::Gpu, static_cast<size_t>(g.id), "power_w");
+    // docs/analyses.md, A: energy by trapezoids, the mean left-Riemann, neither across a gap
+    // (a spacing above max(1 s, 5 x the median spacing)).
+    std::vector<int64_t> spacing;
+    for (size_t i = 0; i + 1 < p.t_ns.size(); ++i)
+      spacing.push_back(p.t_ns[i + 1] - p.t_ns[i]);
+    std::nth_element(spacing.begin(), spacing.begin() + spacing.size() / 2, spacing.end());
+    const double gap = std::max(1.0, 5e-9 * static_cast<double>(spacing[spacing.size() / 2]));
+    double energy = 0, left = 0, covered = 0, lo = 1e300, hi = -1e300;
+    size_t n = 0, prev = p.v.size();  // segments join consecutive valid samples
+    for (size_t i = 0; i < p.v.size(); ++i) {
+      if (!std::isfinite(p.v[i])) continue;
+      ++n, lo = std::min(lo, p.v[i]), hi = std::max(hi, p.v[i]);
+      if (prev < p.v.size()) {
+        const double dt = static_cast<double>(p.t_ns[i] - p.t_ns[prev]) * 1e-9;
+        if (dt <= gap)
+          energy += (p.v[prev] + p.v[i]) / 2 * dt, left += p.v[prev] * dt, covered += dt;
+      }
+      prev = i;
+    }
+    total += energy;
+    EXPECT_EQ(jg["power_w"]["samples"].get<size_t>(), n) << c.name << " GPU " << g.id;
+    EXPECT_DOUBLE_EQ(jg["power_w"]["max"].get<double>(), hi) << c.name << " GPU " << g.id;
+    EXPECT_DOUBLE_EQ(jg["power_w"]["min"].get<double>(), lo) << c.name << " GPU " << g.id;
+    EXPECT_NEAR(jg["energy_j"].get<double>(), energy, 1e-6 * energy) << c.name << " GPU " << g.id;
+    EXPECT_NEAR(jg["power_w"]["mean"].get<double>(), left / covered, 1e-6 * left / covered)
+        << c.name << " GPU " << g.id;
+    const Samples t = run->readAllSamples(SeriesKind::Gpu, static_cast<size_t>(g.id), "temp_c");
+    double tHi = -1e300;
+    for (double v : t.v)
+      if (std::isfinite(v)) tHi = std::max(tHi, v);
+    EXPECT_DOUBLE_EQ(jg["temp_c"]["max"].get<double>(), tHi) << c.name << " GPU " << g.id;
+  }
+  EXPECT_NEAR(j["totals"]["energy_j"].get<double>(), total, 1e-6 * total) << c.name;
+  std::vector<int64_t> stepIds;
+  for (const Iteration& it : run->iterations())
+    stepIds.push_back(it.step);
+  std::sort(stepIds.begin(), stepIds.end());
+  stepIds.erase(std::unique(stepIds.begin(), stepIds.end()), stepIds.end());
+  EXPECT_EQ(j["iterations"]["steps"].size(), stepIds.size()) << c.name;
+}
+
+std::vector<GoldenCase> analyzeCases() {
+  std::vector<GoldenCase> out;
+  for (const GoldenCase& c : readManifest())
+    if (c.args.rfind("analyze ", 0) == 0) out.push_back(c);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, GoldenAnalyze, ::testing::ValuesIn(analyzeCases()), caseName);
 
 TEST(GoldenManifest, ListsTheSamplesAndEveryTimelineView) {
   const std::vector<GoldenCase> cases = readManifest();
