@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // wattline import INPUT... -o RUN.h5 [--format NAME] [--name TEXT] [--platform NAME]
 //                 [--config tp=4,pp=8,...] [--offset SOURCE=NS] [--dcgm-interval-ms N]
+//                 [--start-time TIME]
 //                 [--utc-offset [SOURCE=]+HH:MM] [--gpus N] [--memory-budget SIZE] [--json]
 // An INPUT "prometheus:http://HOST:PORT" reads GPU telemetry from a Prometheus server between
 // --start and --end ([--match SELECTOR]... [--bearer-token-file F] [--basic-auth-file F]
@@ -215,6 +216,10 @@ int cmdImport(const Args& rawArgs) {
               "SOURCE is a file name or a format name; repeatable",
               true)
       .option("dcgm-interval-ms", "N", "row interval of DCGM dmon text (it has no timestamps)")
+      .option("start-time", "TIME",
+              "when telemetry with relative times starts (dcgmi dmon, nvidia-smi dmon without "
+              "-o D, ZeusMonitor windows on the monotonic clock): ISO 8601 with a zone, e.g. "
+              "2026-11-27T17:44:13.6Z or 2026-11-27T18:44:13+01:00")
       .option("utc-offset", "[SOURCE=]+HH:MM",
               "UTC offset of logs written in local time without a zone (nvidia-smi timestamps, "
               "Zeus, dmon -o DT); SOURCE (a file or format name) limits it to one input; "
@@ -264,6 +269,7 @@ int cmdImport(const Args& rawArgs) {
       req.assemble.offsets.push_back(import::parseOffset(o));
     for (const std::string& u : p.values("utc-offset"))
       req.utcOffsets.push_back(import::parseUtcOffset(u));
+    if (auto t = p.value("start-time")) req.options.start_ns = import::parseStartTime(*t);
   } catch (const Error& e) {
     throw UsageError(e.what());
   }

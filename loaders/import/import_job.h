@@ -94,6 +94,12 @@ class ImportJob {
 // -14:00 to +14:00. Throws wl::Error naming the text and what was expected.
 UtcOffset parseUtcOffset(std::string_view text);
 
+// --start-time: an ISO 8601 time with its zone ("2026-11-27T17:44:13.6Z",
+// "2026-11-27T18:44:13+01:00"; a space for the T is accepted), in ns since the epoch (UTC). It
+// places telemetry whose times are relative (ImportOptions::start_ns). Throws wl::Error naming
+// the text and what was expected.
+int64_t parseStartTime(std::string_view text);
+
 // The importers, one per line ("  kineto        PyTorch profiler ..."), grouped into kernel
 // traces and telemetry: what `wattline import --format list` prints.
 std::string formatList();

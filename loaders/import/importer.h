@@ -54,7 +54,8 @@ InputProbe probeInput(const std::filesystem::path& path);
 struct ImportOptions {
   // DCGM dmon text has no timestamps: rows arrive every `dcgm_interval_ms` (given by the user).
   std::optional<double> dcgm_interval_ms;
-  // Absolute start time for inputs that have none (DCGM dmon text), ns since the epoch.
+  // Absolute start time for inputs whose times are relative (--start-time): DCGM dmon text,
+  // nvidia-smi dmon without a date, ZeusMonitor windows on the monotonic clock; ns since the epoch.
   std::optional<int64_t> start_ns;
   // Local time zone offset for sources that write local time without a zone (nvidia-smi's
   // "YYYY/MM/DD HH:MM:SS.mmm", Zeus): seconds east of UTC. Unset: treat as UTC and add a note.
@@ -112,6 +113,9 @@ struct ImportedData {
   // True if timestamps are absolute (epoch); false if relative to an unknown start (then the
   // assembler needs an offset or aligns by content).
   bool absoluteTime = true;
+  // True if the input's times were placed at ImportOptions::start_ns (the import warns when a
+  // start time was given and no input used it).
+  bool startTimeUsed = false;
   // True if energy_j is a counter measured independently of power_w (DCGM's
   // total_energy_consumption): the import compares the two (telemetry_checks.h).
   bool energyCounterMeasured = false;

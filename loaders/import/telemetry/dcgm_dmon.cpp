@@ -226,6 +226,7 @@ class DcgmDmonImporter final : public Importer {
     }
     data.sample_interval_s = intervalMs / 1e3;
     data.absoluteTime = options.start_ns.has_value();
+    data.startTimeUsed = options.start_ns.has_value();
     data.platform = tel::platformFromDeviceName(data.gpus.front().info.device_name);
     addNotes(data, input, tallies, intervalMs, options.start_ns.has_value());
     progress.report(1.0, "reading dcgmi dmon");

@@ -19,6 +19,7 @@
 
 #include "loaders/core/error.h"
 #include "loaders/core/metrics.h"
+#include "loaders/core/time_format.h"
 #include "loaders/import/telemetry/table_builder.h"
 #include "loaders/import/telemetry/telemetry_importers.h"
 #include "loaders/import/telemetry/text_input.h"
@@ -251,6 +252,7 @@ class DmonRead {
     const std::string subject = fmt::format("file {}", input_.filename().string());
     if (timeCol_ < 0) {
       data.absoluteTime = options_.start_ns.has_value();
+      data.startTimeUsed = options_.start_ns.has_value();
       data.sample_interval_s = 1.0;
       data.notes.push_back(
           {Severity::Warning, "dmon_no_timestamps", subject,
@@ -265,6 +267,14 @@ class DmonRead {
             {Severity::Warning, "dmon_time_of_day_only", subject,
              "nvidia-smi dmon was run with -o T but without -o D: times are hours since midnight "
              "of an unknown day; give the start time (or run dmon with -o DT) to place them"});
+      } else if (dateCol_ < 0) {
+        data.startTimeUsed = true;
+        data.notes.push_back(
+            {Severity::Info, "dmon_date_from_start_time", subject,
+             fmt::format("nvidia-smi dmon was run with -o T but without -o D: the times of day "
+                         "were placed on {}, the local date of the given start time, a day later "
+                         "after each midnight",
+                         formatUtc(*startLocalDayNs_, 0).substr(0, 10))});
       }
     }
     zone_.addNote(data.notes, subject);

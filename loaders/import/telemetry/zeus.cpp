@@ -150,6 +150,7 @@ class ZeusWindowsImporter final : public Importer {
     int64_t shift = 0;
     if (monotonic && options.start_ns) shift = *options.start_ns - windows.front().start;
     data.absoluteTime = !monotonic || options.start_ns.has_value();
+    data.startTimeUsed = monotonic && options.start_ns.has_value();
     for (size_t gi = 0; gi < gpuOf.size(); ++gi) {
       ImportedGpu gpu;
       gpu.info.local_index = gpuOf[gi];
