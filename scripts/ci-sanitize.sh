@@ -33,6 +33,6 @@ t0=$SECONDS
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs" --target "$target"
 t1=$SECONDS
-ctest --preset asan -L "$label" -j "$jobs"
+./scripts/ctest-strict.sh --preset asan -L "$label" -j "$jobs"
 t2=$SECONDS
 echo "ci-sanitize: build $((t1 - t0)) s, tests $((t2 - t1)) s (jobs $jobs)"

@@ -15,6 +15,7 @@ PACKAGES=(
   libgtest-dev libbenchmark-dev xvfb xauth fonts-dejavu-core
   hdf5-tools python3-h5py python3-numpy poppler-utils
   prometheus  # the Prometheus importer tests start a real server (and promtool fills it)
+  openssl     # the Prometheus HTTPS test makes its certificate (not pulled in without recommends)
 )
 
 missing=()

@@ -12,6 +12,7 @@
 #include "analysis/run_analysis.h"
 #include "analysis_test_util.h"
 #include "loaders/core/kernel_class.h"
+#include "support/missing.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 
@@ -47,7 +48,8 @@ bool parseRow(const std::string& line, int& rank, int64_t& stream, int64_t& star
 }
 
 TEST(DlrmBreakdown, EightRanksMatchAnIndependentReference) {
-  if (!test::havePythonNumpy()) GTEST_SKIP() << "/usr/bin/python3 not available";
+  if (!test::havePythonNumpy())
+    WL_SKIP_OR_FAIL_MISSING("/usr/bin/python3 with numpy not available");
   test::TempDir dir;
   const auto ref = test::runProcess(
       "/usr/bin/python3", {std::string(WATTLINE_ANALYSIS_TEST_DIR) + "/dlrm_reference.py",

@@ -17,6 +17,7 @@
 #include "analysis/run_analysis.h"
 #include "analysis/telemetry_stats.h"
 #include "analysis_test_util.h"
+#include "support/missing.h"
 #include "support/read_file.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
@@ -81,7 +82,8 @@ test::RunSpec nanoGptRun() {
 }
 
 TEST(NanoGptTelemetry, EnergyAndMeanPowerMatchNumpy) {
-  if (!test::havePythonNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy not available";
+  if (!test::havePythonNumpy())
+    WL_SKIP_OR_FAIL_MISSING("/usr/bin/python3 with numpy not available");
   const auto ref =
       test::runProcess("/usr/bin/python3",
                        {std::string(WATTLINE_ANALYSIS_TEST_DIR) + "/telemetry_reference.py", kCsv});

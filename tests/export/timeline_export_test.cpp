@@ -16,6 +16,7 @@
 #include "export_test_run.h"
 #include "loaders/core/error.h"
 #include "loaders/core/metrics.h"
+#include "support/missing.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 #include "svg_util.h"
@@ -214,7 +215,7 @@ TEST_F(TimelineExport, PngFileHasThePixelsAndResolutionOfCentimetresAtADpi) {
 TEST_F(TimelineExport, PdfHasTheRequestedPageSizeTextAndInk) {
   if (!QFile::exists(QStringLiteral("/usr/bin/pdfinfo")) ||
       !QFile::exists(QStringLiteral("/usr/bin/pdftoppm")))
-    GTEST_SKIP() << "poppler-utils is not installed (scripts/setup-debian.sh installs it)";
+    WL_SKIP_OR_FAIL_MISSING("poppler-utils is not installed (scripts/setup-debian.sh installs it)");
   auto fig = timeline({0, 1}, {"power_w", "sm_clock_mhz"});
   FigureOptions o;
   o.format = FigureFormat::Pdf;

@@ -86,6 +86,19 @@ std::string caseName(const testing::TestParamInfo<Case>& info) {
 INSTANTIATE_TEST_SUITE_P(Inputs, FuzzRegression, testing::ValuesIn(cases()), caseName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FuzzRegression);
 
+// The replay above passes with no case at all if the corpus is missing (an uninstantiated suite is
+// allowed): the corpus must be there, with inputs for more than one target.
+TEST(FuzzRegressionCorpus, IsPresent) {
+  const std::vector<Case> all = cases();
+  ASSERT_FALSE(all.empty()) << kRoot << " holds no fuzz regression inputs";
+  std::vector<std::string> targets;
+  for (const Case& c : all)
+    targets.push_back(c.target);
+  std::sort(targets.begin(), targets.end());
+  targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+  EXPECT_GE(targets.size(), 2u);
+}
+
 // The corpus stays small and every folder names a target.
 TEST(FuzzRegressionCorpus, FoldersNameTargetsAndFilesAreSmall) {
   std::error_code ec;

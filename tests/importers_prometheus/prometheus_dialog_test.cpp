@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "prometheus_server.h"
+#include "support/missing.h"
 #include "support/temp_dir.h"
 #include "widgets/prometheus_dialog.h"
 
@@ -60,7 +61,7 @@ class PrometheusDialogTest : public QObject {
   }
 
   void countsTheMatchedGpusAndImports() {
-    if (!server_) QSKIP("prometheus is not installed (scripts/setup-debian.sh)");
+    if (!server_) WL_QSKIP_OR_FAIL_MISSING("prometheus is not installed (scripts/setup-debian.sh)");
     wl::PrometheusDialog d;
     QSignalSpy updated(&d, &wl::PrometheusDialog::matchesUpdated);
     d.setUrl(QString::fromStdString(server_->url()));
@@ -86,7 +87,7 @@ class PrometheusDialogTest : public QObject {
   }
 
   void cancelLeavesNothing() {
-    if (!server_) QSKIP("prometheus is not installed (scripts/setup-debian.sh)");
+    if (!server_) WL_QSKIP_OR_FAIL_MISSING("prometheus is not installed (scripts/setup-debian.sh)");
     wl::PrometheusDialog d;
     d.setUrl(QString::fromStdString(server_->url()));
     d.setRange(kT0 * 1'000'000'000, (kT0 + 120) * 1'000'000'000);
@@ -102,7 +103,7 @@ class PrometheusDialogTest : public QObject {
   }
 
   void showsTheServersMessageForABadSelector() {
-    if (!server_) QSKIP("prometheus is not installed (scripts/setup-debian.sh)");
+    if (!server_) WL_QSKIP_OR_FAIL_MISSING("prometheus is not installed (scripts/setup-debian.sh)");
     wl::PrometheusDialog d;
     QSignalSpy updated(&d, &wl::PrometheusDialog::matchesUpdated);
     d.setUrl(QString::fromStdString(server_->url()));

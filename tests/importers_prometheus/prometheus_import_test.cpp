@@ -20,6 +20,7 @@
 #include "loaders/import/import_job.h"
 #include "loaders/import/prometheus/prometheus_import.h"
 #include "prometheus_server.h"
+#include "support/missing.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 
@@ -131,8 +132,9 @@ class PrometheusImport : public ::testing::Test {
   }
   void SetUp() override {
     if (!server_)
-      GTEST_SKIP() << "the prometheus and promtool binaries are not installed (Debian package "
-                      "'prometheus', see scripts/setup-debian.sh)";
+      WL_SKIP_OR_FAIL_MISSING(
+          "the prometheus and promtool binaries are not installed (Debian package "
+          "'prometheus', see scripts/setup-debian.sh)");
   }
   static Source source() {
     Source s;
@@ -453,7 +455,8 @@ TEST_F(PrometheusImport, BasicAuthIsRequiredAndSent) {
 TEST_F(PrometheusImport, HttpsWithTheServersCa) {
   const std::string openssl = test::findExecutable("openssl");
   if (openssl.empty())
-    GTEST_SKIP() << "openssl is not installed: no certificate for the https test";
+    WL_SKIP_OR_FAIL_MISSING(
+        "openssl is not installed: no certificate for the https test (scripts/setup-debian.sh)");
   test::TempDir dir;
   const std::string crt = (dir / "server.crt").string(), key = (dir / "server.key").string();
   ASSERT_EQ(test::runTool({openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
