@@ -38,6 +38,15 @@ void set(IterationValues& x, IterationColumn c, double v) {
   x.v[static_cast<size_t>(c)] = v;
 }
 
+}  // namespace
+
+bool tracedThrough(const RankBreakdown& b, int64_t window_ns) {
+  return b.kernels > 0 && window_ns > 0 &&
+         static_cast<double>(b.span_ns) >= kTracedSpanFraction * static_cast<double>(window_ns);
+}
+
+namespace {
+
 // A step's values from the analysis of its window.
 IterationValues valuesOf(const RunFile& run, const StepTime& st, const RunAnalysis& ra) {
   IterationValues x;
@@ -73,7 +82,7 @@ IterationValues valuesOf(const RunFile& run, const StepTime& st, const RunAnalys
   size_t traced = 0;
   const int64_t window = ra.range.t1 - ra.range.t0;
   for (const RankAnalysis& r : ra.ranks) {
-    if (r.breakdown.kernels == 0) continue;
+    if (!tracedThrough(r.breakdown, window)) continue;
     ++traced;
     exposed += static_cast<double>(r.breakdown.exposed_comm_ns) * 1e-9;
     bubble += static_cast<double>(window - r.breakdown.compute_ns) * 1e-9;

@@ -16,6 +16,7 @@
 
 #include "analysis/analysis_options.h"
 #include "analysis/iterations.h"
+#include "analysis/kernel_breakdown.h"
 #include "analysis/throttle_detection.h"
 #include "loaders/core/progress.h"
 #include "loaders/format/run_file.h"
@@ -30,7 +31,8 @@ enum class IterationColumn : size_t {
   PeakPower,       // peak_power_w: max over GPUs
   PeakTemp,        // peak_temp_c: max over GPUs of the GPU temperature
   Throttled,       // throttled_s: throttled kernel time, sum over GPUs with an SM clock
-  ExposedComm,     // exposed_comm_s: communication not under compute, mean over traced ranks
+  ExposedComm,     // exposed_comm_s: communication not under compute, mean over the ranks
+                   // traced through the step (tracedThrough); unknown when none is
   Bubble,          // bubble_s: step time - |compute union|, mean over traced ranks: the time
                    // the rank computes nothing (pipeline bubbles, whether it idles or waits in a
                    // receive kernel; exposed communication and copies; host gaps)
@@ -86,6 +88,14 @@ struct IterationComparison {
 IterationComparison compareIterations(const RunFile& a, const RunFile& b,
                                       const AnalysisOptions& options = {},
                                       const Progress& progress = {});
+
+// Whether a rank's trace covers a step: its GPU events in the step's window span at least this
+// fraction of the window. A training step keeps a GPU's streams busy (or waiting in a
+// communication kernel) through most of it, so a shorter span means the trace starts or ends in
+// the step, or only a neighbouring step's last kernels reach into it: its exposed communication
+// and bubble are then unknown, not 0 and the whole step (real traces usually cover a few steps).
+inline constexpr double kTracedSpanFraction = 0.5;
+bool tracedThrough(const RankBreakdown& breakdown, int64_t window_ns);
 
 // 100 (a - b) / |b|, NaN when either is unknown or b is 0.
 double relativeDeltaPct(double a, double b);

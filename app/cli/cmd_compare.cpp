@@ -26,7 +26,8 @@
 namespace wl::cli {
 namespace {
 
-// Progress on stderr: a rewritten line on a terminal, a line every 10% otherwise.
+// Progress on stderr: a rewritten line on a terminal, otherwise a line every 10% naming what is
+// being done, and "done" once, at the end.
 Progress stderrProgress(bool quiet) {
   if (quiet) return {};
   const bool tty = ::isatty(STDERR_FILENO) != 0;
@@ -44,7 +45,9 @@ Progress stderrProgress(bool quiet) {
         *lastTime = now;
       }
       if (f >= 1.0) std::fputs("\r\033[K", stderr);
-    } else if (pct / 10 != *last / 10 || *last < 0) {
+    } else if ((pct / 10 != *last / 10 || *last < 0) && (stage != "done" || f >= 1.0)) {
+      // A sub-task finishing reports "done" at its own end; in a log only the whole job's end
+      // says done (nine "compare: NN% done" lines once told a log reader nothing).
       std::fprintf(stderr, "compare: %3d%% %.*s\n", pct, static_cast<int>(stage.size()),
                    stage.data());
       *last = pct;

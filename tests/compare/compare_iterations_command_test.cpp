@@ -154,6 +154,24 @@ TEST_F(CompareIterationsCommand, CsvAndText) {
     EXPECT_NE(text.out.find(part), std::string::npos) << part << "\n" << text.out;
 }
 
+// With stderr not a terminal (a log), progress is a few lines, each naming a different moment,
+// and "done" once, at the end (it once printed "compare: NN% done" nine times).
+TEST_F(CompareIterationsCommand, ProgressInALogSaysDoneOnce) {
+  const auto r = test::runWattline({"compare", a, b, "--iterations", "--csv"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::istringstream in(r.err);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind("compare: ", 0) == 0) lines.push_back(l);
+  ASSERT_FALSE(lines.empty()) << r.err;
+  EXPECT_LE(lines.size(), 11u) << r.err;
+  size_t done = 0;
+  for (const std::string& l : lines)
+    done += l.size() >= 5 && l.compare(l.size() - 5, 5, " done") == 0 ? 1 : 0;
+  EXPECT_EQ(done, 1u) << r.err;
+  EXPECT_EQ(lines.back(), "compare: 100% done") << r.err;
+}
+
 TEST_F(CompareIterationsCommand, ExitCodes) {
   auto code = [](const std::vector<std::string>& args) {
     const auto r = test::runWattline(args);
