@@ -663,6 +663,22 @@ std::vector<SlotCondition> spatialImbalance(RunAnalysis& a) {
 // The pipeline: telemetry statistics -> throttling -> burstiness -> thermal response -> gaps
 // and counters -> power domains -> GPUs -> kernels per rank -> stragglers -> iterations and
 // totals -> spatial imbalance and data quality.
+TimeRange rangeInsideRun(const RunFile& run, TimeRange want) {
+  const RunInfo& info = run.info();
+  const int64_t runEnd = std::max(info.end_ns, info.start_ns) + 1;
+  const TimeRange out{std::max(want.t0, info.start_ns), std::min(want.t1, runEnd)};
+  if (out.t1 <= out.t0) {
+    auto at = [&](int64_t t) {
+      if (t == INT64_MIN || t == INT64_MAX) return std::string(t == INT64_MIN ? "start" : "end");
+      return formatDuration(t - info.start_ns);
+    };
+    throw Error(fmt::format("{}: the range {} to {} is outside the run ({} long)",
+                            run.path().string(), at(want.t0), at(want.t1),
+                            formatDuration(info.end_ns - info.start_ns)));
+  }
+  return out;
+}
+
 RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
                        const AnalysisOptions& options, const Progress& progress) {
   RunAnalysis a;

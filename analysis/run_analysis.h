@@ -110,6 +110,11 @@ struct RunAnalysis {
 };
 
 // Analyses `scope` of the run. Unknown GPU ids or ranks in the scope throw wl::Error.
+// The part of `want` inside the run [start, end]. Throws Error ("PATH: the range START to END is
+// outside the run (LENGTH long)") when no part of it is: `wattline analyze` and `export` refuse
+// such a range (exit 1) rather than analyse or draw nothing.
+TimeRange rangeInsideRun(const RunFile& run, TimeRange want);
+
 RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope = {},
                        const AnalysisOptions& options = {}, const Progress& progress = {});
 

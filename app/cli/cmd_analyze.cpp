@@ -250,9 +250,13 @@ std::string spatialText(const RunAnalysis& a) {
       s += fmt::format("  slot {:>2}  {:>3} GPUs  T {:>6} C  clock {:>6} MHz  power {:>6} W\n",
                        sl.slot, sl.gpus, num(sl.temp_mean_c), num(sl.clock_mean_mhz, 0),
                        num(sl.power_mean_w));
-    s +=
-        fmt::format("  hottest slot {} is {} hotter than coolest slot {}\n", a.spatial.hottest_slot,
-                    num(a.spatial.hottest_vs_coolest_pct) + " %", a.spatial.coolest_slot);
+    // No slot has a temperature (a run with traces but no telemetry): unknown, not slot -1.
+    if (a.spatial.hottest_slot < 0 || a.spatial.coolest_slot < 0)
+      s += "  hottest and coolest slot: unknown (no temperature samples)\n";
+    else
+      s += fmt::format("  hottest slot {} is {} hotter than coolest slot {}\n",
+                       a.spatial.hottest_slot, num(a.spatial.hottest_vs_coolest_pct) + " %",
+                       a.spatial.coolest_slot);
   }
   if (!a.spatial.packages.empty()) {
     const Spread& sk = a.spatial.package_temp_skew_c;
@@ -354,7 +358,8 @@ int cmdAnalyze(const Args& args) {
   std::optional<std::string> rangeText = p.value("range");
   if (rangeText) checkRangeSyntax(*rangeText);  // before the run is opened
   const auto run = RunFile::open(p.positional().front());
-  if (rangeText) scope.range = parseRunRange(*rangeText, run->info().start_ns);
+  if (rangeText)
+    scope.range = rangeInsideRun(*run, parseRunRange(*rangeText, run->info().start_ns));
   const RunAnalysis a = analyzeRun(*run, scope, options);
   if (p.has("json")) {
     std::fputs((toJson(a).dump(2) + "\n").c_str(), stdout);

@@ -27,7 +27,10 @@ int64_t parseRangeEnd(const std::string& text, int64_t runStart, int64_t dflt) {
     throw UsageError(fmt::format(
         "--range: '{}' is neither a duration (10s, 1.5m, 12m10s, 250ms, 12) nor a time in ns",
         text));
-  if ((*d > 0 && runStart > INT64_MAX - *d) || (*d < 0 && runStart < INT64_MIN - *d))
+  if (*d < 0)
+    throw UsageError(fmt::format(
+        "--range: '{}' is before the run's start (START and END are durations after it)", text));
+  if (*d > 0 && runStart > INT64_MAX - *d)
     throw UsageError(fmt::format("--range: '{}' is out of range", text));
   return runStart + *d;
 }

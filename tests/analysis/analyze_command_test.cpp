@@ -150,5 +150,54 @@ TEST_F(AnalyzeCommand, ErrorsAndExitCodes) {
   EXPECT_EQ(r.exitCode, 2);
 }
 
+// A run with kernel traces and no telemetry: the slot table has no temperatures, and the summary
+// line says unknown (it once printed "hottest slot -1 is - % hotter than coolest slot -1").
+TEST(AnalyzeCommandNoTelemetry, HottestSlotIsUnknownWithoutTemperatures) {
+  test::TempDir dir;
+  test::RunSpec s = test::baseRun(2, 20.0);
+  const uint32_t gemm = s.names.intern("gemm");
+  for (int r = 0; r < 2; ++r) {
+    KernelTrack t{r, 7, r, {}, {}, {}};
+    for (int i = 0; i < 10; ++i)
+      t.events.push_back(
+          {kT0 + (2 + i) * kSec, 500 * kMs, gemm, KernelClass::Compute, GpuEventKind::Kernel, i});
+    s.tracks.push_back(t);
+  }
+  test::writeAndOpen(s, dir / "run.h5");
+  const test::ProcessResult r = test::runWattline({"analyze", (dir / "run.h5").string()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out.find("slot -1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("spatial imbalance"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hottest and coolest slot: unknown (no temperature samples)"),
+            std::string::npos)
+      << r.out;
+}
+
+// A range wholly after the run is refused as export refuses it (it once exited 0 with a negative
+// span and "INVALID RUN: gpu 0 has no power samples"); a start before the run is a mistake, not
+// clipped silently; a range reaching past the end is clipped to the run.
+TEST_F(AnalyzeCommand, RangesOutsideTheRun) {
+  for (const char* fmt : {"", "--json"}) {
+    std::vector<std::string> args{"analyze", path, "--range", "200s:300s"};
+    if (*fmt) args.push_back(fmt);
+    const test::ProcessResult r = test::runWattline(args);
+    EXPECT_EQ(r.exitCode, 1) << r.out;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("run.h5: the range 200.0 s to 300.0 s is outside the run (100.0 s long)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  }
+  test::ProcessResult r = test::runWattline({"analyze", path, "--range", "-5s:10s"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("'-5s' is before the run's start"), std::string::npos) << r.err;
+  r = test::runWattline({"analyze", path, "--json", "--range", "90s:300s"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["range"]["start_ns"], kT0 + 90 * kSec);
+  EXPECT_LE(j["range"]["end_ns"].get<int64_t>(), kT0 + 100 * kSec + 1);
+  EXPECT_GT(j["range"]["duration_s"].get<double>(), 9.9);
+}
+
 }  // namespace
 }  // namespace wl

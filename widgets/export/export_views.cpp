@@ -50,12 +50,8 @@ struct Ranges {
 Ranges rangesOf(const RunFile& run, const std::optional<TimeRange>& r) {
   const RunInfo& info = run.info();
   const int64_t runEnd = std::max(info.end_ns, info.start_ns) + 1;
-  TimeRange want = r.value_or(TimeRange{});
   Ranges out;
-  out.range = {std::max(want.t0, info.start_ns), std::min(want.t1, runEnd)};
-  if (out.range.t1 <= out.range.t0)
-    throw Error(fmt::format("{}: the range is outside the run ({} long)", run.path().string(),
-                            formatDuration(info.end_ns - info.start_ns)));
+  out.range = rangeInsideRun(run, r.value_or(TimeRange{}));
   out.planned = {out.range.t0, out.range.t1 >= runEnd ? INT64_MAX : out.range.t1};
   return out;
 }
