@@ -188,6 +188,29 @@ struct GpuSlot {
   std::string nodeKey;
 };
 
+// A rank's kernels [first, last] wholly before or after its GPU's telemetry: the two were
+// recorded at different times (or on clocks far apart), and the run would span both with nothing
+// to line up. Said at import, not first by `analyze` (a trace of May 2024 with telemetry of
+// September 2025 once made an 11,739-hour run without a word).
+std::optional<QualityNote> checkDisjoint(int rank, const GpuSlot& gpu, int64_t first,
+                                         int64_t last) {
+  const auto& ts = gpu.table.t_ns;
+  if (ts.empty()) return std::nullopt;
+  const int64_t t0 = ts.front(), t1 = ts.back();
+  if (last >= t0 && first <= t1) return std::nullopt;
+  const bool before = last < t0;
+  const int64_t gap = before ? t0 - last : first - t1;
+  const int64_t span = std::max(last, t1) - std::min(first, t0);
+  return QualityNote{
+      Severity::Warning, "trace_outside_telemetry", fmt::format("rank {}", rank),
+      fmt::format("kernels {} .. {} lie {} {} GPU {}'s telemetry ({} .. {}): the trace and the "
+                  "telemetry do not overlap in time and the run spans {}; were they recorded "
+                  "together? Give --offset to align them, or import them separately",
+                  formatUtc(first), formatUtc(last), formatDuration(gap),
+                  before ? "before" : "after", gpu.info.id, formatUtc(t0), formatUtc(t1),
+                  formatDuration(span))};
+}
+
 // Kernel activity vs utilization of one rank's GPU; returns a note when they disagree.
 std::optional<QualityNote> checkSkew(int rank, const GpuSlot& gpu, int64_t firstKernel) {
   const TelemetryTable& t = gpu.table;
@@ -645,14 +668,23 @@ void checkClockSkews(const std::vector<ImportedData>& inputs, const std::vector<
     const GpuSlot& s = slots[static_cast<size_t>(info->gpu)];
     if (!s.hasTelemetry) continue;
     int64_t first = std::numeric_limits<int64_t>::max();
+    int64_t last = std::numeric_limits<int64_t>::min();
     const ImportedRank& rank = inputs[ref.input].ranks[ref.index];
     for (const KernelTrack& t : rank.tracks)
-      for (const KernelEvent& e : t.events)
+      for (const KernelEvent& e : t.events) {
         first = std::min(first, e.start_ns);
+        last = std::max(last, e.start_ns + e.dur_ns);
+      }
     for (const auto& sp : rank.spilled)
-      if (sp->count > 0) first = std::min(first, sp->minStart + sp->shift_ns);
+      if (sp->count > 0) {
+        first = std::min(first, sp->minStart + sp->shift_ns);
+        last = std::max(last, sp->maxEnd + sp->shift_ns);
+      }
     if (first == std::numeric_limits<int64_t>::max()) continue;
-    if (auto n = checkSkew(ref.rank, s, first)) notes.push_back(*n);
+    if (auto n = checkDisjoint(ref.rank, s, first, last))
+      notes.push_back(*n);
+    else if (auto k = checkSkew(ref.rank, s, first))
+      notes.push_back(*k);
   }
 }
 

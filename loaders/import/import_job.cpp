@@ -419,7 +419,12 @@ UtcOffset parseUtcOffset(std::string_view text) {
   } else {
     throw bad();
   }
-  if (minutes >= 60 || hours * 60 + minutes > 14 * 60) throw bad();
+  // The form was right: say what is wrong with the value (it once blamed the form for +15:00).
+  if (minutes >= 60)
+    throw Error(fmt::format("--utc-offset \"{}\": the minutes of an offset are 00 to 59", text));
+  if (hours * 60 + minutes > 14 * 60)
+    throw Error(fmt::format(
+        "--utc-offset \"{}\": the offset from UTC must lie between -14:00 and +14:00", text));
   u.seconds = sign * (hours * 3600 + minutes * 60);
   return u;
 }

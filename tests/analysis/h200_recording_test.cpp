@@ -201,5 +201,36 @@ TEST_F(H200Recording, BundledSampleIsThisRecording) {
   EXPECT_EQ(bundled["iterations"], j["iterations"]);
 }
 
+// The H200 trace (2026-11-26) with telemetry of another day (the nanoGPT log, 2025-09-24): the
+// import says at once that the trace and the telemetry do not overlap, with the gap; with its own
+// telemetry there is no such note.
+TEST(H200RecordingImport, ATraceWithAnotherDaysTelemetryIsWarnedAbout) {
+  test::TempDir dir;
+  const std::string other =
+      std::string(WATTLINE_TEST_DATA) + "/telemetry/nanogpt-8gpu-h100class-nvidia-smi.csv.gz";
+  auto imp = test::runWattline({"import", other, kDir + "/trace.json.gz", "--utc-offset", "+00:00",
+                                "--json", "-o", (dir / "far.h5").string()});
+  ASSERT_EQ(imp.exitCode, 0) << imp.err;
+  const auto far = nlohmann::json::parse(imp.out);
+  const nlohmann::json* note = nullptr;
+  for (const auto& n : far["data_quality"])
+    if (n["code"] == "trace_outside_telemetry") note = &n;
+  ASSERT_NE(note, nullptr) << far["data_quality"].dump(1);
+  EXPECT_EQ((*note)["severity"], "warning");
+  EXPECT_EQ((*note)["subject"], "rank 0");
+  // The telemetry ends 2025-09-24, the trace starts 2026-11-26: over a year after it.
+  const std::string msg = (*note)["message"];
+  EXPECT_NE(msg.find("after GPU 0's telemetry"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("2025-09-24"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("2026-11-26"), std::string::npos) << msg;
+  EXPECT_NE(imp.err.find("warning: rank 0: kernels"), std::string::npos) << imp.err;
+  // With the telemetry recorded together with it, no such note.
+  imp = test::runWattline({"import", kDir + "/gpu.csv.gz", kDir + "/trace.json.gz", "--utc-offset",
+                           "+00:00", "--json", "-o", (dir / "near.h5").string()});
+  ASSERT_EQ(imp.exitCode, 0) << imp.err;
+  for (const auto& n : nlohmann::json::parse(imp.out)["data_quality"])
+    EXPECT_NE(n["code"], "trace_outside_telemetry") << n.dump();
+}
+
 }  // namespace
 }  // namespace wl

@@ -295,6 +295,15 @@ TEST(RealLogs, UtcOffsetsGlobalAndPerSource) {
   for (std::string_view bad : {"", "02:00", "+25:00", "+02:60", "+2:0", "abc", "=+01:00", "x="})
     EXPECT_NE(errorMessage([&] { parseUtcOffset(bad); }).find("--utc-offset"), std::string::npos)
         << bad;
+  // A well-formed offset outside +-14:00, or with 60 minutes, is blamed for its value, not its
+  // form.
+  for (std::string_view far : {"+15:00", "-14:30", "+1500"}) {
+    const std::string m = errorMessage([&] { parseUtcOffset(far); });
+    EXPECT_NE(m.find("must lie between -14:00 and +14:00"), std::string::npos) << far << ": " << m;
+    EXPECT_EQ(m.find("expected an offset"), std::string::npos) << m;
+  }
+  EXPECT_NE(errorMessage([&] { parseUtcOffset("+02:60"); }).find("00 to 59"), std::string::npos);
+  EXPECT_EQ(parseUtcOffset("-14:00").seconds, -14 * 3600);
 
   TempDir tmp;
   const std::string header = "timestamp, index, power.draw [W]\n";
