@@ -188,6 +188,8 @@ MainWindow::MainWindow(QWidget* parent)
   connect(analysis_, &AnalysisPanel::gpuActivated, this, showGpu);
   // N / Shift+N and clicks in the reason heatmap: the throttling table follows (run 0 is the
   // one the panel analyses).
+  connect(page_->view(), &TimelineView::notice, this,
+          [this](const QString& text) { statusBar()->showMessage(text, 6000); });
   connect(page_->view(), &TimelineView::throttleIntervalActivated, analysis_,
           [this](int run, int gpu, qint64 start, qint64) {
             if (run == 0) analysis_->selectThrottleInterval(gpu, start);

@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QScrollBar>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QWheelEvent>
 #include <QtTest>
 
@@ -13,6 +14,7 @@
 
 #include "app/gui/main_window.h"
 #include "loaders/core/throttle_reasons.h"
+#include "support/missing.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
 #include "widgets/panels/analysis_panel.h"
@@ -430,8 +432,13 @@ class TimelineInteractionTest : public QObject {
     QCOMPARE(tableRow(), (std::pair<int, qlonglong>{0, t0 + 5 * s}));
     QTest::keyClick(view, Qt::Key_N);
     QCOMPARE(vp->range(), range(7.5, 9.0));  // GPU 0, [8 s, 8.5 s)
-    QTest::keyClick(view, Qt::Key_N);        // no further interval: the view stays
+    QSignalSpy notices(view, &TimelineView::notice);
+    QTest::keyClick(view, Qt::Key_N);  // no further interval: the view stays, and says so
     QCOMPARE(vp->range(), range(7.5, 9.0));
+    QCOMPARE(notices.size(), 1);
+    QCOMPARE(notices.at(0).at(0).toString(),
+             QStringLiteral("No throttle interval after this point on any GPU"));
+    QCOMPARE(window->statusBar()->currentMessage(), notices.at(0).at(0).toString());
     QTest::keyClick(view, Qt::Key_N, Qt::ShiftModifier);
     QCOMPARE(vp->range(), range(4.0, 7.0));
     QTest::keyClick(view, Qt::Key_N, Qt::ShiftModifier);
@@ -444,10 +451,32 @@ class TimelineInteractionTest : public QObject {
       const auto* c = r.as<CounterRow>();
       return c && c->gpu == 0;
     }));
-    QTest::mouseMove(view->viewport(),
-                     QPoint(TimelineView::kLabelWidth + 20, static_cast<int>(rr.center().y())));
+    const QPoint over0(TimelineView::kLabelWidth + 20, static_cast<int>(rr.center().y()));
+    QTest::mouseMove(view->viewport(), over0);
+    QSignalSpy hover(view, &TimelineView::hoverTimeChanged);
     QTest::keyClick(view, Qt::Key_N);
     QCOMPARE(vp->range(), range(4.0, 7.0));
+    // The cursor readout follows the time now under the (unmoved) mouse.
+    QVERIFY(!hover.isEmpty());
+    const auto last = hover.last().at(0).value<std::optional<int64_t>>();
+    QVERIFY(last.has_value());
+    const int64_t want = view->mapping().t(over0.x() - TimelineView::kLabelWidth);
+    QVERIFY2(std::llabs(*last - want) <= vp->range().span() / 1000,
+             qPrintable(QString("readout %1, under the mouse %2").arg(*last).arg(want)));
+    QVERIFY(*last >= t0 + 4 * s);  // not the 0.5 s it showed before the jump
+    // Over GPU 2, which never throttled, N stays and says why.
+    QVERIFY(findRow(view, &rr, [](const TrackRow& r) {
+      const auto* c = r.as<CounterRow>();
+      return c && c->gpu == 2;
+    }));
+    QTest::mouseMove(view->viewport(),
+                     QPoint(TimelineView::kLabelWidth + 20, static_cast<int>(rr.center().y())));
+    notices.clear();
+    QTest::keyClick(view, Qt::Key_N);
+    QCOMPARE(vp->range(), range(4.0, 7.0));
+    QCOMPARE(notices.size(), 1);
+    QVERIFY2(notices.at(0).at(0).toString().startsWith("GPU 2 has no throttle intervals"),
+             qPrintable(notices.at(0).at(0).toString()));
   }
 
   void reasonHeatmapNamesGpuReasonDeficitAndClickZooms() {
@@ -529,7 +558,12 @@ class TimelineInteractionTest : public QObject {
     settle(&standalone);
     const QImage shot = standalone.grab().toImage().convertToFormat(QImage::Format_RGB32);
     const QString ref = QStringLiteral(WATTLINE_TEST_DATA "/screenshots/timeline-synthetic.png");
-    if (qEnvironmentVariableIsSet("WATTLINE_UPDATE_SCREENSHOTS") || !QFile::exists(ref)) {
+    // A missing reference is written where a developer asked for it (or has none yet); under
+    // CI it is a failure: the comparison would otherwise never run.
+    const bool update = qEnvironmentVariableIsSet("WATTLINE_UPDATE_SCREENSHOTS");
+    if (!update && !QFile::exists(ref) && wl::test::missingIsFailure())
+      QFAIL("tests/data/screenshots/timeline-synthetic.png is missing (CI=true)");
+    if (update || !QFile::exists(ref)) {
       QDir().mkpath(QFileInfo(ref).absolutePath());
       QVERIFY(shot.save(ref));
       QSKIP("reference screenshot written; run again to compare");

@@ -57,7 +57,11 @@ TimelineView::TimelineView(Viewport* viewport, TileStore* store, QWidget* parent
   verticalScrollBar()->setSingleStep(20);
   renderer_.setTheme(Theme::fromPalette(palette()));
   renderer_.setTileReads(TimelineRenderer::TileReads::Queue);  // paint never reads the file
-  connect(vp_, &Viewport::rangeChanged, this, [this] { this->viewport()->update(); });
+  connect(vp_, &Viewport::rangeChanged, this, [this] {
+    this->viewport()->update();
+    // The time under a still mouse moved with the view (keys, N, history): the readout follows.
+    if (hoverX_) emit hoverTimeChanged(mapping().t(*hoverX_));
+  });
   connect(vp_, &Viewport::selectionChanged, this, [this] { this->viewport()->update(); });
   connect(store_, &TileStore::tilesArrived, this, [this] {
     renderer_.bumpEpoch();
@@ -656,14 +660,31 @@ bool TimelineView::jumpToThrottle(bool forward) {
       if (ri.rank == rank) gpu = ri.gpu;
   }
   const RunThrottleView* tv = renderer_.throttleView(run);
-  if (!tv) return false;
+  if (!tv) {
+    emit notice(
+        tr("No throttle intervals to step through yet: the run has no SM clock, or its "
+           "throttling is still being found"));
+    return false;
+  }
   // From the last interval while the view still shows it, else from the centre (run clock).
   const TimeRange cur = vp_->range();
   int64_t from = cur.t0 + cur.span() / 2 - renderer_.runOffset(run);
   if (lastJump_ && lastJump_->shown == cur) from = lastJump_->start;
   // Backward from the centre: an interval starting just left of it is the one shown; step past.
   const ThrottleJump j = findThrottleInterval(*tv, gpu, from, forward);
-  if (!j.interval) return false;
+  if (!j.interval) {
+    const bool gpuHasNone = gpu >= 0 && static_cast<size_t>(gpu) < tv->gpus.size() &&
+                            tv->gpus[static_cast<size_t>(gpu)].intervals.empty();
+    const QString where = gpu >= 0 ? tr("on GPU %1").arg(gpu) : tr("on any GPU");
+    if (gpuHasNone)
+      emit notice(tr("GPU %1 has no throttle intervals (point at another GPU's rows, or away "
+                     "from the GPUs, to step through all of them)")
+                      .arg(gpu));
+    else
+      emit notice(forward ? tr("No throttle interval after this point %1").arg(where)
+                          : tr("No throttle interval before this point %1").arg(where));
+    return false;
+  }
   showThrottleInterval(run, j.gpu, *j.interval);
   return true;
 }

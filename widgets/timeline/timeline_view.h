@@ -54,7 +54,7 @@ class TimelineView : public QAbstractScrollArea {
 
   // N / Shift+N: centres the next (previous) throttle interval, with its context, of the GPU
   // under the cursor, else of the selected kernel's GPU, else of any GPU; returns false when
-  // there is none (or the throttle analysis has not finished).
+  // there is none (or the throttle analysis has not finished), and then says why (notice()).
   bool jumpToThrottle(bool forward);
 
   // Row under a point of the viewport widget (nullptr if none).
@@ -68,6 +68,9 @@ class TimelineView : public QAbstractScrollArea {
   void rowsContextMenu(const wl::TrackRow& row, QPoint globalPos);
   // A throttle interval was jumped to (N / Shift+N) or clicked in the reason heatmap.
   void throttleIntervalActivated(int run, int gpu, qint64 start, qint64 end);
+  // A key did nothing, and this says why (for the status bar): N over a GPU without throttle
+  // intervals, N past the last one.
+  void notice(const QString& text);
 
  protected:
   void paintEvent(QPaintEvent* event) override;
