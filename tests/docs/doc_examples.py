@@ -7,8 +7,8 @@ continuations; every line with a wattline command (`wattline ...` or `./build/wa
 run, in order, in a fresh working directory per block (TMP/main, with TMP/shared -> ../shared so
 that `../shared/data/...` resolves as it does beside a clone) that holds the files the docs use as
 placeholders: run.h5 and RUN.h5 (copies of the microbatch-4 sample), gpu.csv, dmon.txt, dcgm.txt,
-... (copies of tests/data), resources/samples/ (copies: commands may write beside them), tests/ and
-bench/ (links). A line joined with && or || runs only its wattline parts (the README's first command
+... (copies of tests/data), a made-up CharLLM-PPT results folder, resources/samples/ (copies:
+commands may write beside them), tests/ and bench/ (links). A line joined with && or || runs only its wattline parts (the README's first command
 builds first; its `./build/wattline RUN.h5` is what is tried here). Each must exit 0.
 
 A command that opens the GUI (`wattline RUN.h5`) is tried as the user would see it: each file it
@@ -181,6 +181,17 @@ def time_of_day_dmon(src, dst):
     dst.write_text("\n".join(rows) + "\n")
 
 
+def charllm_folder(d):
+    """A made-up CharLLM-PPT run folder in the artifact's layout (docs/import-telemetry.md): two
+    ranks, 2 s of power, temperature, SM clock and utilization every 50 ms."""
+    d.mkdir(parents=True)
+    values = {"gpu_power": 650, "gpu_thermal": 70, "sm_clock": 1800, "gpu_util": 97}
+    for rank in (0, 1):
+        for metric, v in values.items():
+            rows = [f"{1764000000 + k * 0.05:.3f},{v + rank + k % 3}" for k in range(40)]
+            (d / f"{metric}_{rank}.csv").write_text("\n".join(rows) + "\n")
+
+
 def last_json_block(blocks, before):
     text = None
     for b in blocks:
@@ -242,6 +253,7 @@ class Workdir:
             "report.sqlite": lambda p: copy(data / "nsys" / "pipit-cloverleaf-a100-nsys2024.sqlite",
                                             p),
             "rec/": rec,
+            "results/optimization-sweep-h200/llama3-70b/llama3-70b_1_10000": charllm_folder,
             "h100-liquid.json": lambda p: p.write_text(last_json_block(blocks, block)),
         }
 
