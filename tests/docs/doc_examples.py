@@ -26,6 +26,7 @@ another program's arguments, such as sbatch --wrap) and is not marked.
 The README's statement of the run-format version is checked against docs/format.md and the code.
 
 Usage: doc_examples.py WATTLINE_BINARY [--source DIR] [--list] [--only TEXT]
+       doc_examples.py --self-test      (the extraction rules on a made-up page)
 """
 
 import argparse
@@ -70,9 +71,9 @@ class Command:
         return f"{self.block.doc}:{self.line}"
 
 
-def read_blocks(path, rel):
-    """The fenced blocks of a Markdown file, each with the doc-test marker right before it."""
-    lines = path.read_text(encoding="utf-8").split("\n")
+def read_blocks(text, rel):
+    """The fenced blocks of a Markdown text, each with the doc-test marker right before it."""
+    lines = text.split("\n")
     blocks, i, marker = [], 0, None
     while i < len(lines):
         m = FENCE.match(lines[i])
@@ -356,8 +357,110 @@ def check_format_version(source):
             f"{title.group(1)}, loaders/format/format_version.h {real.group(1)}"]
 
 
+class Plan:
+    """What the docs ask to run: commands (with their doc's blocks), the commands a marker
+    excludes, and problems (fences and commands that are neither runnable nor marked)."""
+
+    def __init__(self):
+        self.commands, self.excluded, self.problems, self.marked_blocks = [], [], [], 0
+
+    def add(self, rel, text):
+        blocks = read_blocks(text, rel)
+        for b in blocks:
+            if b.language == "":
+                if any(WATTLINE_COMMAND.match(line) for line in b.lines):
+                    self.problems.append(f"{rel}:{b.line}: a fence without a language holds a "
+                                         "wattline command: say sh (an example, run by this "
+                                         "test) or text (a synopsis or output)")
+                continue
+            if b.language not in SHELL_LANGUAGES:
+                continue
+            found = commands_of(b)
+            if b.marker is not None:
+                if not b.marker.startswith("needs "):
+                    self.problems.append(f"{rel}:{b.line}: unknown doc-test marker "
+                                         f"'{b.marker}' (expected: needs WHAT)")
+                if not found:
+                    self.problems.append(f"{rel}:{b.line}: a doc-test marker on a block without "
+                                         "wattline commands")
+                self.marked_blocks += 1
+                self.excluded += [(c, b.marker) for c in found]
+                continue
+            for c in found:
+                bad = [s for s in c.segments
+                       if not (WATTLINE_COMMAND.match(s) or re.match(r"^\s*for\s", s))]
+                if bad:
+                    self.problems.append(f"{c.where()}: '{bad[0]}' runs wattline inside another "
+                                         "command: make it a plain wattline command or mark the "
+                                         "block <!-- doc-test: needs WHAT -->")
+                else:
+                    self.commands.append((c, blocks))
+
+
+SELF_TEST_DOC = """
+<!-- doc-test: needs a cluster -->
+```sh
+wattline compare /x --csv
+```
+
+```sh
+# a comment; ./scripts/build.sh wattline builds the app
+./scripts/build.sh wattline && ./build/wattline RUN.h5
+wattline simulate -o a.h5 --tp 2 \\
+    --pp 2   # a trailing comment
+for r in runs/*.h5; do wattline export "$r" -o "f/$(basename "$r" .h5).pdf"; done
+sbatch --wrap 'wattline summarize x'
+WATTLINE=/tmp/wattline-copy nice bench/study_sweep.sh /tmp/s
+nvidia-smi dmon > dmon.txt
+```
+
+```
+wattline analyze RUN.h5 [--json]
+```
+
+```text
+wattline analyze RUN.h5 [--json]
+```
+
+<!-- doc-test: needs nothing -->
+```sh
+ls
+```
+"""
+
+
+def self_test():
+    """The extraction rules on SELF_TEST_DOC, against what they must give."""
+    plan = Plan()
+    plan.add("t.md", SELF_TEST_DOC)
+    got = [(c.line, c.segments) for c, _ in plan.commands]
+    want = [(9, ["./build/wattline RUN.h5"]),
+            (10, ["wattline simulate -o a.h5 --tp 2     --pp 2"]),
+            (12, ['for r in runs/*.h5; do wattline export "$r" -o "f/$(basename "$r" .h5).pdf"; '
+                  'done'])]
+    errors = [] if got == want else [f"commands: got {got}, want {want}"]
+    excluded = [(c.line, why) for c, why in plan.excluded]
+    if excluded != [(4, "needs a cluster")]:
+        errors.append(f"excluded: got {excluded}")
+    expected_problems = ["t.md:13: 'sbatch --wrap 'wattline summarize x'' runs wattline inside",
+                         "t.md:19: a fence without a language holds a wattline command",
+                         "t.md:28: a doc-test marker on a block without wattline commands"]
+    if len(plan.problems) != len(expected_problems) or not all(
+            p.startswith(e) for p, e in zip(plan.problems, expected_problems)):
+        errors.append(f"problems: got {plan.problems}")
+    if gui_arguments("./build/wattline RUN.h5 B.h5") != ["RUN.h5", "B.h5"] or \
+            gui_arguments("wattline info RUN.h5") is not None:
+        errors.append("gui_arguments")
+    for e in errors:
+        print(f"self-test: {e}")
+    print("self-test: " + ("FAILED" if errors else "passed"))
+    return 1 if errors else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     ap.add_argument("wattline", help="the wattline binary")
     ap.add_argument("--source", default=str(Path(__file__).resolve().parents[2]),
                     help="the source tree (default: this script's)")
@@ -368,40 +471,12 @@ def main():
     binary = Path(opts.wattline).resolve()
     docs = [source / "README.md"] + sorted((source / "docs").glob("*.md"))
 
-    problems = check_format_version(source)
-    commands, excluded, marked_blocks = [], [], 0
+    plan = Plan()
+    plan.problems += check_format_version(source)
     for doc in docs:
-        rel = str(doc.relative_to(source))
-        blocks = read_blocks(doc, rel)
-        for b in blocks:
-            if b.language == "":
-                if any(WATTLINE_COMMAND.match(line) for line in b.lines):
-                    problems.append(f"{rel}:{b.line}: a fence without a language holds a "
-                                    "wattline command: say sh (an example, run by this test) or "
-                                    "text (a synopsis or output)")
-                continue
-            if b.language not in SHELL_LANGUAGES:
-                continue
-            found = commands_of(b)
-            if b.marker is not None:
-                if not b.marker.startswith("needs "):
-                    problems.append(f"{rel}:{b.line}: unknown doc-test marker '{b.marker}' "
-                                    "(expected: needs WHAT)")
-                if not found:
-                    problems.append(f"{rel}:{b.line}: a doc-test marker on a block without "
-                                    "wattline commands")
-                marked_blocks += 1
-                excluded += [(c, b.marker) for c in found]
-                continue
-            for c in found:
-                bad = [s for s in c.segments if not (WATTLINE_COMMAND.match(s) or
-                                                     re.match(r"^\s*for\s", s))]
-                if bad:
-                    problems.append(f"{c.where()}: '{bad[0]}' runs wattline inside another "
-                                    "command: make it a plain wattline command or mark the "
-                                    "block <!-- doc-test: needs WHAT -->")
-                else:
-                    commands.append((c, blocks))
+        plan.add(str(doc.relative_to(source)), doc.read_text(encoding="utf-8"))
+    commands, excluded, problems = plan.commands, plan.excluded, plan.problems
+    marked_blocks = plan.marked_blocks
 
     if opts.list:
         for c, _ in commands:
