@@ -6,7 +6,10 @@
 // failing case leaves its output in the temp folder and names it.
 #include <gtest/gtest.h>
 
+#include <QColor>
 #include <QCryptographicHash>
+#include <QImage>
+#include <QXmlStreamReader>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +25,7 @@
 #include "support/read_file.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
+#include "svg_util.h"
 
 namespace wl {
 namespace {
@@ -205,6 +209,153 @@ std::vector<GoldenCase> analyzeCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, GoldenAnalyze, ::testing::ValuesIn(analyzeCases()), caseName);
+
+// The colour bar of a heatmap: the stops of its gradient, and the values at its two ends.
+struct ColourBar {
+  std::vector<std::pair<double, QColor>> stops;
+  double lo = 0, hi = 0;
+
+  QColor at(double f) const {
+    for (size_t i = 1; i < stops.size(); ++i)
+      if (f <= stops[i].first) {
+        const double w = (f - stops[i - 1].first) / (stops[i].first - stops[i - 1].first);
+        const QColor &a = stops[i - 1].second, &b = stops[i].second;
+        return QColor::fromRgbF(static_cast<float>(a.redF() + w * (b.redF() - a.redF())),
+                                static_cast<float>(a.greenF() + w * (b.greenF() - a.greenF())),
+                                static_cast<float>(a.blueF() + w * (b.blueF() - a.blueF())));
+      }
+    return stops.back().second;
+  }
+  // The value whose colour on the bar is nearest to c.
+  double value(QColor c) const {
+    double best = 0, bestD = 1e300;
+    for (int k = 0; k <= 1000; ++k) {
+      const QColor q = at(k / 1000.0);
+      const double d = std::pow(q.red() - c.red(), 2) + std::pow(q.green() - c.green(), 2) +
+                       std::pow(q.blue() - c.blue(), 2);
+      if (d < bestD) bestD = d, best = k / 1000.0;
+    }
+    return lo + best * (hi - lo);
+  }
+};
+
+std::map<QString, std::vector<std::pair<double, QColor>>> gradients(const QByteArray& svg) {
+  std::map<QString, std::vector<std::pair<double, QColor>>> out;
+  QXmlStreamReader xml(svg);
+  QString id;
+  while (!xml.atEnd())
+    if (xml.readNext() == QXmlStreamReader::StartElement) {
+      const auto a = xml.attributes();
+      if (xml.name() == QLatin1String("linearGradient"))
+        id = a.value(QStringLiteral("id")).toString();
+      else if (xml.name() == QLatin1String("stop"))
+        out[id].emplace_back(a.value(QStringLiteral("offset")).toDouble(),
+                             QColor(a.value(QStringLiteral("stop-color")).toString()));
+    }
+  return out;
+}
+
+// The golden heatmaps (SVG), read back: each heatmap's colour bar (its gradient
+// and the two values at its ends), and its image (one pixel per GPU row and time column over the
+// whole run). Every 7th column's colour, turned back into a value through the bar, is a mean of
+// its GPU's samples in the finest pyramid buckets at the column (docs/format.md), so it must lie
+// within their min and max (+- 5 % of the bar for the bar's five-stop approximation of the
+// colour map). A cell without data (a telemetry gap) is left white.
+class GoldenHeatmap : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(GoldenHeatmap, ColoursAreTheRunFilesValues) {
+  const GoldenCase& c = GetParam();
+  test::TempDir dir;
+  const std::string file = (dir.path() / c.name).string();
+  std::string args = replaceAll(c.args, "{S}", WATTLINE_SOURCE_DIR "/resources/samples");
+  const std::vector<std::string> argv = words(replaceAll(args, "{OUT}", file));
+  std::vector<std::string> metrics{"temp_c"};  // the heatmap's default
+  const auto metricsAt = std::find(argv.begin(), argv.end(), "--metrics");
+  if (metricsAt != argv.end() && metricsAt + 1 != argv.end()) {
+    metrics.clear();
+    std::istringstream list(*(metricsAt + 1));
+    for (std::string m; std::getline(list, m, ',');)
+      metrics.push_back(m);
+  }
+  ASSERT_EQ(test::runWattline(argv).exitCode, 0);
+  const QByteArray bytes = QByteArray::fromStdString(test::readFile(file));
+  const test::SvgDocument svg = test::parseSvg(bytes);
+  ASSERT_TRUE(svg.ok);
+  const auto grads = gradients(bytes);
+  const auto run = RunFile::open(argv[1]);
+  const LodGrid& grid = run->series(SeriesKind::Gpu).grid;
+  const double span = static_cast<double>(run->info().end_ns - run->info().start_ns) * 1e-9;
+
+  size_t heatmap = 0, checked = 0, blank = 0;
+  for (size_t i = 0; i < svg.elements.size(); ++i) {
+    const test::SvgElement& e = svg.elements[i];
+    if (e.name != QStringLiteral("image")) continue;
+    ASSERT_LT(heatmap, metrics.size());
+    // The bar follows the image: a rect filled with its gradient, then the two end values.
+    ColourBar bar;
+    size_t j = i + 1;
+    while (j < svg.elements.size() && !svg.elements[j].fill.startsWith(QStringLiteral("url(#")))
+      ++j;
+    ASSERT_LT(j + 2, svg.elements.size());
+    const QString id = svg.elements[j].fill.mid(5).chopped(1);
+    bar.stops = grads.at(id);
+    bar.lo = svg.elements[j + 1].text.toDouble();
+    bar.hi = svg.elements[j + 2].text.toDouble();
+    ASSERT_GT(bar.hi, bar.lo);
+    const QByteArray png = QByteArray::fromBase64(e.href.section(QLatin1Char(','), 1).toLatin1());
+    const QImage img = QImage::fromData(png);
+    ASSERT_EQ(static_cast<size_t>(img.height()), run->gpus().size());
+    const double tol = 0.05 * (bar.hi - bar.lo);
+    int bad = 0;
+    for (const GpuInfo& g : run->gpus()) {
+      const Samples smp =
+          run->readAllSamples(SeriesKind::Gpu, static_cast<size_t>(g.id), metrics[heatmap]);
+      for (int col = 0; col < img.width(); col += 7) {
+        // The finest pyramid buckets (docs/format.md) under the column, and one either side (a
+        // bucket that ends on a column's edge colours that column too).
+        const auto edge = [&](int c) {
+          return run->info().start_ns +
+                 static_cast<int64_t>(std::llround(1e9 * span * c / img.width()));
+        };
+        const int64_t w0 = grid.widths_ns[0];
+        const int64_t a = grid.bucketStart(0, grid.bucketOf(0, edge(col))) - w0;
+        const int64_t b = grid.bucketStart(0, grid.bucketOf(0, edge(col + 1) - 1)) + 2 * w0;
+        double lo = 1e300, hi = -1e300;
+        for (size_t k = 0; k < smp.t_ns.size(); ++k)
+          if (smp.t_ns[k] >= a && smp.t_ns[k] < b && std::isfinite(smp.v[k]))
+            lo = std::min(lo, smp.v[k]), hi = std::max(hi, smp.v[k]);
+        if (lo > hi) continue;  // no sample in the column
+        // Values beyond the bar's ends take the end's colour.
+        lo = std::clamp(lo, bar.lo, bar.hi), hi = std::clamp(hi, bar.lo, bar.hi);
+        const QColor px = img.pixelColor(col, g.id);
+        if (px == QColor(Qt::white)) {  // no data (a gap): the background shows through
+          ++blank;
+          continue;
+        }
+        const double v = bar.value(px);
+        ++checked;
+        if ((v < lo - tol || v > hi + tol) && bad++ < 5)
+          ADD_FAILURE() << metrics[heatmap] << " GPU " << g.id << " column " << col << ": colour "
+                        << v << ", samples " << lo << " to " << hi;
+      }
+    }
+    ++heatmap;
+  }
+  EXPECT_EQ(heatmap, metrics.size());
+  EXPECT_GT(checked, 500u);
+  EXPECT_LT(blank, checked / 10) << "cells without data";
+}
+
+// The SVG goldens whose names start with prefix.
+std::vector<GoldenCase> svgCasesStarting(const std::string& prefix) {
+  std::vector<GoldenCase> out;
+  for (const GoldenCase& c : readManifest())
+    if (c.name.rfind(prefix, 0) == 0 && c.name.ends_with(".svg")) out.push_back(c);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, GoldenHeatmap, ::testing::ValuesIn(svgCasesStarting("heatmap-")),
+                         caseName);
 
 TEST(GoldenManifest, ListsTheSamplesAndEveryTimelineView) {
   const std::vector<GoldenCase> cases = readManifest();

@@ -65,6 +65,8 @@ SvgDocument parseSvg(const QByteArray& bytes) {
         e.y = a.value(QStringLiteral("y")).toDouble();
         e.width = a.value(QStringLiteral("width")).toDouble();
         e.height = a.value(QStringLiteral("height")).toDouble();
+        e.href = a.value(QStringLiteral("http://www.w3.org/1999/xlink"), QStringLiteral("href"))
+                     .toString();
         if (name == QLatin1String("text"))
           e.text = xml.readElementText(QXmlStreamReader::IncludeChildElements);
         doc.elements.push_back(e);

@@ -20,7 +20,8 @@ struct SvgElement {
   QString text;                  // text elements: the content
   QString d;                     // path data, or polyline / polygon points
   double x = 0, y = 0;           // text: position; rect: corner
-  double width = 0, height = 0;  // rect: size
+  double width = 0, height = 0;  // rect, image: size
+  QString href;                  // image: xlink:href (a data: URL for embedded images)
 };
 
 struct SvgDocument {
