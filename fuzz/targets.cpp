@@ -395,6 +395,13 @@ void rangeArgs(Bytes d) {
   } catch (const cli::UsageError& e) {
     noteError(e);
   }
+  try {  // wattline import --start-time
+    const int64_t t = import::parseStartTime(text);
+    if (!import::inTimeRange(t)) broken(fmt::format("parseStartTime('{}') is out of range", text));
+    (void)formatUtc(t, 9);
+  } catch (const Error& e) {
+    noteError(e);
+  }
 }
 
 constexpr std::array kTargets = {
@@ -415,7 +422,7 @@ constexpr std::array kTargets = {
     Target{"run_file", "run file (HDF5): open, reads, analyses; every HDF5 id closed after",
            &runFileClosesWhatItOpens},
     Target{"cli_args", "command-line arguments (split at NUL bytes) and option values", &cliArgs},
-    Target{"range_args", "--range START:END, durations, time formatting", &rangeArgs},
+    Target{"range_args", "--range START:END, durations, --start-time, time formatting", &rangeArgs},
 };
 
 }  // namespace
