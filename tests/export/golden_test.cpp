@@ -34,6 +34,11 @@ struct GoldenCase {
   std::string sha256, name, args;
 };
 
+// How gtest names a case in its output (and ctest in its list).
+void PrintTo(const GoldenCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
 const std::string kManifest = WATTLINE_SOURCE_DIR "/tests/golden/samples.txt";
 
 std::vector<GoldenCase> readManifest() {
