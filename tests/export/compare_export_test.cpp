@@ -23,43 +23,6 @@ namespace {
 const std::string kA = WATTLINE_SOURCE_DIR "/resources/samples/llama3-8b-h100x8-mbs4.h5";
 const std::string kB = WATTLINE_SOURCE_DIR "/resources/samples/llama3-8b-h100x8-mbs1.h5";
 
-// The time axis as the figure labels it: its major ticks (4 px marks under the last row) and
-// their labels (seconds since A's start), so x(t) is what the figure says time t is drawn at.
-struct TimeAxis {
-  double x0 = 0, pxPerS = 0;
-  double x(double s) const { return x0 + pxPerS * s; }
-};
-
-TimeAxis timeAxis(const test::SvgDocument& d) {
-  std::vector<double> ticks;  // x of the vertical 4 px marks, at the lowest axis
-  double axisY = 0;
-  for (const test::SvgElement& e : d.elements) {
-    if (e.name != QStringLiteral("polyline")) continue;
-    const auto pts = test::pathPoints(e.d);
-    if (pts.size() != 1 || pts[0].size() != 2) continue;
-    const QPointF a = pts[0][0], b = pts[0][1];
-    if (a.x() != b.x() || std::fabs(std::fabs(b.y() - a.y()) - 4) > 0.01) continue;
-    if (std::min(a.y(), b.y()) > axisY + 0.5) ticks.clear(), axisY = std::min(a.y(), b.y());
-    if (std::fabs(std::min(a.y(), b.y()) - axisY) <= 0.5) ticks.push_back(a.x());
-  }
-  std::vector<std::pair<double, double>> labels;  // (x, seconds) under the axis
-  for (const test::SvgElement& e : d.elements) {
-    bool ok = false;
-    const double v = e.text.toDouble(&ok);
-    if (e.name == QStringLiteral("text") && ok && e.y > axisY) labels.emplace_back(e.x, v);
-  }
-  std::sort(ticks.begin(), ticks.end());
-  std::sort(labels.begin(), labels.end());
-  TimeAxis axis;
-  EXPECT_EQ(ticks.size(), labels.size());
-  if (ticks.size() < 2 || ticks.size() != labels.size()) return axis;
-  axis.pxPerS = (ticks.back() - ticks.front()) / (labels.back().second - labels.front().second);
-  axis.x0 = ticks.front() - axis.pxPerS * labels.front().second;
-  for (size_t i = 0; i < ticks.size(); ++i)
-    EXPECT_NEAR(axis.x(labels[i].second), ticks[i], 0.5) << "tick " << labels[i].second;
-  return axis;
-}
-
 // What the figure draws in the row labelled `label`: the pixel columns where its clip spans
 // meet (a run drawn through a warp is cut into one span per piece), and how far right its
 // series reaches.
@@ -225,7 +188,7 @@ TEST_F(CompareExport, WarpedAndShiftedBAreDrawnWhereTheirAlignmentPutsThem) {
   ASSERT_TRUE(warp.ok && shift.ok);
   const QString rowB = QStringLiteral("B · Power (W)");
 
-  const TimeAxis ax = timeAxis(warp);
+  const test::TimeAxis ax = test::readTimeAxis(warp);
   ASSERT_GT(ax.pxPerS, 0);
   const DrawnRow w = drawnRow(warp, rowB);
   std::vector<double> expected;
@@ -239,7 +202,7 @@ TEST_F(CompareExport, WarpedAndShiftedBAreDrawnWhereTheirAlignmentPutsThem) {
   const double warpEnd = knots.back() + (endB - stepsB.at(lastCommon).second);
   EXPECT_NEAR(w.seriesRight, ax.x(warpEnd), 1.5);
 
-  const TimeAxis axS = timeAxis(shift);
+  const test::TimeAxis axS = test::readTimeAxis(shift);
   EXPECT_NEAR(axS.x0, ax.x0, 0.5);
   EXPECT_NEAR(axS.pxPerS, ax.pxPerS, 1e-3);
   const DrawnRow s = drawnRow(shift, rowB);

@@ -362,6 +362,88 @@ std::vector<GoldenCase> svgCasesStarting(const std::string& prefix) {
 INSTANTIATE_TEST_SUITE_P(Samples, GoldenHeatmap, ::testing::ValuesIn(svgCasesStarting("heatmap-")),
                          caseName);
 
+// The zoomed timeline golden (one second of the README's sample, GPUs 0 and 1), read back: the
+// top of each power row's envelope, through the row's value axis (its ticks and their labels), is
+// the GPU's highest power sample of that second (or of the samples just outside it, which the
+// line reaches at the edges), within a pixel.
+TEST(GoldenTimeline, ZoomedPowerRowsPeakAtTheSamplesMaximum) {
+  GoldenCase c;
+  for (const GoldenCase& k : readManifest())
+    if (k.name == "timeline-mbs4-zoom.svg") c = k;
+  ASSERT_FALSE(c.name.empty()) << "timeline-mbs4-zoom.svg is not in " << kManifest;
+  test::TempDir dir;
+  const std::string file = (dir.path() / c.name).string();
+  const std::vector<std::string> argv = words(replaceAll(
+      replaceAll(c.args, "{S}", WATTLINE_SOURCE_DIR "/resources/samples"), "{OUT}", file));
+  ASSERT_EQ(test::runWattline(argv).exitCode, 0);
+  auto option = [&](const std::string& name) {
+    const auto it = std::find(argv.begin(), argv.end(), name);
+    return it != argv.end() && it + 1 != argv.end() ? *(it + 1) : std::string();
+  };
+  ASSERT_EQ(option("--range"), "130s:131s");
+  ASSERT_EQ(option("--gpus"), "0,1");
+  const test::SvgDocument svg = test::parseSvg(QByteArray::fromStdString(test::readFile(file)));
+  ASSERT_TRUE(svg.ok);
+  const auto run = RunFile::open(argv[1]);
+  const int64_t t0 = run->info().start_ns + 130 * 1000000000LL, t1 = t0 + 1000000000LL;
+
+  size_t row = 0, last = 0;  // element index after the previous row's label
+  for (size_t i = 0; i < svg.elements.size(); ++i) {
+    const test::SvgElement& label = svg.elements[i];
+    if (label.name != QStringLiteral("text") || label.text != QStringLiteral("Power (W)")) continue;
+    // The row's elements come before its label: its envelope (the translucent band), then its
+    // value axis (4 px ticks, each with its label).
+    size_t bandAt = i;
+    for (size_t k = last; k < i; ++k) {
+      const test::SvgElement& e = svg.elements[k];
+      if (e.name == QStringLiteral("path") && e.fill != QStringLiteral("none") && e.fillOpacity < 1)
+        bandAt = k;
+    }
+    const test::SvgElement* band = bandAt < i ? &svg.elements[bandAt] : nullptr;
+    std::vector<double> ticks;
+    std::vector<std::pair<double, double>> values;  // (y, value)
+    for (size_t k = bandAt + 1; k < i; ++k) {
+      const test::SvgElement& e = svg.elements[k];
+      if (e.name == QStringLiteral("polyline")) {
+        const auto pts = test::pathPoints(e.d);
+        if (pts.size() == 1 && pts[0].size() == 2 && pts[0][0].y() == pts[0][1].y() &&
+            std::fabs(std::fabs(pts[0][1].x() - pts[0][0].x()) - 4) < 0.01)
+          ticks.push_back(pts[0][0].y());
+      }
+      bool ok = false;
+      const double v = e.text.toDouble(&ok);
+      if (e.name == QStringLiteral("text") && ok) values.emplace_back(e.y, v);
+    }
+    last = i + 1;
+    ASSERT_NE(band, nullptr) << "power row " << row;
+    ASSERT_GE(ticks.size(), 2u);
+    ASSERT_EQ(ticks.size(), values.size());
+    std::sort(ticks.begin(), ticks.end());
+    std::sort(values.begin(), values.end());
+    const double perPx = (values.front().second - values.back().second) /
+                         (ticks.back() - ticks.front());  // W per pixel (y grows down)
+    auto valueAt = [&](double y) { return values.back().second + (ticks.back() - y) * perPx; };
+    double top = 1e300;
+    for (const auto& sub : test::pathPoints(band->d))
+      for (const QPointF& p : sub)
+        top = std::min(top, p.y());
+
+    const Samples p = run->readAllSamples(SeriesKind::Gpu, row, "power_w");
+    double inside = -1e300, reach = -1e300;
+    for (size_t k = 0; k < p.t_ns.size(); ++k) {
+      const bool in = p.t_ns[k] >= t0 && p.t_ns[k] < t1;
+      const bool edge = (k + 1 < p.t_ns.size() && p.t_ns[k + 1] >= t0 && p.t_ns[k] < t0) ||
+                        (k > 0 && p.t_ns[k - 1] < t1 && p.t_ns[k] >= t1);
+      if (in) inside = std::max(inside, p.v[k]);
+      if (in || edge) reach = std::max(reach, p.v[k]);
+    }
+    EXPECT_GE(valueAt(top), inside - perPx) << "GPU " << row;
+    EXPECT_LE(valueAt(top), reach + perPx) << "GPU " << row;
+    ++row;
+  }
+  EXPECT_EQ(row, 2u);
+}
+
 TEST(GoldenManifest, ListsTheSamplesAndEveryTimelineView) {
   const std::vector<GoldenCase> cases = readManifest();
   ASSERT_GE(cases.size(), 10u) << kManifest;

@@ -4,6 +4,10 @@
 #include <QRegularExpression>
 #include <QXmlStreamReader>
 
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
 namespace wl::test {
 
 QStringList SvgDocument::texts() const {
@@ -101,6 +105,42 @@ std::vector<std::vector<QPointF>> pathPoints(const QString& d) {
     out.back().emplace_back(m.captured(2).toDouble(), m.captured(3).toDouble());
   }
   return out;
+}
+
+TimeAxis readTimeAxis(const SvgDocument& d) {
+  std::vector<double> ticks;  // x of the vertical 4 px marks, at the lowest axis
+  double axisY = 0;
+  for (const SvgElement& e : d.elements) {
+    if (e.name != QLatin1String("polyline")) continue;
+    const auto pts = pathPoints(e.d);
+    if (pts.size() != 1 || pts[0].size() != 2) continue;
+    const QPointF a = pts[0][0], b = pts[0][1];
+    if (a.x() != b.x() || std::fabs(std::fabs(b.y() - a.y()) - 4) > 0.01) continue;
+    const double top = std::min(a.y(), b.y());
+    if (top > axisY + 0.5) ticks.clear(), axisY = top;
+    if (std::fabs(top - axisY) <= 0.5) ticks.push_back(a.x());
+  }
+  double unitS = 1;
+  std::vector<std::pair<double, double>> labels;  // (x, value) under the axis
+  for (const SvgElement& e : d.elements) {
+    if (e.name != QLatin1String("text") || e.y <= axisY) continue;
+    bool ok = false;
+    const double v = e.text.toDouble(&ok);
+    if (ok) labels.emplace_back(e.x, v);
+    if (e.text.endsWith(QLatin1String("(ms)"))) unitS = 1e-3;
+    if (e.text.endsWith(QLatin1String("(min)"))) unitS = 60;
+    if (e.text.endsWith(QLatin1String("(h)"))) unitS = 3600;
+  }
+  std::sort(ticks.begin(), ticks.end());
+  std::sort(labels.begin(), labels.end());
+  TimeAxis axis;
+  if (ticks.size() < 2 || ticks.size() != labels.size()) return axis;
+  const double s0 = labels.front().second * unitS, s1 = labels.back().second * unitS;
+  axis.pxPerS = (ticks.back() - ticks.front()) / (s1 - s0);
+  axis.x0 = ticks.front() - axis.pxPerS * s0;
+  for (size_t i = 0; i < ticks.size(); ++i)
+    if (std::fabs(axis.x(labels[i].second * unitS) - ticks[i]) > 0.5) return TimeAxis{};
+  return axis;
 }
 
 }  // namespace wl::test

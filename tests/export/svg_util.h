@@ -37,6 +37,16 @@ struct SvgDocument {
 
 SvgDocument parseSvg(const QByteArray& bytes);
 
+// The time axis as a figure labels it: its major ticks (the 4 px marks of the lowest axis), their
+// labels and the unit its title names ("Time since run start (ms)"), so x(t) is where the figure
+// says t seconds since the run's start are drawn. pxPerS is 0 when the axis cannot be read (tick
+// and label counts differ, fewer than two, a tick off the line through the others).
+struct TimeAxis {
+  double x0 = 0, pxPerS = 0;
+  double x(double seconds) const { return x0 + pxPerS * seconds; }
+};
+TimeAxis readTimeAxis(const SvgDocument& d);
+
 // The subpaths of path data ("M x,y L x,y ... Z M ...") or of a points list.
 std::vector<std::vector<QPointF>> pathPoints(const QString& d);
 
