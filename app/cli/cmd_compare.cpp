@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <unistd.h>
@@ -233,6 +234,24 @@ int cmdCompare(const Args& args) {
 
   // A baseline that names no run is a user error (exit 1, one line).
   const StudyTable t = makeStudyTable(study, table);
+  // A filter that keeps no run is a mistake (a value misspelt, a model not in the folder): say
+  // which values the runs have for each key of the filter, rather than print an empty table.
+  if (!table.filter.empty() && t.rows.empty() && !study.runs.empty()) {
+    std::string have;
+    for (const auto& [key, wanted] : parseRunFilter(table.filter).terms) {
+      std::set<std::string> values;
+      for (const StudyRun& r : study.runs) {
+        const std::string v = configValue(r, key);
+        values.insert(v.empty() ? "unknown" : v);
+      }
+      std::string list;
+      for (const std::string& v : values)
+        list += (list.empty() ? "" : ", ") + v;
+      have += fmt::format("{}{}: {}", have.empty() ? "" : "; ", key, list);
+    }
+    throw Error(fmt::format("--filter {}: no run of the {} matches (the runs have {})",
+                            table.filter, study.runs.size(), have));
+  }
   if (p.has("json")) {
     std::fputs((compareJson(study, t).dump(2) + "\n").c_str(), stdout);
   } else if (p.has("csv")) {

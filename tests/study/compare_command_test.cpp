@@ -145,6 +145,21 @@ TEST_F(CompareCommand, ErrorsAndExitCodes) {
   EXPECT_EQ(r.exitCode, 1);
 }
 
+// A filter that keeps no run exits 1 and lists the values the runs have for each key (it printed
+// an empty table and exited 0).
+TEST_F(CompareCommand, AFilterThatKeepsNoRunSaysWhatTheRunsHave) {
+  const auto r =
+      test::runWattline({"compare", (dir / "sweep").string(), "--filter", "tp=8,mbs=1", "--quiet"});
+  EXPECT_EQ(r.exitCode, 1) << r.out;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  // run A: tp 2, mbs 1; run B: tp 4, mbs 2; run C: tp 2, mbs 4.
+  EXPECT_NE(r.err.find("--filter tp=8,mbs=1: no run of the 3 matches (the runs have tp: 2, 4; "
+                       "mbs: 1, 2, 4)"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(CompareCommand, ABrokenRunIsShownInvalidNotFatal) {
   std::ofstream(dir / "sweep" / "broken.h5") << "not HDF5";
   const auto r = test::runWattline({"compare", (dir / "sweep").string(), "--json", "--quiet"});
