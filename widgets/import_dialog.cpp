@@ -16,6 +16,8 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <map>
 
@@ -88,6 +90,17 @@ ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
       tr("For logs written in local time without a zone (nvidia-smi timestamps, Zeus, dmon -o DT): "
          "the machine's offset from UTC. Without it such times are read as UTC (noted in the "
          "run's data quality)."));
+  startTime_ = new QLineEdit(this);
+  startTime_->setPlaceholderText(tr("e.g. 2026-11-27T17:44:13.6Z or 2026-11-27T18:44:13+01:00"));
+  startTime_->setToolTip(
+      tr("For logs whose times are relative (dcgmi dmon, nvidia-smi dmon without a date, "
+         "ZeusMonitor windows): the time their first row was written, with its zone. As "
+         "wattline import --start-time."));
+  dcgmInterval_ = new QLineEdit(this);
+  dcgmInterval_->setPlaceholderText(tr("e.g. 100 (dcgmi dmon -d 100)"));
+  dcgmInterval_->setToolTip(
+      tr("DCGM dmon text has no timestamps: the interval between its rows in ms, as given to "
+         "dcgmi dmon -d. As wattline import --dcgm-interval-ms."));
   output_ = new QLineEdit(this);
   auto* browse = new QPushButton(tr("Browse..."), this);
   connect(browse, &QPushButton::clicked, this, &ImportDialog::browseOutput);
@@ -99,6 +112,8 @@ ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
   form->addRow(tr("Configuration"), config_);
   form->addRow(tr("Clock offsets"), offsets_);
   form->addRow(tr("Local time zone (UTC offset)"), utcOffsets_);
+  form->addRow(tr("Relative logs start at"), startTime_);
+  form->addRow(tr("DCGM dmon row interval (ms)"), dcgmInterval_);
   form->addRow(tr("Output file"), outRow);
   layout->addLayout(form);
 
@@ -257,6 +272,14 @@ void ImportDialog::setUtcOffsetsText(const QString& text) {
   utcOffsets_->setText(text);
 }
 
+void ImportDialog::setStartTimeText(const QString& text) {
+  startTime_->setText(text);
+}
+
+void ImportDialog::setDcgmIntervalText(const QString& text) {
+  dcgmInterval_->setText(text);
+}
+
 wl::import::ImportRequest ImportDialog::request() const {
   // (wl:: in front: clang-format reads a line that starts with "import" as a C++20 import.)
   wl::import::ImportRequest req;
@@ -280,6 +303,16 @@ wl::import::ImportRequest ImportDialog::request() const {
   for (const QString& item :
        utcOffsets_->text().split(QRegularExpression("[,\\s]+"), Qt::SkipEmptyParts))
     req.utcOffsets.push_back(import::parseUtcOffset(item.toStdString()));
+  if (const QString t = startTime_->text().trimmed(); !t.isEmpty())
+    req.options.start_ns = import::parseStartTime(t.toStdString());
+  if (const QString t = dcgmInterval_->text().trimmed(); !t.isEmpty()) {
+    bool ok = false;
+    const double ms = t.toDouble(&ok);
+    if (!ok || !(ms > 0) || !std::isfinite(ms))
+      throw Error(fmt::format("DCGM dmon row interval \"{}\": expected a positive number of ms",
+                              t.toStdString()));
+    req.options.dcgm_interval_ms = ms;
+  }
   req.assemble.createdBy = "wattline import (GUI)";
   return req;
 }

@@ -60,6 +60,10 @@ class ImportDialog : public QDialog {
   // UTC offsets of inputs written in local time: "+02:00" for all, "SOURCE=+02:00" for one;
   // items comma- or space-separated (as --utc-offset).
   void setUtcOffsetsText(const QString& text);
+  // Where logs with relative times begin (as --start-time: ISO 8601 with its zone), and the row
+  // interval of DCGM dmon text in ms (as --dcgm-interval-ms); empty: not given.
+  void setStartTimeText(const QString& text);
+  void setDcgmIntervalText(const QString& text);
 
   // The request the current fields describe; throws wl::Error with a one-line message for a bad
   // field (config, offset, UTC offset, no inputs, no output).
@@ -95,6 +99,8 @@ class ImportDialog : public QDialog {
   QLineEdit* config_ = nullptr;
   QPlainTextEdit* offsets_ = nullptr;
   QLineEdit* utcOffsets_ = nullptr;
+  QLineEdit* startTime_ = nullptr;
+  QLineEdit* dcgmInterval_ = nullptr;
   QLineEdit* output_ = nullptr;
   QPushButton* importButton_ = nullptr;
   std::vector<Row> rows_;

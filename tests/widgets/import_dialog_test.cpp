@@ -155,6 +155,47 @@ class ImportDialogTest : public QObject {
     QVERIFY(!takeErrorBox(&d).isEmpty());
   }
 
+  // DCGM dmon text (relative rows, no timestamps) placed by the dialog's start time and row
+  // interval lands where `wattline import --start-time ... --dcgm-interval-ms 100` puts it:
+  // 18:44:13.6 at +01:00 is 17:44:13.6 UTC, 1795801453.6 s since the epoch.
+  void startTimeAndDcgmIntervalPlaceRelativeLogs() {
+    test::TempDir out;
+    ImportDialog d;
+    d.show();
+    d.addInputs({fixture("telemetry/dcgm-dmon-2gpu.txt")});
+    const QString output = QString::fromStdString((out / "dmon.h5").string());
+    d.setOutputPath(output);
+    d.setStartTimeText("2026-11-27T18:44:13.6+01:00");
+    d.setDcgmIntervalText("100");
+    const int64_t start = int64_t{1'795'801'453} * 1'000'000'000 + 600'000'000;
+    QCOMPARE(d.request().options.start_ns, std::optional<int64_t>(start));
+    QCOMPARE(d.request().options.dcgm_interval_ms, std::optional<double>(100.0));
+    QSignalSpy imported(&d, &ImportDialog::imported);
+    d.startImport();
+    QVERIFY(imported.wait(20000));
+    const auto run = RunFile::open(output.toStdString());
+    QCOMPARE(run->info().start_ns, start);
+    const auto power = run->readAllSamples(SeriesKind::Gpu, 1, "power_w");
+    QVERIFY(power.t_ns.size() >= 2);
+    QCOMPARE(power.t_ns[0], start);
+    QCOMPARE(power.t_ns[1] - power.t_ns[0], int64_t{100'000'000});
+    // Bad fields fail with the CLI's messages, before anything is written.
+    QSignalSpy failed(&d, &ImportDialog::failed);
+    d.setStartTimeText("2026-11-27T18:44:13");
+    d.startImport();
+    QCOMPARE(failed.count(), 1);
+    QVERIFY2(failed.at(0).at(0).toString().contains("the time has no zone"),
+             qPrintable(failed.at(0).at(0).toString()));
+    takeErrorBox(&d);
+    d.setStartTimeText("");
+    d.setDcgmIntervalText("-5");
+    d.startImport();
+    QCOMPARE(failed.count(), 2);
+    QVERIFY2(failed.at(1).at(0).toString().contains("expected a positive number of ms"),
+             qPrintable(failed.at(1).at(0).toString()));
+    takeErrorBox(&d);
+  }
+
   void overrideReachesTheImporter() {
     test::TempDir out;
     ImportDialog d;
