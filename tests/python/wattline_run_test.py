@@ -15,7 +15,9 @@ For each resources/samples/*.h5, against `wattline info RUN --json` and `wattlin
     theirs;
   * clear errors: unknown GPU and metric (KeyError naming the file), a non-Wattline HDF5 file, a
     file that is not HDF5 and a newer format version (ValueError naming the file);
-  * DataFrames with pandas, or without it an ImportError that names python3-pandas.
+  * DataFrames with pandas, or without it an ImportError that names python3-pandas;
+  * docs/python.md's example prints the output the page shows (its pandas part only with pandas,
+    compared with column spacing ignored).
 Prints "wattline_run_test: N passed, 0 failed" and exits 0; exits 1 naming the sample and the
 values on a mismatch; exits 77 (ctest: skipped) when h5py or numpy is missing, 1 under CI=true.
 """
@@ -35,7 +37,8 @@ except ImportError as e:
           file=sys.stderr)
     sys.exit(1 if os.environ.get("CI") == "true" else 77)
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+REPO = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python"))
 import wattline_run  # noqa: E402
 
 REL = 1e-6
@@ -273,6 +276,47 @@ def check_bad_files(tmp):
             check(s, p in str(e) and words in str(e), f"{p}: message {e}")
 
 
+def doc_examples():
+    """The (python block, text block) pairs of docs/python.md: a python block followed by the text
+    block of its output."""
+    import re
+    text = (REPO / "docs" / "python.md").read_text()
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```$", text, re.S | re.M)
+    return [(code, out) for (lang, code), (lang2, out) in zip(blocks, blocks[1:])
+            if lang == "python" and lang2 == "text"]
+
+
+def check_doc_example(have_pandas):
+    import contextlib
+    import io
+    s = "docs/python.md"
+    pairs = doc_examples()
+    check(s, len(pairs) == 2, f"{len(pairs)} example blocks with output, expected 2")
+    ns = {}
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        for i, (code, want) in enumerate(pairs):
+            if i == 1 and not have_pandas:
+                break
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                exec(compile(code, f"docs/python.md example {i + 1}", "exec"), ns)
+            got = buf.getvalue()
+            if i == 0:
+                same = got.rstrip("\n") == want.rstrip("\n")
+            else:
+                same = got.split() == want.split()
+            if not same:
+                diff = [f"  page: {w!r}\n  now:  {g!r}" for w, g in
+                        zip(want.splitlines(), got.splitlines()) if w.split() != g.split()]
+                fail(s, f"example {i + 1} prints other output than the page shows:\n" +
+                     "\n".join(diff[:5] or [f"  {len(got.splitlines())} lines vs {len(want.splitlines())}"]))
+            check(s, True, "")
+    finally:
+        os.chdir(cwd)
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -286,6 +330,7 @@ def main():
         pandas_seen = check_sample(binary, p)
     with tempfile.TemporaryDirectory() as tmp:
         check_bad_files(tmp)
+    check_doc_example(pandas_seen)
     print(f"wattline_run_test: {len(files)} samples, pandas {'present' if pandas_seen else 'absent'}")
     print(f"wattline_run_test: {passed} passed, 0 failed")
 
