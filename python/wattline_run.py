@@ -368,6 +368,9 @@ class Run:
 
     def _has_samples(self, metric):
         """Per GPU: whether the metric has any valid sample (the top pyramid level's count)."""
+        key = ("has", metric)
+        if key in self._cache:
+            return self._cache[key]
         n = len(self.gpus)
         lod = self._tel()["lod"]
         if metric not in self.metric_ids:
@@ -377,7 +380,8 @@ class Run:
         if p not in lod:
             return [False] * n
         c = lod[p][()]
-        return [bool(c[g].sum() > 0) for g in range(n)]
+        self._cache[key] = [bool(c[g].sum() > 0) for g in range(n)]
+        return self._cache[key]
 
     def metrics(self, gpu):
         """The metric ids with at least one valid sample on this GPU (file order)."""
@@ -424,7 +428,11 @@ class Run:
             if "t_index" in tel and "t_index_offsets" in tel:
                 io = tel["t_index_offsets"][g:g + 2].astype(np.int64)
                 if io[1] - io[0] == -(-(b - a) // stride):
-                    idx = (stride, tel["t_index"][io[0]:io[1]])
+                    ix = tel["t_index"][io[0]:io[1]]
+                    # The index holds rows 0, stride, 2 x stride, ... of the GPU; if its first
+                    # entry is not the GPU's first time, do not trust it.
+                    if len(ix) and ix[0] == t_ns[a]:
+                        idx = (stride, ix)
             if idx is None:   # no usable index: one block of the whole GPU
                 idx = (b - a, t_ns[a:a + 1])
             self._cache[key] = idx
@@ -634,6 +642,14 @@ class Run:
         k = self._f["kernels"]
         tr = self._tracks()
         boff = k["blocks/offsets"][()].astype(np.int64)
+        empty = {"start_ns": np.int64, "dur_ns": np.int64, "name": np.uint32, "class": np.uint8,
+                 "kind": np.uint8, "correlation": np.int64, "stream": np.int64, "device": np.int32,
+                 "truth_clock_mhz": np.float32}
+        # Columns a file may lack get their "unknown" value: kind other, correlation -1.
+        optional = [("start_ns", 0), ("dur_ns", 0), ("name", 0), ("class", 3), ("kind", 3),
+                    ("correlation", -1)]
+        if "truth_clock_mhz" in k:
+            optional.append(("truth_clock_mhz", np.nan))
         parts = []
         for i in range(len(tr["rank"])):
             if int(tr["rank"][i]) != rank or (stream is not None and int(tr["stream"][i]) != stream):
@@ -655,10 +671,8 @@ class Run:
                 if len(hit) == 0:
                     continue
                 r0, r1 = o + int(hit[0]) * bs, min(o + (int(hit[-1]) + 1) * bs, o + n)
-            cols = {c: k[c][r0:r1] for c in ("start_ns", "dur_ns", "name", "class", "kind", "correlation")
-                    if c in k}
-            if "truth_clock_mhz" in k:
-                cols["truth_clock_mhz"] = k["truth_clock_mhz"][r0:r1]
+            cols = {c: (k[c][r0:r1] if c in k else np.full(r1 - r0, fill, empty[c]))
+                    for c, fill in optional}
             keep = np.ones(r1 - r0, bool)
             if t0_ns is not None:
                 keep &= cols["start_ns"] + cols["dur_ns"] > t0_ns
@@ -672,13 +686,8 @@ class Run:
         names = ["start_ns", "dur_ns", "name", "class", "kind", "correlation", "stream", "device"]
         if "truth_clock_mhz" in k:
             names.append("truth_clock_mhz")
-        empty = {"start_ns": np.int64, "dur_ns": np.int64, "name": np.uint32, "class": np.uint8,
-                 "kind": np.uint8, "correlation": np.int64, "stream": np.int64, "device": np.int32,
-                 "truth_clock_mhz": np.float32}
         if parts:
-            raw = {c: np.concatenate([p[c] for p in parts]) if all(c in p for p in parts) else
-                   np.concatenate([p.get(c, np.full(len(p["start_ns"]), -1)) for p in parts])
-                   for c in names}
+            raw = {c: np.concatenate([p[c] for p in parts]) for c in names}
         else:
             raw = {c: np.zeros(0, empty[c]) for c in names}
         order = np.argsort(raw["start_ns"], kind="stable")

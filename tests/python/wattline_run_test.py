@@ -4,7 +4,7 @@
 
 Usage: wattline_run_test.py WATTLINE_BIN SAMPLES_DIR
 
-For each resources/samples/*.h5, against `wattline info RUN --json` and `wattline analyze RUN --json`:
+For each resources/samples/*.h5 and a small simulated MI250 run, against `wattline info RUN --json` and `wattline analyze RUN --json`:
   * name, simulated, span, GPU ids, metric names (per GPU too), sample counts per GPU and metric,
     power domains, kernel counts per rank (and per class), iteration counts per rank and in all;
   * per-GPU energy: the reader's integral() and numpy's trapezoid of its raw power samples (gap
@@ -68,7 +68,11 @@ def close(sample, what, got, want):
 
 
 def wattline(binary, *args):
-    p = subprocess.run([binary, *args], capture_output=True, text=True)
+    try:
+        p = subprocess.run([binary, *args], capture_output=True, text=True)
+    except OSError as e:
+        print(f"wattline_run_test: cannot run {binary}: {e}", file=sys.stderr)
+        sys.exit(1)
     if p.returncode != 0:
         print(f"wattline_run_test: `wattline {' '.join(args)}` exited {p.returncode}: {p.stderr}",
               file=sys.stderr)
@@ -251,6 +255,25 @@ def check_sample(binary, path):
     return have_pandas
 
 
+def check_mi250(binary, tmp):
+    """A small simulated MI250 run (two GCDs per package, package power on the first GCD): the
+    checks of a sample, and the packages as the reader sees them."""
+    path = pathlib.Path(tmp) / "mi250.h5"
+    p = subprocess.run([binary, "simulate", "--platform", "mi250", "--model", "TinyLlama-1.1B",
+                        "--gpus-per-node", "4", "--tp", "2", "--iterations", "2", "--quiet",
+                        "-o", str(path)], capture_output=True, text=True)
+    if p.returncode != 0:
+        fail("mi250.h5", f"wattline simulate exited {p.returncode}: {p.stderr}")
+    check_sample(binary, path)
+    s = "mi250.h5 (simulated)"
+    with wattline_run.open(path) as run:
+        eq(s, "domains", [(d["kind"], d["gpus"], d["power_gpu"]) for d in run.domains],
+           [("package", [0, 1], 0), ("package", [2, 3], 2)])
+        for g in (1, 3):
+            eq(s, f"GCD {g} power samples", len(run.metric(g, "power_w")[0]), 0)
+            check(s, "power_w" not in run.metrics(g), f"GCD {g} lists power_w")
+
+
 def check_bad_files(tmp):
     s = "bad files"
     not_h5 = os.path.join(tmp, "notes.h5")
@@ -329,9 +352,11 @@ def main():
     for p in files:
         pandas_seen = check_sample(binary, p)
     with tempfile.TemporaryDirectory() as tmp:
+        check_mi250(binary, tmp)
         check_bad_files(tmp)
     check_doc_example(pandas_seen)
-    print(f"wattline_run_test: {len(files)} samples, pandas {'present' if pandas_seen else 'absent'}")
+    print(f"wattline_run_test: {len(files)} bundled samples and a simulated MI250 run, "
+          f"pandas {'present' if pandas_seen else 'absent'}")
     print(f"wattline_run_test: {passed} passed, 0 failed")
 
 
