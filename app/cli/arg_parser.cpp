@@ -8,28 +8,52 @@
 
 namespace wl::cli {
 
-ArgParser::ArgParser(std::string command, std::string summary)
-    : command_(std::move(command)), summary_(std::move(summary)) {}
+namespace {
+thread_local SpecCapture* tCapture = nullptr;
+}  // namespace
+
+SpecCapture::SpecCapture() : previous_(tCapture) {
+  tCapture = this;
+}
+
+SpecCapture::~SpecCapture() {
+  tCapture = previous_;
+}
+
+ArgParser::ArgParser(std::string command, std::string summary) {
+  spec_.command = std::move(command);
+  spec_.summary = std::move(summary);
+}
+
+ArgSpec::Option& ArgParser::add(ArgSpec::Option o) {
+  if (auto it = index_.find(o.name); it != index_.end())
+    return spec_.options[it->second] = std::move(o);
+  index_[o.name] = spec_.options.size();
+  return spec_.options.emplace_back(std::move(o));
+}
 
 ArgParser& ArgParser::flag(const std::string& name, const std::string& help) {
-  order_.push_back(name);
-  opts_[name] = Opt{"", help, false, false};
+  add({name, "", help, false, false, {}});
   return *this;
 }
 
 ArgParser& ArgParser::option(const std::string& name, const std::string& metavar,
                              const std::string& help, bool repeatable) {
-  order_.push_back(name);
-  opts_[name] = Opt{metavar, help, true, repeatable};
+  add({name, metavar, help, true, repeatable, {}});
+  return *this;
+}
+
+ArgParser& ArgParser::choices(const std::string& name, std::vector<std::string> values) {
+  spec_.options.at(index_.at(name)).choices = std::move(values);
   return *this;
 }
 
 ArgParser& ArgParser::positionals(const std::string& metavar, const std::string& help, int min,
                                   int max) {
-  posMetavar_ = metavar;
-  posHelp_ = help;
-  posMin_ = min;
-  posMax_ = max;
+  spec_.posMetavar = metavar;
+  spec_.posHelp = help;
+  spec_.posMin = min;
+  spec_.posMax = max;
   return *this;
 }
 
@@ -37,6 +61,10 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
+      if (tCapture) {
+        tCapture->spec = spec_;
+        return false;
+      }
       std::fputs(usage().c_str(), stdout);
       return false;
     }
@@ -48,19 +76,20 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
         name = name.substr(0, eq);
         hasVal = true;
       }
-      auto it = opts_.find(name);
-      if (it == opts_.end()) throw UsageError(fmt::format("unknown option --{}", name));
-      if (!it->second.takesValue) {
+      auto idx = index_.find(name);
+      if (idx == index_.end()) throw UsageError(fmt::format("unknown option --{}", name));
+      const ArgSpec::Option& o = spec_.options[idx->second];
+      if (!o.takesValue) {
         if (hasVal) throw UsageError(fmt::format("option --{} takes no value", name));
         given_[name].push_back("");
         continue;
       }
       if (!hasVal) {
         if (i + 1 >= args.size())
-          throw UsageError(fmt::format("option --{} needs a value ({})", name, it->second.metavar));
+          throw UsageError(fmt::format("option --{} needs a value ({})", name, o.metavar));
         val = args[++i];
       }
-      if (!it->second.repeatable && given_.count(name))
+      if (!o.repeatable && given_.count(name))
         throw UsageError(fmt::format("option --{} given twice", name));
       given_[name].push_back(val);
       continue;
@@ -74,14 +103,16 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
       throw UsageError(fmt::format("unknown option {}", a));
     positional_.push_back(a);
   }
+  const ArgSpec& s = spec_;
   const int n = static_cast<int>(positional_.size());
-  if (n < posMin_)
-    throw UsageError(posMin_ == 1 ? fmt::format("missing {}", posMetavar_)
-                                  : fmt::format("expected at least {} {}", posMin_, posMetavar_));
-  if (posMax_ >= 0 && n > posMax_)
-    throw UsageError(posMax_ == 0
-                         ? fmt::format("unexpected argument '{}'", positional_.front())
-                         : fmt::format("too many arguments (at most {} {})", posMax_, posMetavar_));
+  if (n < s.posMin)
+    throw UsageError(s.posMin == 1
+                         ? fmt::format("missing {}", s.posMetavar)
+                         : fmt::format("expected at least {} {}", s.posMin, s.posMetavar));
+  if (s.posMax >= 0 && n > s.posMax)
+    throw UsageError(
+        s.posMax == 0 ? fmt::format("unexpected argument '{}'", positional_.front())
+                      : fmt::format("too many arguments (at most {} {})", s.posMax, s.posMetavar));
   return true;
 }
 
@@ -124,22 +155,22 @@ std::optional<double> ArgParser::doubleValue(const std::string& name) const {
 }
 
 std::string ArgParser::usage() const {
-  std::string u = fmt::format("usage: wattline {}", command_);
-  for (const std::string& n : order_) {
-    const Opt& o = opts_.at(n);
-    u += o.takesValue ? fmt::format(" [--{} {}]", n, o.metavar) : fmt::format(" [--{}]", n);
-  }
-  if (!posMetavar_.empty()) {
-    if (posMin_ == 0)
-      u += fmt::format(" [{}{}]", posMetavar_, posMax_ != 1 ? " ..." : "");
+  const ArgSpec& s = spec_;
+  std::string u = fmt::format("usage: wattline {}", s.command);
+  for (const ArgSpec::Option& o : s.options)
+    u += o.takesValue ? fmt::format(" [--{} {}]", o.name, o.metavar)
+                      : fmt::format(" [--{}]", o.name);
+  if (!s.posMetavar.empty()) {
+    if (s.posMin == 0)
+      u += fmt::format(" [{}{}]", s.posMetavar, s.posMax != 1 ? " ..." : "");
     else
-      u += fmt::format(" {}{}", posMetavar_, posMax_ != 1 ? " ..." : "");
+      u += fmt::format(" {}{}", s.posMetavar, s.posMax != 1 ? " ..." : "");
   }
-  u += "\n\n" + summary_ + "\n";
-  if (!posMetavar_.empty()) u += fmt::format("\n  {:<24} {}\n", posMetavar_, posHelp_);
-  for (const std::string& n : order_) {
-    const Opt& o = opts_.at(n);
-    const std::string lhs = o.takesValue ? fmt::format("--{} {}", n, o.metavar) : "--" + n;
+  u += "\n\n" + s.summary + "\n";
+  if (!s.posMetavar.empty()) u += fmt::format("\n  {:<24} {}\n", s.posMetavar, s.posHelp);
+  for (const ArgSpec::Option& o : s.options) {
+    const std::string lhs =
+        o.takesValue ? fmt::format("--{} {}", o.name, o.metavar) : "--" + o.name;
     u += fmt::format("  {:<24} {}\n", lhs, o.help);
   }
   u += fmt::format("  {:<24} {}\n", "--help", "show this help");

@@ -53,6 +53,29 @@ TEST(ArgParser, TypedValues) {
   EXPECT_FALSE(p.intValue("missing").has_value());
 }
 
+// Under a SpecCapture, --help hands over the option table (for the man pages and completion)
+// instead of printing usage; choices() attaches a value list to an option.
+TEST(ArgParser, SpecCaptureTakesTheTableOnHelp) {
+  ArgParser p = parser();
+  p.choices("out", {"a.h5", "b.h5"});
+  SpecCapture capture;
+  testing::internal::CaptureStdout();
+  EXPECT_FALSE(p.parse({"--help"}));
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
+  ASSERT_TRUE(capture.spec.has_value());
+  const ArgSpec& s = *capture.spec;
+  EXPECT_EQ(s.command, "test");
+  ASSERT_EQ(s.options.size(), 3u);
+  EXPECT_EQ(s.options[0].name, "json");
+  EXPECT_FALSE(s.options[0].takesValue);
+  EXPECT_EQ(s.options[1].metavar, "FILE");
+  EXPECT_EQ(s.options[1].choices, (std::vector<std::string>{"a.h5", "b.h5"}));
+  EXPECT_TRUE(s.options[2].repeatable);
+  EXPECT_EQ(s.posMetavar, "INPUT");
+  EXPECT_EQ(s.posMin, 1);
+  EXPECT_EQ(s.posMax, -1);
+}
+
 // --range takes compound durations (docs/export.md: "--range 12m:12m10s"): 12 min and 12 min 10 s
 // after the run start.
 TEST(RangeArgs, AcceptsCompoundDurations) {
