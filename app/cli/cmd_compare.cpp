@@ -187,6 +187,13 @@ int cmdCompare(const Args& args) {
       .option("threads", "N", "runs analysed at once (default: cores, at most 4)")
       .flag("quiet", "no progress on stderr")
       .positionals("RUN.h5|FOLDER", "runs, or folders searched recursively for *.h5", 1, -1);
+  std::vector<std::string> normalizations, pers;
+  for (Normalization n : {Normalization::None, Normalization::PerGpu, Normalization::PerToken,
+                          Normalization::PerIteration})
+    normalizations.emplace_back(normalizationId(n));
+  for (PerUnit u : {PerUnit::Device, PerUnit::Package})
+    pers.emplace_back(perUnitId(u));
+  p.choices("normalize", std::move(normalizations)).choices("per", std::move(pers));
   if (!p.parse(args)) return 0;
   if (p.has("json") && p.has("csv")) throw UsageError("--json and --csv exclude each other");
   if (p.has("iterations")) return cmdCompareIterations(p, stderrProgress(p.has("quiet")));

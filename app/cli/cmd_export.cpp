@@ -86,6 +86,21 @@ std::string viewHelp() {
   return s;
 }
 
+// The values of --view, --theme, --align and --layout, from the tables that parse them.
+void defineChoices(ArgParser& p) {
+  std::vector<std::string> views, themes, layouts;
+  for (const ExportView& v : exportViews())
+    views.emplace_back(v.name);
+  for (FigureTheme t : {FigureTheme::Screen, FigureTheme::Publication})
+    themes.push_back(figureThemeName(t).toStdString());
+  for (CompareLayout l : {CompareLayout::Paired, CompareLayout::Overlay, CompareLayout::Stacked})
+    layouts.push_back(compareLayoutName(l).toStdString());
+  p.choices("view", std::move(views))
+      .choices("theme", std::move(themes))
+      .choices("align", alignModeNames())
+      .choices("layout", std::move(layouts));
+}
+
 }  // namespace
 
 int cmdExport(const Args& rawArgs) {
@@ -118,6 +133,7 @@ int cmdExport(const Args& rawArgs) {
               "one track (overlay); all of A, all of B, then A - B (stacked)")
       .flag("no-caption", "leave out the caption (run name, configuration, range)")
       .positionals("RUN.h5", "a Wattline run", 1, 1);
+  defineChoices(p);
   if (!p.parse(args)) return 0;
 
   const auto viewName = p.value("view");

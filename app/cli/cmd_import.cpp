@@ -24,6 +24,7 @@
 #include "loaders/core/kernel_spool.h"
 #include "loaders/core/time_format.h"
 #include "loaders/import/import_job.h"
+#include "loaders/import/importer.h"
 #include "loaders/import/prometheus/prometheus_import.h"
 
 namespace wl::cli {
@@ -247,6 +248,11 @@ int cmdImport(const Args& rawArgs) {
       .flag("json", "print a JSON summary of the run written")
       .positionals("INPUT", "telemetry or trace files, folders, or prometheus:http://HOST:PORT", 0,
                    -1);
+  std::vector<std::string> formats;
+  for (const auto& importer : import::importers())
+    formats.emplace_back(importer->name());
+  formats.emplace_back("list");
+  p.choices("format", std::move(formats));
   if (!p.parse(expandShortOutput(rawArgs))) return 0;
   if (p.has("list-formats") || p.value("format") == "list") {
     std::fputs(import::formatList().c_str(), stdout);

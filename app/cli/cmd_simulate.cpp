@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +13,8 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/commands.h"
 #include "loaders/sim/experiment_matrix.h"
+#include "loaders/sim/model_shape.h"
+#include "loaders/sim/platform_profile.h"
 #include "loaders/sim/simulator.h"
 
 namespace wl::cli {
@@ -105,6 +108,28 @@ Progress stderrProgress(bool quiet) {
 }
 
 // The options of `wattline simulate` (docs/simulator.md, "Command line").
+// The values of --platform, --model, --workload and --thermal-scenario, from the simulator's
+// tables.
+void defineChoices(ArgParser& p) {
+  std::vector<std::string> platforms, models, workloads, scenarios;
+  for (const sim::PlatformProfile& profile : sim::builtinProfiles())
+    platforms.push_back(profile.id);
+  for (const sim::ModelShape& m : sim::builtinModels())
+    models.push_back(m.name);
+  for (sim::Workload w : {sim::Workload::Pretrain, sim::Workload::Lora, sim::Workload::Inference})
+    workloads.emplace_back(sim::workloadName(w));
+  const std::string_view names = sim::thermalScenarioNames();  // "nominal, hot-aisle, ..."
+  for (size_t at = 0; at < names.size();) {
+    const size_t comma = std::min(names.find(", ", at), names.size());
+    scenarios.emplace_back(names.substr(at, comma - at));
+    at = comma + 2;
+  }
+  p.choices("platform", std::move(platforms))
+      .choices("model", std::move(models))
+      .choices("workload", std::move(workloads))
+      .choices("thermal-scenario", std::move(scenarios));
+}
+
 void defineOptions(ArgParser& p) {
   p.option("output", "RUN.h5", "the run file to write (also -o)")
       .option("platform", "ID", "h100, h200 or mi250 (default h100, or the matrix sweep's)")
@@ -168,6 +193,7 @@ void defineOptions(ArgParser& p) {
       .option("compression", "0-9", "gzip level of the run file (default 4)")
       .flag("json", "print a JSON summary on stdout")
       .flag("quiet", "no progress on stderr");
+  defineChoices(p);
 }
 
 // The platform profile (--platform, the matrix sweep's, --platform-file); the matrix row when the

@@ -230,12 +230,26 @@ std::pair<TimeWarp, QString> compareAlignment(const RunFile& a, const RunFile& b
 
 }  // namespace
 
+namespace {
+constexpr std::array<std::pair<std::string_view, AlignMode>, 4> kAlignNames = {{
+    {"warp", AlignMode::Warp},
+    {"iteration", AlignMode::Iteration},
+    {"start", AlignMode::Start},
+    {"absolute", AlignMode::Absolute},
+}};
+}  // namespace
+
 std::optional<AlignMode> alignModeFromName(std::string_view name) {
-  if (name == "warp") return AlignMode::Warp;
-  if (name == "iteration") return AlignMode::Iteration;
-  if (name == "start") return AlignMode::Start;
-  if (name == "absolute") return AlignMode::Absolute;
+  for (const auto& [n, mode] : kAlignNames)
+    if (n == name) return mode;
   return std::nullopt;
+}
+
+std::vector<std::string> alignModeNames() {
+  std::vector<std::string> names;
+  for (const auto& a : kAlignNames)
+    names.emplace_back(a.first);
+  return names;
 }
 
 // Two runs on A's clock, B aligned and laid out as asked (default: warped, paired): per GPU

@@ -44,6 +44,8 @@ struct ExportRequest {
 // --align names: "warp", "iteration" (a shift at the second common iteration), "start",
 // "absolute"; nullopt for another.
 std::optional<AlignMode> alignModeFromName(std::string_view name);
+// The --align names, in that order (the man pages and shell completion list them).
+std::vector<std::string> alignModeNames();
 
 struct ExportView {
   // Which request fields a view reads (the CLI rejects the others as bad usage).
