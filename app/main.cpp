@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/cli/commands.h"
+#include "app/cli/manual.h"
 #include "app/gui/main_window.h"
 #include "loaders/core/temp_files.h"
 
@@ -48,6 +49,9 @@ int main(int argc, char** argv) {
       std::printf("wattline %s\n", WATTLINE_VERSION);
       return 0;
     }
+    if (wl::cli::isManualOption(first))  // hidden: man pages and shell completion
+      return wl::cli::runManualOption(std::vector<std::string>(argv + 1, argv + argc),
+                                      WATTLINE_VERSION);
     if (const wl::cli::Command* cmd = wl::cli::findCommand(first)) {
       // Ctrl+C or a SIGTERM removes the command's unfinished output and says so.
       wl::installInterruptCleanup(cmd->name);
