@@ -16,6 +16,7 @@ PACKAGES=(
   hdf5-tools python3-h5py python3-numpy poppler-utils
   prometheus  # the Prometheus importer tests start a real server (and promtool fills it)
   openssl     # the Prometheus HTTPS test makes its certificate (not pulled in without recommends)
+  groff-base man-db zsh  # man_pages and shell_completion check the generated pages and scripts
 )
 
 missing=()
