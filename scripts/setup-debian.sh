@@ -13,7 +13,7 @@ PACKAGES=(
   libcurl4-openssl-dev
   # tests and benchmarks
   libgtest-dev libbenchmark-dev xvfb xauth fonts-dejavu-core
-  hdf5-tools python3-h5py python3-numpy poppler-utils
+  hdf5-tools python3-h5py python3-numpy python3-pandas poppler-utils
   prometheus  # the Prometheus importer tests start a real server (and promtool fills it)
   openssl     # the Prometheus HTTPS test makes its certificate (not pulled in without recommends)
   groff-base man-db zsh  # man_pages and shell_completion check the generated pages and scripts

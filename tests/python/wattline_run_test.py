@@ -355,6 +355,10 @@ def main():
         check_mi250(binary, tmp)
         check_bad_files(tmp)
     check_doc_example(pandas_seen)
+    # scripts/setup-debian.sh installs python3-pandas: under CI its absence is a broken setup,
+    # and the DataFrame path would go untested.
+    if not pandas_seen and os.environ.get("CI") == "true":
+        fail(str(samples), "python3-pandas is missing under CI=true (scripts/setup-debian.sh)")
     print(f"wattline_run_test: {len(files)} bundled samples and a simulated MI250 run, "
           f"pandas {'present' if pandas_seen else 'absent'}")
     print(f"wattline_run_test: {passed} passed, 0 failed")
