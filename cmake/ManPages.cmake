@@ -15,7 +15,13 @@ add_custom_command(
   DEPENDS wattline
   COMMENT "Man pages and shell completion from wattline's option tables"
   VERBATIM)
-add_custom_target(wattline_docs ALL
+# Part of the default build, except in sanitizer builds (asan, fuzz), which install nothing and would
+# run an instrumented binary to make them.
+set(WATTLINE_DOCS_IN_ALL ALL)
+if(WATTLINE_SANITIZE)
+  set(WATTLINE_DOCS_IN_ALL "")
+endif()
+add_custom_target(wattline_docs ${WATTLINE_DOCS_IN_ALL}
   DEPENDS ${WATTLINE_DOCS_DIR}/man/man1/wattline.1
           ${WATTLINE_DOCS_DIR}/completion/wattline.bash
           ${WATTLINE_DOCS_DIR}/completion/_wattline)
