@@ -228,7 +228,9 @@ TEST(H200RecordingImport, ATraceWithAnotherDaysTelemetryIsWarnedAbout) {
   imp = test::runWattline({"import", kDir + "/gpu.csv.gz", kDir + "/trace.json.gz", "--utc-offset",
                            "+00:00", "--json", "-o", (dir / "near.h5").string()});
   ASSERT_EQ(imp.exitCode, 0) << imp.err;
-  for (const auto& n : nlohmann::json::parse(imp.out)["data_quality"])
+  // (The parsed document is kept: a range-for over a member of a temporary reads freed memory.)
+  const auto near = nlohmann::json::parse(imp.out);
+  for (const auto& n : near["data_quality"])
     EXPECT_NE(n["code"], "trace_outside_telemetry") << n.dump();
 }
 

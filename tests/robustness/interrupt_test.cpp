@@ -154,8 +154,19 @@ TEST(Interrupt, SigtermWhileSimulateWritesItsRunRemovesTheHalfWrittenFile) {
   EXPECT_TRUE(names(out).empty()) << names(out).front();
 }
 
+// Whether a process has a handler for `sig` (Linux: the SigCgt mask of /proc/PID/status).
+bool catchesSignal(pid_t pid, int sig) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("SigCgt:", 0) == 0)
+      return ((std::stoull(line.substr(7), nullptr, 16) >> (sig - 1)) & 1u) != 0;
+  return false;
+}
+
 // Before the run file exists (the engine is still running; its scratch file is unlinked when
-// created), SIGTERM leaves nothing either, and there is nothing to remove.
+// created), SIGTERM leaves nothing either, and there is nothing to remove. The signal goes once
+// the process has its handler (a fixed wait was too short for a sanitizer build under load: the
+// default action killed it without a word).
 TEST(Interrupt, SigtermBeforeSimulateOpensItsRunLeavesNothing) {
   test::TempDir dir;
   const fs::path out = dir / "runs";
@@ -163,7 +174,10 @@ TEST(Interrupt, SigtermBeforeSimulateOpensItsRunLeavesNothing) {
   const Child c = start({"simulate", "-o", (out / "long.h5").string(), "--model", "TinyLlama-1.1B",
                          "--gpus-per-node", "4", "--tp", "2", "--duration", "3600", "--quiet"},
                         dir / "err.txt");
-  std::this_thread::sleep_for(500ms);
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (!catchesSignal(c.pid, SIGTERM) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(catchesSignal(c.pid, SIGTERM)) << "no SIGTERM handler after 60 s";
   ASSERT_FALSE(hasTemp(out));
   kill(c.pid, SIGTERM);
   int status = 0;
