@@ -658,15 +658,17 @@ std::vector<SlotCondition> spatialImbalance(RunAnalysis& a) {
   return slots;
 }
 
+// `want` cut to the run [start, end] (empty when they do not meet).
+TimeRange clampToRun(const RunInfo& info, TimeRange want) {
+  const int64_t runEnd = std::max(info.end_ns, info.start_ns) + 1;
+  return {std::max(want.t0, info.start_ns), std::min(want.t1, runEnd)};
+}
+
 }  // namespace
 
-// The pipeline: telemetry statistics -> throttling -> burstiness -> thermal response -> gaps
-// and counters -> power domains -> GPUs -> kernels per rank -> stragglers -> iterations and
-// totals -> spatial imbalance and data quality.
 TimeRange rangeInsideRun(const RunFile& run, TimeRange want) {
   const RunInfo& info = run.info();
-  const int64_t runEnd = std::max(info.end_ns, info.start_ns) + 1;
-  const TimeRange out{std::max(want.t0, info.start_ns), std::min(want.t1, runEnd)};
+  const TimeRange out = clampToRun(info, want);
   if (out.t1 <= out.t0) {
     auto at = [&](int64_t t) {
       if (t == INT64_MIN || t == INT64_MAX) return std::string(t == INT64_MIN ? "start" : "end");
@@ -679,13 +681,16 @@ TimeRange rangeInsideRun(const RunFile& run, TimeRange want) {
   return out;
 }
 
+// The pipeline: telemetry statistics -> throttling -> burstiness -> thermal response -> gaps
+// and counters -> power domains -> GPUs -> kernels per rank -> stragglers -> iterations and
+// totals -> spatial imbalance and data quality.
 RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
                        const AnalysisOptions& options, const Progress& progress) {
   RunAnalysis a;
   a.info = run.info();
   a.options = options;
   const int64_t runEnd = std::max(a.info.end_ns, a.info.start_ns) + 1;
-  a.range = {std::max(scope.range.t0, a.info.start_ns), std::min(scope.range.t1, runEnd)};
+  a.range = clampToRun(a.info, scope.range);
   if (a.range.t1 < a.range.t0) a.range.t1 = a.range.t0;
   a.duration_s = static_cast<double>(std::min(a.range.t1, a.info.end_ns) - a.range.t0) * 1e-9;
   const TimeRange range = a.range;
