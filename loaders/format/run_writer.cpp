@@ -559,6 +559,11 @@ RunWriter::RunWriter(std::filesystem::path output, RunInfo info, std::vector<Gpu
   d_->temp = d_->tempFile.emplace(d_->output).path();
   d_->file = h5::createFile(d_->temp);
   d_->tempFile->lock();
+  // The format's identity first, so that it lies in the first few kilobytes of the file (the
+  // root group's header and the first global heap) where a file type's magic can find it
+  // (docs/format.md, "Recognising a run file"); the rest of the root attributes come last.
+  h5::setAttr(d_->file, "format", format::kMagic);
+  h5::setAttr(d_->file, "format_version", format::kVersion);
   d_->gpuTelemetry.emplace(d_->file, "telemetry", "gpu", d_->gpus.size(), d_->info.start_ns,
                            d_->info.end_ns, d_->info.sample_interval_s, d_->layout,
                            d_->samplesHint);
@@ -1063,10 +1068,9 @@ void RunWriter::Impl::writeGroundTruth() {
 void RunWriter::Impl::writeRootAttributes() {
   Impl& d = *this;
   hid_t f = d.file;
-  // Root attributes last: the run's identity.
+  // Root attributes last: the run's identity (format and format_version were written first, by
+  // the constructor).
   const RunInfo& I = d.info;
-  h5::setAttr(f, "format", format::kMagic);
-  h5::setAttr(f, "format_version", format::kVersion);
   h5::setAttr(f, "name", I.name);
   h5::setAttr(f, "platform", I.platform);
   h5::setAttr(f, "model", I.model);
