@@ -17,6 +17,9 @@ PACKAGES=(
   prometheus  # the Prometheus importer tests start a real server (and promtool fills it)
   openssl     # the Prometheus HTTPS test makes its certificate (not pulled in without recommends)
   groff-base man-db zsh  # man_pages and shell_completion check the generated pages and scripts
+  # install_tree and deb_package: the desktop entry, the file type (xdg-mime's two back ends), cpack's
+  # dpkg-shlibdeps
+  desktop-file-utils shared-mime-info xdg-utils libfile-mimeinfo-perl libglib2.0-bin dpkg-dev
 )
 
 missing=()
