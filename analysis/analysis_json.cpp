@@ -449,12 +449,68 @@ json toJson(const RunAnalysis& a) {
   j["kernels"] = kernelsJson(a);
   j["iterations"] = iterationsJson(a);
   j["stragglers"] = stragglersJson(a);
+  j["cost"] = toJson(a.cost);
   j["spatial"] = spatialJson(a);
   j["histograms"] = {{"power_w", histogram(a.power_hist, "seconds")},
                      {"dpdt_w_per_s", histogram(a.ramp_hist, "segments")}};
 
   j["data_quality"] = dataQualityJson(a);
   j["notes"] = a.notes;
+  return j;
+}
+
+json toJson(const ThrottleCost& c, bool perIteration) {
+  if (!c.unknown.empty()) return {{"unknown", c.unknown}};
+  auto byCause = [](const std::array<double, kThrottleCauseCount>& v) {
+    json o = json::object();
+    for (size_t k = 0; k < kThrottleCauseCount; ++k)
+      if (v[k] > 0) o[std::string(throttleCauseId(static_cast<ThrottleCause>(k)))] = v[k];
+    return o;
+  };
+  json gpus = json::array();
+  for (const GpuCost& g : c.by_gpu)
+    gpus.push_back({{"gpu", g.gpu},
+                    {"slot", g.slot < 0 ? json(nullptr) : json(g.slot)},
+                    {"step_s", g.step_s},
+                    {"share", jsonNumber(g.share)},
+                    {"own_s", g.own_s},
+                    {"cause", g.cause.empty() ? json(nullptr) : json(g.cause)},
+                    {"unthrottled_step_s", jsonNumber(g.unthrottled_step_s)}});
+  json j = {{"step_s", c.step_s},
+            {"mean_step_s", c.mean_step_s},
+            {"fraction", jsonNumber(c.fraction)},
+            {"uncertainty_s", jsonNumber(c.uncertainty_s)},
+            {"energy_j", jsonNumber(c.energy_j)},
+            {"method", c.method},
+            {"iterations", c.iterations},
+            {"traced_iterations", c.traced_iterations},
+            {"traced_steps", c.tracedSteps()},
+            {"telemetry_scale", jsonNumber(c.telemetry_scale)},
+            {"telemetry_scale_source", c.telemetry_scale_source},
+            {"by_reason", byCause(c.by_cause_s)},
+            {"by_gpu", gpus}};
+  if (perIteration) {
+    json its = json::array();
+    for (const IterationCost& ic : c.per_iteration) {
+      json late = json::array();
+      for (double v : ic.rank_late_s)
+        late.push_back(jsonNumber(v));
+      its.push_back({{"step", ic.step},
+                     {"start_ns", ic.start_ns},
+                     {"end_ns", ic.end_ns},
+                     {"step_s", ic.step_s},
+                     {"method", costMethodId(ic.method)},
+                     {"cost_s", ic.cost_s},
+                     {"energy_j", jsonNumber(ic.energy_j)},
+                     {"by_reason", byCause(ic.by_cause_s)},
+                     {"gpu_cost_s", ic.gpu_cost_s},
+                     {"gpu_own_s", ic.gpu_own_s},
+                     {"rank_late_s", late}});
+    }
+    j["per_iteration"] = its;
+    j["gpus"] = c.gpus;
+    j["ranks"] = c.ranks;
+  }
   return j;
 }
 

@@ -17,5 +17,7 @@ nlohmann::json toJson(const RunTotals& t);              // the report's "totals"
 nlohmann::json categoriesJson(const CategoryTimes& t);  // {category id: ns}
 nlohmann::json toJson(const MetricStats& s);
 nlohmann::json toJson(const RangeSummary& s);
+// The "cost" block of `analyze --json` and `explain --json`; perIteration adds "iterations".
+nlohmann::json toJson(const ThrottleCost& c, bool perIteration = false);
 
 }  // namespace wl

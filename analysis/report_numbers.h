@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <set>
 #include <string>
 
 namespace wl {
@@ -25,6 +26,22 @@ inline nlohmann::json jsonIndex(int64_t v) {
 
 inline std::string csvNumber(double v) {
   return std::isfinite(v) ? fmt::format("{}", v) : std::string();
+}
+
+// Ids as runs: "0-7", "0,4,8-15", "none".
+inline std::string compactList(const std::set<int>& v) {
+  if (v.empty()) return "none";
+  std::string out;
+  auto it = v.begin();
+  while (it != v.end()) {
+    const int first = *it;
+    int last = first;
+    for (++it; it != v.end() && *it == last + 1; ++it)
+      last = *it;
+    if (!out.empty()) out += ",";
+    out += last == first ? std::to_string(first) : fmt::format("{}-{}", first, last);
+  }
+  return out;
 }
 
 }  // namespace wl

@@ -21,6 +21,7 @@
 #include "analysis/stragglers.h"
 #include "analysis/telemetry_stats.h"
 #include "analysis/thermal_response.h"
+#include "analysis/throttle_cost.h"
 #include "analysis/throttle_detection.h"
 #include "loaders/core/progress.h"
 #include "loaders/format/run_file.h"
@@ -96,6 +97,7 @@ struct RunAnalysis {
   CategoryTimes corrected_categories{};
   IterationStats iterations;
   StragglerReport stragglers;
+  ThrottleCost cost;  // what power and thermal limits cost the iterations
   SpatialImbalance spatial;
   DataQualityReport quality;
   bool raw_analyses = false;  // |dP/dt|, histograms and counters ran (raw budget)

@@ -116,7 +116,7 @@ void detectThrottleInSamples(const ThrottleColumns& c, const ThrottleParams& p,
         const double w = weightAt(i);
         if (p.busy_source != BusySource::Utilization) out.busy_s += w * ds;
         if (c.clock[i] < p.threshold_mhz && busyAt(i)) {
-          ThrottleSegment seg{a, b, static_cast<float>(c.clock[i]), 0, 0};
+          ThrottleSegment seg{a, b, static_cast<float>(c.clock[i]), 0, 0, static_cast<float>(w)};
           const uint32_t mask = i < c.masks.size() ? c.masks[i] : throttle::kUnknown;
           if (mask != throttle::kUnknown) seg.recorded_reasons = mask & throttle::kSlowdownMask;
           // Recovery: the source records reasons and names none, right after a throttled

@@ -71,6 +71,7 @@ struct ThrottleSegment {
   uint16_t causes = 0;            // bit (1 << ThrottleCause)
   uint32_t recorded_reasons = 0;  // slowdown bits recorded for the sample (or, while the clock
                                   // recovers from a limit, inherited from the sample before)
+  float busy = 1.0f;              // share of the segment with a kernel running (utilization)
 };
 
 struct ThrottleInterval {

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "analysis/compare/iteration_compare.h"
+#include "analysis/report_numbers.h"
 #include "analysis/run_alignment.h"
 
 namespace wl {
@@ -23,21 +24,6 @@ std::string yesNo(bool v) {
   return v ? "yes" : "no";
 }
 
-// "0-7", "0,4,8-15", "none".
-std::string compactList(const std::set<int>& v) {
-  if (v.empty()) return "none";
-  std::string out;
-  auto it = v.begin();
-  while (it != v.end()) {
-    const int first = *it;
-    int last = first;
-    for (++it; it != v.end() && *it == last + 1; ++it)
-      last = *it;
-    if (!out.empty()) out += ",";
-    out += last == first ? std::to_string(first) : fmt::format("{}-{}", first, last);
-  }
-  return out;
-}
 
 // One configuration key: its label, how it reads, and its token in a legend label.
 struct ConfigKey {

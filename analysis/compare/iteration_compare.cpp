@@ -21,6 +21,7 @@ const std::array<IterationColumnInfo, kIterationColumnCount>& iterationColumns()
       {"peak_power_w", "peak power", "W", 1},
       {"peak_temp_c", "peak temp", "°C", 1},
       {"throttled_s", "throttled", "s", 3},
+      {"heat_cost_s", "cost of heat", "s", 3},
       {"exposed_comm_s", "exposed comm", "s", 3},
       {"bubble_s", "bubble", "s", 3},
   }};
@@ -107,6 +108,9 @@ std::vector<IterationValues> iterationValues(const RunFile& run, const AnalysisO
   std::vector<StepTime> wanted;
   for (const StepTime& st : completedSteps(run))
     if (!steps || std::binary_search(steps->begin(), steps->end(), st.step)) wanted.push_back(st);
+  // The cost of heat of each step, as `wattline explain` gives it for the whole run.
+  const ThrottleCost cost = estimateThrottleCost(run, scopeGpus(run, {}), scopeRanks(run, {}),
+                                                 rangeInsideRun(run, {}), options);
   std::vector<IterationValues> out;
   for (size_t i = 0; i < wanted.size(); ++i) {
     const StepTime& st = wanted[i];
@@ -117,6 +121,8 @@ std::vector<IterationValues> iterationValues(const RunFile& run, const AnalysisO
     scope.range = {st.start_ns, st.end_ns};
     const RunAnalysis ra = analyzeRun(run, scope, options, progress.sub(f0, f1));
     out.push_back(valuesOf(run, st, ra));
+    for (const IterationCost& ic : cost.per_iteration)
+      if (ic.step == st.step) set(out.back(), IterationColumn::HeatCost, ic.cost_s);
   }
   progress.report(1.0);
   return out;

@@ -2,8 +2,8 @@
 #pragma once
 // Per-iteration comparison of two runs (docs/compare.md, "Two runs"): for every step both runs
 // completed, each run's step time, energy, energy per token, mean and peak power, peak
-// temperature, throttled time (by reason), exposed communication and bubble time, their
-// difference A − B (absolute and relative) and the mean ± standard deviation over the steps.
+// temperature, throttled time (by reason), the cost of heat, exposed communication and bubble time,
+// their difference A − B (absolute and relative) and the mean ± standard deviation over the steps.
 //
 // One number everywhere: a step's values are those of `wattline analyze RUN --range START:END`
 // over that step's window [start, end) (the earliest start and latest end over the ranks), i.e.
@@ -31,13 +31,15 @@ enum class IterationColumn : size_t {
   PeakPower,       // peak_power_w: max over GPUs
   PeakTemp,        // peak_temp_c: max over GPUs of the GPU temperature
   Throttled,       // throttled_s: throttled kernel time, sum over GPUs with an SM clock
+  HeatCost,        // heat_cost_s: seconds heat and power limits added to the step (the run's
+                   // estimateThrottleCost over the whole run, docs/analyses.md)
   ExposedComm,     // exposed_comm_s: communication not under compute, mean over the ranks
                    // traced through the step (tracedThrough); unknown when none is
   Bubble,          // bubble_s: step time - |compute union|, mean over traced ranks: the time
                    // the rank computes nothing (pipeline bubbles, whether it idles or waits in a
                    // receive kernel; exposed communication and copies; host gaps)
 };
-inline constexpr size_t kIterationColumnCount = 9;
+inline constexpr size_t kIterationColumnCount = 10;
 
 struct IterationColumnInfo {
   std::string_view id, label, unit;

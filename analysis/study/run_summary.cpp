@@ -210,6 +210,10 @@ RunSummary summarizeAnalysis(const RunAnalysis& a) {
   s.iteration_cv = a.iterations.step_s.cv;
   s.rank_spread_s = a.iterations.rank_spread_s.mean;
   s.straggler_skew_p99_ns = a.stragglers.skew_p99_ns;
+  if (a.cost.unknown.empty()) {
+    s.throttle_cost_s = a.cost.step_s;
+    s.throttle_cost_fraction = a.cost.fraction;
+  }
   s.temp_spread_c = a.spatial.temp_mean_c.spread;
   s.hottest_vs_coolest_pct = a.spatial.hottest_vs_coolest_pct;
   s.package_temp_skew_c = a.spatial.package_temp_skew_c.mean;
@@ -318,6 +322,8 @@ json toJson(const RunSummary& s) {
           {"iteration_cv", jsonNumber(s.iteration_cv)},
           {"rank_spread_s", jsonNumber(s.rank_spread_s)},
           {"straggler_skew_p99_ns", jsonNumber(s.straggler_skew_p99_ns)},
+          {"throttle_cost_s", jsonNumber(s.throttle_cost_s)},
+          {"throttle_cost_fraction", jsonNumber(s.throttle_cost_fraction)},
           {"temp_spread_c", jsonNumber(s.temp_spread_c)},
           {"hottest_vs_coolest_pct", jsonNumber(s.hottest_vs_coolest_pct)},
           {"package_temp_skew_c", jsonNumber(s.package_temp_skew_c)},
@@ -359,6 +365,8 @@ RunSummary runSummaryFromJson(const json& j) {
   s.clock_deficit_mhz_s = r.dbl("clock_deficit_mhz_s");
   s.iteration_cv = r.dbl("iteration_cv"), s.rank_spread_s = r.dbl("rank_spread_s");
   s.straggler_skew_p99_ns = r.dbl("straggler_skew_p99_ns");
+  s.throttle_cost_s = r.dbl("throttle_cost_s");
+  s.throttle_cost_fraction = r.dbl("throttle_cost_fraction");
   s.temp_spread_c = r.dbl("temp_spread_c");
   s.hottest_vs_coolest_pct = r.dbl("hottest_vs_coolest_pct");
   s.package_temp_skew_c = r.dbl("package_temp_skew_c");

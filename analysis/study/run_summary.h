@@ -86,7 +86,9 @@ struct RunSummary {
   double iteration_cv = kNaN;           // iterations.step_s.cv
   double rank_spread_s = kNaN;          // iterations.rank_spread_s.mean
   double straggler_skew_p99_ns = kNaN;
-  double temp_spread_c = kNaN;  // spatial.temp_mean_c.spread (max - min of GPU means)
+  double throttle_cost_s = kNaN;         // cost.step_s: seconds per step heat and power limits took
+  double throttle_cost_fraction = kNaN;  // cost.fraction
+  double temp_spread_c = kNaN;           // spatial.temp_mean_c.spread (max - min of GPU means)
   double hottest_vs_coolest_pct = kNaN;
   double package_temp_skew_c = kNaN;  // spatial.package_temp_skew_c.mean (MI250 GCD pairs)
   double gap_s = 0.0;

@@ -28,7 +28,7 @@ namespace wl {
 // domain; package_temp_skew_c).
 // 3: totals and kernel categories written by analysis_json.h, as `analyze --json` writes them
 // (throttled_by_reason by cause id, categories by category id).
-inline constexpr int kRunSummaryVersion = 3;
+inline constexpr int kRunSummaryVersion = 4;
 
 struct SummaryCacheOptions {
   bool read = true;

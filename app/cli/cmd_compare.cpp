@@ -83,6 +83,7 @@ void printText(const Study& study, const StudyTable& table) {
                                      {"peak_power_w", "P peak", 1},
                                      {"temp_max_c", "T max", 1},
                                      {"throttled_fraction", "throttled", 3},
+                                     {"throttle_cost_s", "heat cost s", 3},
                                      {"peak_to_average", "P2A", 2}};
   const auto columns = studyColumns();
   std::vector<size_t> idx;

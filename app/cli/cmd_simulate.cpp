@@ -12,6 +12,7 @@
 
 #include "app/cli/arg_parser.h"
 #include "app/cli/commands.h"
+#include "app/cli/range_args.h"
 #include "loaders/sim/experiment_matrix.h"
 #include "loaders/sim/model_shape.h"
 #include "loaders/sim/platform_profile.h"
@@ -174,9 +175,16 @@ void defineOptions(ArgParser& p) {
       .option("inlet-temp", "C", "cold-aisle air temperature at the front of the nodes (25)")
       .option("inlet-rise-per-node", "C", "inlet rise per node up the rack (0)")
       .option("fan-max", "FRAC", "highest fan speed, fraction of full airflow (1)")
+      .option("fan-failed-node", "LIST",
+              "nodes whose fans are limited (to --fan-max, default 0.6); the others run at full "
+              "speed")
       .option("power-window", "S", "power sensor averaging window (NVML power.draw: 1)")
       .option("jitter-ms", "MS", "sampler timestamp jitter, +- (default 2)")
       .flag("ideal-sensors", "no sensor noise, bias or jitter; power over one physics step")
+      .flag("no-throttle",
+            "the unthrottled twin: no power or thermal limit lowers any GPU's clock (same seed, "
+            "same work)")
+      .option("unthrottle-gpu", "LIST", "the twin with only these GPUs unthrottled, e.g. 7 or 4-7")
       .option("physics-step-ms", "MS", "physics time step (default 5)")
       .option("idle-lead", "S", "idle seconds before the first and after the last iteration (2)")
       .option("trace-ranks", "SEL",
@@ -313,9 +321,16 @@ void setRunAndSensors(const ArgParser& p, sim::SimConfig& c) {
   if (auto v = p.doubleValue("inlet-temp")) c.inletTempC = *v;
   if (auto v = p.doubleValue("inlet-rise-per-node")) c.inletRisePerNodeC = *v;
   if (auto v = p.doubleValue("fan-max")) c.fanMaxFrac = *v;
+  if (auto v = p.value("fan-failed-node")) {
+    c.fanLimitedNodes = parseIndexList("fan-failed-node", std::string(*v));
+    if (!p.has("fan-max")) c.fanMaxFrac = 0.6;
+  }
   if (auto v = p.doubleValue("power-window")) c.powerWindowS = *v;
   if (auto v = p.doubleValue("jitter-ms")) c.sampleJitterMs = *v;
   if (p.has("ideal-sensors")) c.idealSensors = true;
+  if (p.has("no-throttle")) c.noThrottle = true;
+  if (auto v = p.value("unthrottle-gpu"))
+    c.unthrottledGpus = parseIndexList("unthrottle-gpu", std::string(*v));
   if (auto v = p.doubleValue("physics-step-ms")) c.physicsStepS = *v * 1e-3;
   if (auto v = p.doubleValue("idle-lead")) c.leadInS = c.leadOutS = *v;
   c.trace = parseTrace(p);

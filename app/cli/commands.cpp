@@ -21,6 +21,8 @@ constexpr std::array kCommands = {
             &cmdSimulate},
     Command{"analyze", "analyses: energy, throttling, burstiness, kernel breakdowns, stragglers",
             &cmdAnalyze},
+    Command{"explain", "what heat and power limits cost the job, per step, reason and GPU",
+            &cmdExplain},
     Command{"compare", "compare runs: table with deltas, ranks and the Pareto front", &cmdCompare},
     Command{"summarize", "write the runs' summary cache that studies read (one job per run)",
             &cmdSummarize},

@@ -31,6 +31,7 @@ int cmdInfo(const Args& args);
 int cmdImport(const Args& args);
 int cmdSimulate(const Args& args);
 int cmdAnalyze(const Args& args);
+int cmdExplain(const Args& args);
 int cmdCompare(const Args& args);
 int cmdSummarize(const Args& args);
 int cmdExport(const Args& args);

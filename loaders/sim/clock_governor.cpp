@@ -91,6 +91,11 @@ void ClockGovernor::update(std::span<const double> activity, std::span<const dou
         why |= throttle::kHwSlowdown | throttle::kHwThermal;
         if (ceiling < target) target = ceiling, bind = throttle::kHwSlowdown | throttle::kHwThermal;
       }
+      if (!unlimited_.empty() && unlimited_[i]) {
+        target = free;
+        why &= throttle::kGpuIdle;
+        bind = 0;
+      }
       target = std::clamp(target, p_.idle_sm_clock_mhz, fmax);
       if ((reasons_[i] & throttle::kGpuIdle) && !domainIdle) {
         // Waking from idle: the clock jumps to its target (a boost within microseconds); the

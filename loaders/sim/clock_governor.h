@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "loaders/sim/platform_profile.h"
@@ -35,6 +36,9 @@ class ClockGovernor {
   ClockGovernor(const PlatformProfile& p, const Topology& topo, const PowerModel& power,
                 double powerLimitW, double dtS);
 
+  // GPUs whose clock no power or thermal limit lowers (an unthrottled twin, SimConfig::noThrottle):
+  // they run at the clock without limits and record no slowdown reason.
+  void setUnlimited(std::vector<uint8_t> unlimited) { unlimited_ = std::move(unlimited); }
   // Sets every GPU idle at the idle clock (the state at the start of a run).
   void startIdle();
   // Chooses the clocks of the next step from the activity, busy fraction and temperature each GPU
@@ -65,6 +69,7 @@ class ClockGovernor {
   std::vector<double> freeContinuous_, freeApplied_;
   std::vector<uint32_t> reasons_, binding_;
   std::vector<uint8_t> hwEngaged_;
+  std::vector<uint8_t> unlimited_;  // empty: none
   std::vector<double> domainTemp_, domainActivity_;
 };
 

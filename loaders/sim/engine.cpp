@@ -226,6 +226,12 @@ Engine::Engine(const EngineSetup& s)
   thermal_ = std::make_unique<ThermalModel>(P_, topo_, site, c_.physicsStepS, resistance);
   governor_ =
       std::make_unique<ClockGovernor>(P_, topo_, *power_model_, c_.powerLimit(), c_.physicsStepS);
+  if (c_.noThrottle || !c_.unthrottledGpus.empty()) {
+    std::vector<uint8_t> unlimited(static_cast<size_t>(topo_.world()), c_.noThrottle ? 1 : 0);
+    for (int g : c_.unthrottledGpus)
+      unlimited[static_cast<size_t>(g)] = 1;
+    governor_->setUnlimited(std::move(unlimited));
+  }
   governor_->startIdle();
   clocksNow_ = governor_->clocks();
   freeNow_ = governor_->unthrottledClocks();

@@ -145,6 +145,12 @@ void validateConfig(const SimConfig& c) {
   if (!(c.fanMaxFrac >= c.platform.fan_min_frac && c.fanMaxFrac <= 1))
     fail(fmt::format("--fan-max must be between the fans' minimum speed {} and 1, found {}",
                      c.platform.fan_min_frac, c.fanMaxFrac));
+  for (int n : c.fanLimitedNodes)
+    if (n < 0 || n >= c.nodes)
+      fail(fmt::format("--fan-failed-node {} is not a node of the run (0 to {})", n, c.nodes - 1));
+  for (int g : c.unthrottledGpus)
+    if (g < 0 || g >= c.world())
+      fail(fmt::format("--unthrottle-gpu {} is not a GPU of the run (0 to {})", g, c.world() - 1));
   if (c.powerWindowS && !(*c.powerWindowS >= 0 && *c.powerWindowS <= 10))
     fail("--power-window must be between 0 and 10 s");
   if (!(c.leadInS >= 0 && c.leadInS <= 3600) || !(c.leadOutS >= 0 && c.leadOutS <= 3600))
@@ -220,6 +226,9 @@ nlohmann::json configToJson(const SimConfig& c) {
   j["sample_jitter_ms"] = c.idealSensors ? 0.0 : c.sampleJitterMs;
   j["power_window_s"] = c.powerWindow();
   j["ideal_sensors"] = c.idealSensors;
+  if (c.noThrottle) j["no_throttle"] = true;
+  if (!c.unthrottledGpus.empty()) j["unthrottled_gpus"] = c.unthrottledGpus;
+  if (!c.fanLimitedNodes.empty()) j["fan_limited_nodes"] = c.fanLimitedNodes;
   j["physics_step_s"] = c.physicsStepS;
   j["lead_in_s"] = c.leadInS;
   j["lead_out_s"] = c.leadOutS;

@@ -39,10 +39,11 @@ struct TraceSelection {
 
 // Where the nodes stand: cold-aisle air and fans (SimConfig's thermal scenario).
 struct ThermalSite {
-  double inletC = 25;               // cold-aisle air at the front of node 0
-  double inletRisePerNodeC = 0;     // node n breathes inletC + n x this (recirculation up a rack)
-  double fanMaxFrac = 1;            // fans cannot exceed this speed (a failed or capped fan)
-  std::vector<double> nodeOffsetC;  // per-node offsets (rack position, drawn from the seed)
+  double inletC = 25;                // cold-aisle air at the front of node 0
+  double inletRisePerNodeC = 0;      // node n breathes inletC + n x this (recirculation up a rack)
+  double fanMaxFrac = 1;             // fans cannot exceed this speed (a failed or capped fan)
+  std::vector<int> fanLimitedNodes;  // the nodes fanMaxFrac applies to (empty: every node)
+  std::vector<double> nodeOffsetC;   // per-node offsets (rack position, drawn from the seed)
 };
 
 // What the run does with the model (docs/simulator.md, "LoRA and inference").
@@ -98,9 +99,15 @@ struct SimConfig {
   double inletTempC = 25;
   double inletRisePerNodeC = 0;
   double fanMaxFrac = 1;
+  std::vector<int> fanLimitedNodes;    // --fan-failed-node: fanMaxFrac on these nodes only
   double sampleJitterMs = 2;           // sampler timestamps jitter uniformly by +- this
   std::optional<double> powerWindowS;  // override of the profile's sensor averaging window
   bool idealSensors = false;  // no noise, bias or jitter; power averaged over one physics step
+  // The counterfactual twin of a run (docs/simulator.md, "Unthrottled twins"): the clock of these
+  // GPUs is never lowered by a power or thermal limit (the idle rule and slew still apply); the
+  // work, schedule and random draws stay those of the same seed. noThrottle: every GPU.
+  bool noThrottle = false;
+  std::vector<int> unthrottledGpus;
   double physicsStepS = 0.005;
   double leadInS = 2;                     // idle before the first iteration
   double leadOutS = 2;                    // idle after the last
@@ -129,6 +136,7 @@ struct SimConfig {
     s.inletC = inletTempC;
     s.inletRisePerNodeC = inletRisePerNodeC;
     s.fanMaxFrac = fanMaxFrac;
+    s.fanLimitedNodes = fanLimitedNodes;
     return s;
   }
   double powerWindow() const {

@@ -10,7 +10,6 @@ ThermalModel::ThermalModel(const PlatformProfile& p, const Topology& topo, const
                            double dtS, std::vector<double> resistanceScale)
     : p_(p),
       topo_(topo),
-      fanMax_(std::clamp(site.fanMaxFrac, p.fan_min_frac, 1.0)),
       dieDecay_(std::exp(-dtS / p.die_tau_s)),
       sinkDecay_(std::exp(-dtS / p.sink_tau_s)),
       memDecay_(std::exp(-dtS / p.mem_thermal_tau_s)),
@@ -23,9 +22,15 @@ ThermalModel::ThermalModel(const PlatformProfile& p, const Topology& topo, const
     nodeInlet_[i] = site.inletC + site.inletRisePerNodeC * n +
                     (i < site.nodeOffsetC.size() ? site.nodeOffsetC[i] : 0.0);
   }
-  fan_.assign(static_cast<size_t>(nodes), fanMax_);
+  const double limited = std::clamp(site.fanMaxFrac, p.fan_min_frac, 1.0);
+  fanMax_.assign(static_cast<size_t>(nodes), site.fanLimitedNodes.empty() ? limited : 1.0);
+  for (int n : site.fanLimitedNodes)
+    if (n >= 0 && n < nodes) fanMax_[static_cast<size_t>(n)] = limited;
+  fan_ = fanMax_;
   hottest_.assign(static_cast<size_t>(nodes), 0.0);
-  convection_.assign(static_cast<size_t>(nodes), std::pow(fanMax_, -p.fan_resistance_exp));
+  convection_.resize(static_cast<size_t>(nodes));
+  for (size_t n = 0; n < convection_.size(); ++n)
+    convection_[n] = std::pow(fanMax_[n], -p.fan_resistance_exp);
   const auto n = static_cast<size_t>(topo.world());
   die_.assign(n, 0.0);
   sink_.assign(n, 0.0);
@@ -51,7 +56,7 @@ void ThermalModel::updateFans(bool settleNow) {
   const double span = std::max(1e-9, p_.fan_ramp_full_c - p_.fan_ramp_start_c);
   for (size_t n = 0; n < fan_.size(); ++n) {
     const double ramp = std::clamp((hottest_[n] - p_.fan_ramp_start_c) / span, 0.0, 1.0);
-    const double target = std::min(fanMax_, p_.fan_min_frac + (1.0 - p_.fan_min_frac) * ramp);
+    const double target = std::min(fanMax_[n], p_.fan_min_frac + (1.0 - p_.fan_min_frac) * ramp);
     fan_[n] = settleNow ? target : target + (fan_[n] - target) * fanDecay_;
     convection_[n] = std::pow(fan_[n], -p_.fan_resistance_exp);
   }

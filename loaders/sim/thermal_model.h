@@ -52,7 +52,7 @@ class ThermalModel {
 
   PlatformProfile p_;
   const Topology& topo_;
-  double fanMax_;
+  std::vector<double> fanMax_;  // per node
   double dieDecay_, sinkDecay_, memDecay_, fanDecay_;
   std::vector<double> scale_;       // per GPU, part-to-part resistance variation
   std::vector<double> nodeInlet_;   // per node

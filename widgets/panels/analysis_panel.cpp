@@ -123,6 +123,10 @@ QString html(const RunAnalysis& a) {
             .arg(st.instances)
             .arg(QString::fromStdString(st.likely_cause).toHtmlEscaped()));
   s += QStringLiteral("</table>");
+  // What heat and power limits cost the job: the verdict of `wattline explain`.
+  s += QStringLiteral("<h4>Cost of heat and power limits</h4>");
+  for (const std::string& sentence : explainCost(a.cost))
+    s += QStringLiteral("<p>%1</p>").arg(QString::fromStdString(sentence).toHtmlEscaped());
   if (!a.quality.notes.empty()) {
     s += QStringLiteral("<h4>Data quality</h4><ul>");
     for (const QualityNote& n : a.quality.notes)
