@@ -7,22 +7,34 @@
 #
 #   scripts/long-functions.sh [--limit N] [--check] [DIR...]
 #
-# --check exits 1 when any function is over the limit (for CI). The count is by braces, not by a
-# compiler: comments, string/char literals and preprocessor lines are blanked first, and a brace
-# block counts as a function when its header (the text since the previous ';', '{' or '}') has a
-# parameter list and is not a namespace, class, control statement or '= {' initializer. Brace
-# initializers at namespace scope (declarative tables) are therefore never counted. Lambdas count
-# as part of the function that holds them.
+# --check exits 1 when any function is over the limit (for CI; the CTest test long_functions runs
+# it). The count is by braces, not by a compiler: comments, string/char literals and preprocessor
+# lines are blanked first, and a brace block counts as a function when its header (the text since
+# the previous ';', '{' or '}') has a parameter list and is not a namespace, class, control
+# statement or '= {' initializer. Brace initializers at namespace scope (declarative tables) are
+# therefore never counted. Lambdas count as part of the function that holds them.
+#
+# Declarative tables inside a function are exempt too (HACKING.md: "declarative tables aside"):
+# a function is a table, and not listed, when at least half of its lines are table lines and its
+# other lines stay under the limit. A table line holds data and no logic: a string literal or a
+# piece of one, a number, or a brace row ('{Kind::A, "a"},'), with nothing else than names,
+# punctuation and the literal wrappers QStringLiteral, QLatin1String, tr, QObject::tr, QT_TR_NOOP,
+# std::string and std::string_view; or the head of an assignment whose value follows ('k.name =').
+# A control statement (if, for, while, switch, case, do, else, try, catch) or any other call
+# makes a line logic. --tables lists the functions over the limit that are exempt as tables,
+# with their share of table lines.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 limit=150
 check=0
+tables=0
 dirs=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --limit) limit="$2"; shift 2 ;;
     --check) check=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --tables) tables=1; shift ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) dirs+=("$1"); shift ;;
   esac
 done
@@ -30,15 +42,23 @@ done
 cd "$root"
 files=$(find "${dirs[@]}" -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.hpp' -o -name '*.cc' \) | sort)
 # shellcheck disable=SC2086  # file names have no spaces
-python3 - "$limit" "$check" $files <<'PY'
+python3 - "$limit" "$check" "$tables" $files <<'PY'
 import re, sys
 
-limit, check, paths = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3:]
+limit, check, list_tables = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3] == "1"
+paths = sys.argv[4:]
 
-def blank(text):
-    """Comments, literals and preprocessor lines become spaces; newlines stay (line numbers)."""
+def blank(text, literal_lines=None):
+    """Comments, literals and preprocessor lines become spaces; newlines stay (line numbers).
+    The numbers (1-based) of the lines a string or char literal touches go into literal_lines."""
     out, i, n = [], 0, len(text)
     at_line_start = True
+
+    def literal(start, end):
+        if literal_lines is not None:
+            first = text.count("\n", 0, start) + 1
+            literal_lines.update(range(first, first + text.count("\n", start, end) + 1))
+
     while i < n:
         c = text[i]
         if at_line_start and c == "#":
@@ -69,6 +89,7 @@ def blank(text):
             closing = ")" + text[i + 2:delim_end] + '"'
             end = text.find(closing, delim_end)
             end = n if end < 0 else end + len(closing)
+            literal(i, end)
             out.extend("\n" if ch == "\n" else " " for ch in text[i:end])
             i = end
         elif c in "\"'":
@@ -79,6 +100,7 @@ def blank(text):
             j = i + 1
             while j < n and text[j] != c and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
+            literal(i, min(j, n - 1) + 1)
             out.append(" " * (min(j, n - 1) + 1 - i))
             i = j + 1
         else:
@@ -115,13 +137,40 @@ def classify(header):
         return "function"
     return "init"
 
-results = []
+# Table lines (see the header): data without logic.
+WRAPPERS = {"QStringLiteral", "QLatin1String", "QLatin1StringView", "tr", "QT_TR_NOOP",
+            "QT_TRANSLATE_NOOP", "string", "string_view", "u8"}
+LOGIC = re.compile(r"\b(if|for|while|switch|case|do|else|try|catch|goto)\b")
+CALL = re.compile(r"(\w+)\s*\(")
+
+def table_line(code_line, has_literal):
+    c = code_line.strip()
+    if not c:
+        return has_literal  # a piece of a literal (or a blank or comment line)
+    if LOGIC.search(c) or re.search(r">\s*\(", c):
+        return False
+    if any(m.group(1) not in WRAPPERS for m in CALL.finditer(c)):
+        return False
+    if re.search(r"[^\w\s{}(),;=.:\[\]&*|+\-<>]", c):
+        return False
+    return (has_literal or re.search(r"\b\d", c) is not None or c.startswith("{")
+            or re.search(r"=\s*$", c) is not None)
+
+def table_share(code_lines, literal_lines, start, end):
+    """Share of the lines start..end (1-based, inclusive) that are table lines, and their count."""
+    n = sum(1 for k in range(start, end + 1)
+            if table_line(code_lines[k - 1] if k - 1 < len(code_lines) else "", k in literal_lines))
+    return n / (end - start + 1), n
+
+results, exempt = [], []
 for path in paths:
     try:
         text = open(path, encoding="utf-8", errors="replace").read()
     except OSError:
         continue
-    code = blank(text)
+    literal_lines = set()
+    code = blank(text, literal_lines)
+    code_lines = code.split("\n")
     line = 1
     header, header_line = "", None
     stack = []  # kinds of the open braces: scope, function, init
@@ -160,7 +209,12 @@ for path in paths:
             if kind == "function" and func_start:
                 length = line - func_start[0] + 1
                 if length > limit:
-                    results.append((length, path, func_start[0], func_start[1]))
+                    share, n = table_share(code_lines, literal_lines, func_start[0], line)
+                    row = (length, path, func_start[0], func_start[1])
+                    if share >= 0.5 and length - n <= limit:
+                        exempt.append(row + (share,))
+                    else:
+                        results.append(row)
                 func_start = None
             header, header_line = "", None
         elif c == ";":
@@ -174,6 +228,11 @@ for path in paths:
 results.sort(key=lambda r: (-r[0], r[1], r[2]))
 for length, path, start, name in results:
     print(f"{length:5d}  {path}:{start}  {name}")
-print(f"{len(results)} function(s) over {limit} lines", file=sys.stderr)
+if list_tables:
+    for length, path, start, name, share in sorted(exempt, key=lambda r: (-r[0], r[1], r[2])):
+        print(f"{length:5d}  {path}:{start}  {name}  (table: {share:.0%} table lines)")
+print(f"{len(results)} function(s) over {limit} lines"
+      + (f" ({len(exempt)} more exempt as tables, --tables lists them)" if exempt else ""),
+      file=sys.stderr)
 sys.exit(1 if check and results else 0)
 PY
