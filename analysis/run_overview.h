@@ -43,7 +43,7 @@ struct RunOverview {
 
 RunOverview overview(const RunFile& run);
 
-// The JSON of `wattline info --json` (docs/cli.md).
+// The JSON of `wattline info --json` (the run's contents, named as docs/format.md names them).
 nlohmann::json toJson(const RunOverview& o);
 nlohmann::json toJson(const ParallelConfig& c);
 // {id, kind, name, node, gpus, power_gpu (null for -1), power_limit_w}: one domain as `info` and

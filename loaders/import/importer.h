@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The importer interface: one small unit per input format (docs/formats.md), registered in one
-// table (registry.cpp). An importer reads one input (a file, or a folder for layouts such as
-// CharLLM-PPT results) into ImportedData; assemble.h merges the ImportedData of every input into
-// one run on one clock and writes it.
+// The importer interface: one small unit per input format (docs/import.md,
+// docs/import-telemetry.md), registered in one table (registry.cpp). An importer reads one input
+// (a file, or a folder for layouts such as CharLLM-PPT results) into ImportedData; assemble.h
+// merges the ImportedData of every input into one run on one clock and writes it.
 //
 // Rules for every importer:
 // - detect() looks at content (the first bytes, decompressed if gzip; a folder's listing), never

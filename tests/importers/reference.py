@@ -24,7 +24,7 @@ def opener(path):
 
 
 def is_comm_name(name):
-    # docs/ANALYSES.md section B: communication by name.
+    # docs/analyses.md, section B (kernel-trace breakdown): communication by name.
     return (name.startswith("nccl") or name.startswith("rccl") or "ncclKernel" in name
             or "ncclDevKernel" in name)
 
