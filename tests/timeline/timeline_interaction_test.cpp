@@ -385,25 +385,31 @@ class TimelineInteractionTest : public QObject {
     QVERIFY2(tip.contains(QStringLiteral("24.2 % below")), qPrintable(tip));
   }
 
+  // With and without the throttle bands behind the counters (View > Throttle Bands Behind
+  // Tracks), a throttled sample's tooltip names it once.
+  void throttledSampleTooltipNamesTheReasonOnce_data() {
+    QTest::addColumn<bool>("tint");
+    QTest::newRow("bands_off") << false;
+    QTest::newRow("bands_behind_tracks") << true;
+  }
+
   void throttledSampleTooltipNamesTheReasonOnce() {
+    QFETCH(bool, tint);
     QVERIFY(throttleReady());
-    for (bool tint : {false, true}) {
-      view->renderer().setThrottleTint(tint);
-      settle(page);
-      QRectF rr;
-      const TrackRow* power = findRow(view, &rr, [](const TrackRow& r) {
-        const auto* c = r.as<CounterRow>();
-        return c && c->gpu == 0 && r.label == QStringLiteral("Power");
-      });
-      QVERIFY(power);
-      const TimeMapping map = view->renderer().rowMapping(*power, view->mapping());
-      const int x =
-          TimelineView::kLabelWidth + static_cast<int>(map.x(src.info.start_ns + 5'500'000'000));
-      const QString tip = view->tooltipAt(QPoint(x, static_cast<int>(rr.center().y())));
-      QVERIFY2(tip.count(QStringLiteral("throttled")) == 1, qPrintable(tip));
-      QVERIFY2(tip.count(QStringLiteral("SW power cap")) == 1, qPrintable(tip));
-    }
-    view->renderer().setThrottleTint(false);
+    view->renderer().setThrottleTint(tint);
+    settle(page);
+    QRectF rr;
+    const TrackRow* power = findRow(view, &rr, [](const TrackRow& r) {
+      const auto* c = r.as<CounterRow>();
+      return c && c->gpu == 0 && r.label == QStringLiteral("Power");
+    });
+    QVERIFY(power);
+    const TimeMapping map = view->renderer().rowMapping(*power, view->mapping());
+    const int x =
+        TimelineView::kLabelWidth + static_cast<int>(map.x(src.info.start_ns + 5'500'000'000));
+    const QString tip = view->tooltipAt(QPoint(x, static_cast<int>(rr.center().y())));
+    QVERIFY2(tip.count(QStringLiteral("throttled")) == 1, qPrintable(tip));
+    QVERIFY2(tip.count(QStringLiteral("SW power cap")) == 1, qPrintable(tip));
   }
 
   void nAndShiftNStepThroughThrottleIntervals() {
