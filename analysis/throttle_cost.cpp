@@ -353,12 +353,14 @@ std::vector<std::string> explainCost(const ThrottleCost& c) {
         c.iterations - c.traced_iterations == 1 ? "" : "s", c.telemetry_scale));
   } else if (c.telemetry_scale_source == "step times") {
     out.push_back(fmt::format(
-        "Method: estimated from telemetry, no iteration is traced: clock deficit x busy time x "
+        "Method: estimated from telemetry, no iteration is traced on all analysed ranks: clock "
+        "deficit x busy time x "
         "{:.2f}, the slope of step time against the largest lost time over the {} iterations.",
         c.telemetry_scale, c.iterations));
   } else {
     out.push_back(fmt::format(
-        "Method: estimated from telemetry alone, no iteration is traced (clock deficit x busy "
+        "Method: estimated from telemetry alone, no iteration is traced on all analysed ranks "
+        "(clock deficit x busy "
         "time x {:.2f}, a prior for the share on the critical path): +- {:.0f} %.",
         c.telemetry_scale, 100.0 * kCostPriorUncertainty));
   }

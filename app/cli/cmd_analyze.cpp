@@ -294,10 +294,19 @@ std::string qualityText(const RunAnalysis& a) {
   return s;
 }
 
+// What heat and power limits cost the job (`wattline explain`'s sentences).
+std::string costText(const RunAnalysis& a) {
+  std::string s = "\ncost of heat and power limits (wattline explain)\n";
+  for (const std::string& line : explainCost(a.cost))
+    s += "  " + line + "\n";
+  return s;
+}
+
 void printText(const RunAnalysis& a) {
   std::string s;
   s += runText(a);
   s += totalsText(a);
+  s += costText(a);
   s += gpusText(a);
   s += domainsText(a);
   s += throttleIntervalsText(a);
