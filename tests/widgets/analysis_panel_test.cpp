@@ -8,6 +8,7 @@
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
 #include <QTableView>
+#include <QTextBrowser>
 #include <QtTest>
 
 #include <cmath>
@@ -96,6 +97,14 @@ class AnalysisPanelTest : public QObject {
     QCOMPARE(k->item(0, AnalysisPanel::KerName)->text(),
              QString::fromStdString(want.top_kernels[0].name_text));
     QCOMPARE(at(k, 0, AnalysisPanel::KerTotalMs), want.top_kernels[0].total_ns * 1e-6);
+    // The summary says which steps are traced and ends with the verdict of `wattline explain`.
+    auto* summary = panel.findChild<QTextBrowser*>();
+    QVERIFY(summary);
+    const QString text = summary->toPlainText();
+    QVERIFY(text.contains("Kernel traces") && text.contains("no iteration traced on every rank"));
+    QVERIFY(!explainCost(want.cost).empty());
+    for (const std::string& sentence : explainCost(want.cost))
+      QVERIFY2(text.contains(QString::fromStdString(sentence)), sentence.c_str());
   }
 
   void clicksEmitGpuAndRange() {

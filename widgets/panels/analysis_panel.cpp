@@ -113,6 +113,15 @@ QString html(const RunAnalysis& a) {
     row(QStringLiteral("Efficiency"),
         num(t.efficiency_samples_per_s_mj, 2) + QStringLiteral(" samples/(s·MJ)"));
   }
+  if (a.cost.iterations > 0)
+    row(QStringLiteral("Kernel traces"),
+        a.cost.traced_iterations == 0
+            ? QStringLiteral("no iteration traced on every rank")
+            : QStringLiteral("step%1 %2 (%3 of %4 iterations)")
+                  .arg(a.cost.traced_iterations == 1 ? QString() : QStringLiteral("s"),
+                       QString::fromStdString(a.cost.tracedSteps()))
+                  .arg(a.cost.traced_iterations)
+                  .arg(a.cost.iterations));
   const StragglerReport& st = a.stragglers;
   if (st.straggler_rank >= 0)
     row(QStringLiteral("Straggler"),
