@@ -130,8 +130,9 @@ TEST_F(CompareExport, LayoutsDrawTheirRows) {
   // Stacked: no pair headers; A's run, then B's, then the A − B section.
   EXPECT_FALSE(stacked.hasText(QStringLiteral("GPU 0 (A) · GPU 0 (B)")));
   EXPECT_TRUE(stacked.hasText(QStringLiteral("A − B")));
-  EXPECT_TRUE(stacked.hasText(QStringLiteral("Power · GPU 0−0")));  // after a "Δ " of its own
-  EXPECT_TRUE(stacked.hasText(QStringLiteral("Power · GPU 1−1")));
+  // After a "Δ " of its own; with the unit of its y axis.
+  EXPECT_TRUE(stacked.hasText(QStringLiteral("Power · GPU 0−0 (W)")));
+  EXPECT_TRUE(stacked.hasText(QStringLiteral("Power · GPU 1−1 (W)")));
   EXPECT_EQ(countStarting(stacked, QStringLiteral("GPU 0")), 2u);  // A's and B's GPU headers
   // Under a header per run (the caption names both runs on one line).
   EXPECT_TRUE(stacked.hasText(QStringLiteral("A: Llama3-8B H100 tp2 pp2 dp2 mbs4 (simulated)")));
@@ -211,6 +212,78 @@ TEST_F(CompareExport, WarpedAndShiftedBAreDrawnWhereTheirAlignmentPutsThem) {
   EXPECT_NEAR(s.seriesRight, axS.x(endB + offset), 1.5);
   // The two alignments put B's end far apart (so the checks above tell them apart).
   EXPECT_GT(std::fabs(ax.x(warpEnd) - axS.x(endB + offset)), 10);
+}
+
+// Issue 30, item 5: the figure of the issue (GPUs 4 and 7, 124 s to 132 s, B's data ending at
+// 126 s) as a paper prints it. Every row title is whole (the label column is as wide as the
+// longest: nothing is cut with "…"); every A − B row has a y axis with zero and a tick on either
+// side, labelled; and A − B is drawn only where B has data, so it ends where B's row ends.
+TEST_F(CompareExport, DifferenceRowsHaveWholeTitlesAScaleAndEndWithB) {
+  const test::SvgDocument d =
+      exportSvg({"--view", "compare", "--range", "124:132", "--gpus", "4,7"}, "issue30.svg");
+  ASSERT_TRUE(d.ok);
+  for (const QString& t : d.texts())
+    EXPECT_FALSE(t.contains(QStringLiteral("…"))) << t.toStdString();
+  // B's rows end where B's data ends (the same x for both of B's GPUs).
+  const double endB = drawnRow(d, QStringLiteral("B · Power (W)")).seriesRight;
+  ASSERT_GT(endB, 0);
+  for (const char* metric : {"Power (W)", "GPU temperature (°C)", "SM clock (MHz)"}) {
+    const QString title = QStringLiteral("A − B · ") + QString::fromUtf8(metric);
+    std::vector<double> titles;
+    for (const test::SvgElement& e : d.elements)
+      if (e.name == QStringLiteral("text") && e.text == title) titles.push_back(e.y);
+    ASSERT_EQ(titles.size(), 2u) << title.toStdString();  // one per pair of GPUs
+    for (double y : titles) {
+      // The row's y axis: the vertical line right of the title that spans it.
+      double axisX = -1, top = 0, bottom = 0;
+      for (const test::SvgElement& e : d.elements) {
+        if (e.name != QStringLiteral("polyline")) continue;
+        const auto pts = test::pathPoints(e.d);
+        if (pts.size() != 1 || pts[0].size() != 2) continue;
+        const QPointF p0 = pts[0][0], p1 = pts[0][1];
+        if (p0.x() != p1.x() || p0.x() < 100) continue;
+        const double y0 = std::min(p0.y(), p1.y()), y1 = std::max(p0.y(), p1.y());
+        if (y0 < y && y < y1 && (axisX < 0 || y1 - y0 < bottom - top))
+          axisX = p0.x(), top = y0, bottom = y1;
+      }
+      ASSERT_GT(axisX, 0) << title.toStdString() << " at y " << y;
+      // Its tick labels: numbers left of the axis inside the row, -s, 0 and s.
+      std::vector<double> values;
+      for (const test::SvgElement& e : d.elements) {
+        bool number = false;
+        const double v = e.text.toDouble(&number);
+        if (e.name == QStringLiteral("text") && number && e.x < axisX && e.x > axisX - 80 &&
+            e.y > top && e.y < bottom + 4)
+          values.push_back(v);
+      }
+      std::sort(values.begin(), values.end());
+      ASSERT_EQ(values.size(), 3u) << title.toStdString() << " at y " << y;
+      EXPECT_EQ(values[1], 0.0);
+      EXPECT_GT(values[2], 0.0);
+      EXPECT_EQ(values[0], -values[2]);
+      // The difference's line (more than the two points of the zero line) ends where B's data
+      // does, within a pixel and a half.
+      double right = 0;
+      for (const test::SvgElement& e : d.elements) {
+        if ((e.name != QStringLiteral("path") && e.name != QStringLiteral("polyline")) ||
+            e.stroke == QStringLiteral("none"))
+          continue;
+        const auto pts = test::pathPoints(e.d);
+        bool inside = !pts.empty();
+        size_t n = 0;
+        double r = 0;
+        for (const auto& sub : pts)
+          for (const QPointF& p : sub) {
+            inside = inside && p.y() >= top - 0.5 && p.y() <= bottom + 0.5 && p.x() >= axisX - 1;
+            r = std::max(r, p.x());
+            ++n;
+          }
+        if (inside && n > 2) right = std::max(right, r);
+      }
+      ASSERT_GT(right, 0) << title.toStdString();
+      EXPECT_LE(right, endB + 1.5) << title.toStdString() << " at y " << y;
+    }
+  }
 }
 
 TEST_F(CompareExport, IterationProfileShowsBothRunsOverAnalyzesSteps) {

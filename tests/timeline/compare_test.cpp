@@ -81,6 +81,18 @@ class Compare : public ::testing::Test {
                              [](int64_t t) { return 250.0 + 50.0 * std::cos(t * 1e-9); },
                              gpus({{0, 0, 1}, {0, 1, 0}})});
   }
+  // Two one-GPU runs of constant power (A 300 W, B 250 W: A - B is 50 W wherever both have
+  // data), sampled every 50 ms for 20 s, B recorded 500 s after A; loaded into `store`.
+  std::pair<std::shared_ptr<const RunFile>, std::shared_ptr<const RunFile>> constantPair(
+      TileStore& store) {
+    auto c = write(dir / "c.h5", {kA0, 2'000'000'000, 0, 50'000'000, [](int64_t) { return 300.0; },
+                                  gpus({{0, 0, 0}})});
+    auto d = write(dir / "d.h5", {kB0, 2'000'000'000, 0, 50'000'000, [](int64_t) { return 250.0; },
+                                  gpus({{0, 0, 0}})});
+    store.addRun(c);
+    store.addRun(d);
+    return {c, d};
+  }
   test::TempDir dir;
   std::shared_ptr<const RunFile> a, b;
 };
@@ -151,13 +163,8 @@ TEST_F(Compare, DifferenceEqualsAMinusBAtASamplePoints) {
 }
 
 TEST_F(Compare, DifferenceColumnsAreMeansOfEachRunWhenZoomedOut) {
-  const auto c = write(dir / "c.h5", {kA0, 2'000'000'000, 0, 50'000'000,
-                                      [](int64_t) { return 300.0; }, gpus({{0, 0, 0}})});
-  const auto d = write(dir / "d.h5", {kB0, 2'000'000'000, 0, 50'000'000,
-                                      [](int64_t) { return 250.0; }, gpus({{0, 0, 0}})});
   TileStore store;
-  store.addRun(c);
-  store.addRun(d);
+  const auto [c, d] = constantPair(store);
   DifferenceSource src{0, 1, 0, 0, 0, 0, 0, kA0 - kB0, {}, {}};
   const TimeMapping display{kA0, kA0 + 20'000'000'000, 30};  // 0.67 s per pixel: pyramids
   const auto g = buildDifferenceGeometry(
@@ -170,6 +177,28 @@ TEST_F(Compare, DifferenceColumnsAreMeansOfEachRunWhenZoomedOut) {
       ++n;
     }
   EXPECT_GE(n, 28u);
+}
+
+TEST_F(Compare, DifferenceEndsWhereBsDataEnds) {
+  // Both runs sample every 50 ms for 20 s; B is drawn 3 s earlier, so its last sample (19.95 s of
+  // its clock) lies at 16.95 s of A's, inside the view. Past it A has nothing to be compared with:
+  // B's last value is not held on (it once was, for B's gap threshold).
+  TileStore store;
+  const auto [c, d] = constantPair(store);
+  const int64_t lastB = kA0 + 16'950'000'000;  // B's last sample on the display clock
+  DifferenceSource src{0, 1, 0, 0, 0, 0, 0, kA0 - kB0 - 3'000'000'000, {}, {}};
+  const TimeMapping display{kA0 + 15'000'000'000, kA0 + 19'000'000'000, 4000};
+  const auto g = buildDifferenceGeometry(
+      *c, *d, src, display, [&](const TileKey& k) { return store.load(k); }, nullptr);
+  ASSERT_TRUE(g.samples);
+  ASSERT_FALSE(g.points.empty());
+  int64_t last = 0;
+  for (const auto& p : g.points) {
+    EXPECT_FLOAT_EQ(p.v, 50.0f);
+    last = std::max(last, display.t(p.x));
+  }
+  // A's samples up to B's last one are compared (x rounds to the pixel: 1 ms here), none after.
+  EXPECT_NEAR(static_cast<double>(last), static_cast<double>(lastB), 1e6);
 }
 
 TEST_F(Compare, VisibleRangeDeltasComeFromTheAnalysisLibrary) {

@@ -59,8 +59,7 @@ QString TimelineFigure::kind() const {
 QSizeF TimelineFigure::preferredSize(double width) const {
   double rows = 0;
   for (const TrackRow& r : spec_.rows)
-    rows += r.kind() == RowKind::Counter || r.kind() == RowKind::Overlay ? std::max(r.height, 56)
-                                                                         : r.height;
+    rows += r.isHeader() ? r.height : figureRowHeight(r);
   // Caption, legend and time axis.
   return {width, std::ceil(rows + 150)};
 }

@@ -46,11 +46,15 @@ struct Sample {
   float v;
 };
 
-// Raw samples of one GPU and metric around the view, on the display clock.
-std::optional<std::vector<Sample>> rawSamples(const RunFile& run, int runIndex, int gpu, int metric,
-                                              const Clock& clock, const TimeMapping& display,
-                                              const TileFetch& fetch,
-                                              std::vector<TileKey>* missing) {
+// Raw samples of one GPU and metric around the view, on the display clock; `last` when they
+// include the run's last sample of it (the last tile was fetched).
+struct RawSamples {
+  std::vector<Sample> samples;
+  bool last = false;
+};
+std::optional<RawSamples> rawSamples(const RunFile& run, int runIndex, int gpu, int metric,
+                                     const Clock& clock, const TimeMapping& display,
+                                     const TileFetch& fetch, std::vector<TileKey>* missing) {
   const LodGrid& g = run.series().grid;
   const TimeMapping m = clock.over(display);
   const int64_t w = g.widths_ns[0] * static_cast<int64_t>(kTileBuckets);
@@ -59,14 +63,15 @@ std::optional<std::vector<Sample>> rawSamples(const RunFile& run, int runIndex, 
   auto tiles = tilesFor(TileKey{runIndex, TileKind::CounterRaw, gpu, metric, -1, 0}, idx(m.t0),
                         idx(m.t1), fetch, missing);
   if (!tiles) return std::nullopt;
-  std::vector<Sample> out;
+  RawSamples out;
+  out.last = idx(m.t1) == lastTile;
   for (size_t j = 0; j < tiles->size(); ++j) {
     const auto& t = std::get<CounterRawTile>(*(*tiles)[j]);
     for (size_t k = 0; k < t.t.size(); ++k) {
       const bool own = t.t[k] >= t.t0 && t.t[k] < t.t1;
       const bool lead = j == 0 && t.t[k] < t.t0;
       const bool trail = j + 1 == tiles->size() && t.t[k] >= t.t1;
-      if (own || lead || trail) out.push_back({clock.toDisplay(t.t[k]), t.v[k]});
+      if (own || lead || trail) out.samples.push_back({clock.toDisplay(t.t[k]), t.v[k]});
     }
   }
   return out;
@@ -124,20 +129,26 @@ DifferenceGeometry buildDifferenceGeometry(const RunFile& a, const RunFile& b,
   const Clock clockB{src.offsetB, src.warpB ? &*src.warpB : nullptr};
   const TimeMapping ma = clockA.over(display);
   if (chooseLevel(ga, ma.nsPerPx()) < 0) {
-    auto sa = rawSamples(a, src.runA, src.gpuA, src.metricA, clockA, display, fetch, missing);
-    auto sb = rawSamples(b, src.runB, src.gpuB, src.metricB, clockB, display, fetch, missing);
-    if (sa && sb) {
+    auto ra = rawSamples(a, src.runA, src.gpuA, src.metricA, clockA, display, fetch, missing);
+    auto rb = rawSamples(b, src.runB, src.gpuB, src.metricB, clockB, display, fetch, missing);
+    if (ra && rb) {
+      const std::vector<Sample>* sa = &ra->samples;
+      const std::vector<Sample>* sb = &rb->samples;
       g.samples = true;
       const int64_t gapB = b.series().gapThresholdNs[static_cast<size_t>(src.gpuB)];
       const int64_t gapA = a.series().gapThresholdNs[static_cast<size_t>(src.gpuA)];
       size_t j = 0;  // B's sample held at A's time
       int64_t prevT = 0;
       bool open = false;
+      // B's data ends at its last sample: A's samples after it have nothing to be compared with
+      // (sample-and-hold goes on to B's next sample, and there is none).
+      const bool bEnds = rb->last && !sb->empty();
       for (const Sample& s : *sa) {
         while (j + 1 < sb->size() && (*sb)[j + 1].t <= s.t)
           ++j;
+        const bool pastEnd = bEnds && j + 1 == sb->size() && s.t > (*sb)[j].t;
         const bool have = !sb->empty() && (*sb)[j].t <= s.t && s.t - (*sb)[j].t <= gapB &&
-                          std::isfinite((*sb)[j].v) && std::isfinite(s.v);
+                          !pastEnd && std::isfinite((*sb)[j].v) && std::isfinite(s.v);
         if (!have) {
           open = false;
           continue;

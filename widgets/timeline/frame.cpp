@@ -43,6 +43,49 @@ QString heatmapTitle(const RunFile& run, const HeatmapRow& h) {
              : QStringLiteral("%1 (%2)").arg(label, unitText(QString::fromStdString(m.unit)));
 }
 
+// A figure row's title in `box`, in `font`: on one line when it fits, else broken at spaces onto
+// as many lines as the box holds (the label column has a maximum width). Words are never cut:
+// when the lines run out, the last one keeps the words that fit and ends with "…".
+void drawFigureTitle(QPainter& p, const QRectF& box, const QString& text, const QFont& font,
+                     Qt::Alignment vertical) {
+  const QFontMetricsF fm(font);
+  p.setFont(font);
+  if (fm.horizontalAdvance(text) <= box.width()) {
+    p.drawText(box, Qt::AlignLeft | vertical, text);
+    return;
+  }
+  const QStringList words = text.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+  const auto maxLines =
+      static_cast<qsizetype>(std::max(1.0, std::floor(box.height() / fm.height())));
+  QStringList lines;
+  for (const QString& w : words) {
+    if (!lines.isEmpty() &&
+        fm.horizontalAdvance(lines.back() + QLatin1Char(' ') + w) <= box.width())
+      lines.back() += QLatin1Char(' ') + w;
+    else
+      lines.push_back(w);
+  }
+  if (lines.size() > maxLines) {
+    QStringList rest = lines.mid(maxLines - 1).join(QLatin1Char(' ')).split(QLatin1Char(' '));
+    lines.resize(maxLines - 1);
+    const QString more = QStringLiteral(" …");
+    while (rest.size() > 1 &&
+           fm.horizontalAdvance(rest.join(QLatin1Char(' ')) + more) > box.width())
+      rest.removeLast();
+    lines.push_back(rest.join(QLatin1Char(' ')) + more);
+  }
+  const double h = static_cast<double>(lines.size()) * fm.height();
+  double y = vertical & Qt::AlignTop      ? box.top()
+             : vertical & Qt::AlignBottom ? box.bottom() - h
+                                          : box.center().y() - h / 2;
+  for (const QString& line : lines) {
+    p.drawText(
+        QRectF(box.left(), y, std::max(box.width(), fm.horizontalAdvance(line)), fm.height()),
+        Qt::AlignLeft | Qt::AlignVCenter, line);
+    y += fm.height();
+  }
+}
+
 constexpr int kSwatch = 11;  // screen legend
 constexpr int kGap = 14;
 
@@ -393,22 +436,32 @@ void paintScreenRow(QPainter& p, TimelineRenderer& renderer, const TrackRow& row
 
 double figureRowHeight(const TrackRow& r) {
   if (r.isHeader()) return std::max(r.height, 18);
-  return r.kind() == RowKind::Counter || r.kind() == RowKind::Overlay ? std::max(r.height, 56)
-                                                                      : r.height;
+  // Differences as counters: room for a y axis (-x, 0, +x).
+  return r.kind() == RowKind::Counter || r.kind() == RowKind::Overlay ||
+                 r.kind() == RowKind::Difference
+             ? std::max(r.height, 56)
+             : r.height;
 }
 
 namespace {
 
-// Label column: row titles plus room for tick labels.
+// Label column: as wide as the longest row title plus room for tick labels, up to 40 % of the
+// figure (longer titles are then wrapped, drawFigureTitle).
 void layoutLabelColumn(FrameLayout& f, const std::vector<TrackRow>& rows, TileStore& store) {
   const QFontMetricsF tm(f.fonts.text), sm(f.fonts.small);
-  double titleW = 0;
+  double titleW = 0, stripW = 0;
   f.tickWidth = sm.horizontalAdvance(QStringLiteral("00000"));
   for (const TrackRow& r : rows) {
     switch (r.kind()) {
       case RowKind::Counter:
       case RowKind::Overlay:
         titleW = std::max(titleW, tm.horizontalAdvance(counterTitle(r, true)));
+        break;
+      case RowKind::Difference:
+        titleW = std::max(titleW, tm.horizontalAdvance(counterTitle(r)));
+        break;
+      case RowKind::ThrottleStrip:  // its title in the small font across the whole column
+        stripW = std::max(stripW, sm.horizontalAdvance(r.label) + 10);
         break;
       case RowKind::ThrottleHeatmap:
         titleW = std::max(titleW, tm.horizontalAdvance(r.label));
@@ -429,13 +482,30 @@ void layoutLabelColumn(FrameLayout& f, const std::vector<TrackRow>& rows, TileSt
         break;
     }
   }
-  f.labelWidth = std::clamp(titleW + f.tickWidth + f.tickLength + 18, 90.0,
+  f.labelWidth = std::clamp(std::max(titleW + f.tickWidth + f.tickLength + 18, stripW), 90.0,
                             std::max(90.0, 0.4 * f.body.width()));
   // Vector rows put column c's vertex at contentLeft + c + 0.5: a content edge at a half pixel
   // makes those whole numbers, two characters less per vertex in an SVG.
   f.contentLeft = f.fonts.vector ? std::floor(f.body.left() + f.labelWidth) + 0.5
                                  : f.body.left() + f.labelWidth;
   f.contentWidth = std::max(8.0, f.body.right() - f.contentLeft - 6);
+}
+
+// An A - B row's axis, symmetric around zero (differenceRange: +-1.1 x the largest difference):
+// zero and +-s, s the largest round value (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^k) not above the
+// largest difference, so the outer ticks sit at least 70 % of the way out and their labels stay
+// apart in a thin row. Zero alone for a range of no data (rangeMax 0).
+std::vector<AxisTick> differenceTicks(double rangeMax) {
+  const double m = rangeMax / 1.1;
+  if (!(m > 0) || !std::isfinite(m)) return {{0.0, QStringLiteral("0"), true}};
+  const double decade = std::pow(10.0, std::floor(std::log10(m)));
+  double s = decade;
+  for (double k : {1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0})
+    if (k * decade <= m * (1 + 1e-9)) s = k * decade;
+  // As many decimals as s needs (2.5: one), the same for the three labels.
+  return {{-s, tickValueText(-s, s), true},
+          {0.0, tickValueText(0.0, s), true},
+          {s, tickValueText(s, s), true}};
 }
 
 // A heatmap's GPU axis: every n-th GPU (n a power of two) so labels do not overlap.
@@ -487,6 +557,12 @@ void layoutRows(FrameLayout& f, const std::vector<TrackRow>& rows, TimelineRende
       fr.range = renderer.overlayRange(*o, f.deviceMap, fetch);
       const int approx = std::max(2, static_cast<int>(h / (1.8 * sm.height())));
       fr.ticks = valueTicks(fr.range->min, fr.range->max, approx);
+    } else if (const auto* d = r.as<DifferenceRow>()) {
+      const TimelineRenderer::DifferenceView v =
+          renderer.difference(*d, renderer.contentMapping(r, f.deviceMap), fetch, nullptr);
+      fr.range = v.range;
+      // Where the runs have no data in common only the zero line is there to be labelled.
+      fr.ticks = differenceTicks(std::isnan(v.geometry->maxV) ? 0.0 : v.range.max);
     } else if (const auto* hm = r.as<HeatmapRow>()) {
       fr.range = renderer.heatmapRange(hm->run, hm->metric);
       fr.ticks = gpuTicks(store.run(hm->run), fr.content, sm.height());
@@ -585,7 +661,7 @@ void paintFigureContent(QPainter& p, const FrameLayout& f, const FrameRow& fr,
 
 // A counter's y axis: the axis line, ticks with values (those that fit), the row's title.
 void paintCounterAxis(QPainter& p, const FrameLayout& f, const FrameRow& fr, double axisX) {
-  const QFontMetricsF tm(f.fonts.text), sm(f.fonts.small);
+  const QFontMetricsF sm(f.fonts.small);
   const double hair = f.fonts.hairline;
   const QRectF& content = fr.content;
   const ValueRange vr = *fr.range;
@@ -610,12 +686,10 @@ void paintCounterAxis(QPainter& p, const FrameLayout& f, const FrameRow& fr, dou
     p.drawText(box, Qt::AlignRight | Qt::AlignVCenter, t.label);
     lastTop = box.top();
   }
-  p.setFont(f.fonts.text);
   p.setPen(f.theme.text);
   const double titleRoom = f.labelWidth - f.tickWidth - f.tickLength - 8;
-  p.drawText(QRectF(fr.label.left() + 2, fr.label.top(), titleRoom, fr.label.height()),
-             Qt::AlignLeft | Qt::AlignVCenter,
-             tm.elidedText(counterTitle(*fr.row, vr.fitted), Qt::ElideRight, titleRoom));
+  drawFigureTitle(p, QRectF(fr.label.left() + 2, fr.label.top(), titleRoom, fr.label.height()),
+                  counterTitle(*fr.row, vr.fitted), f.fonts.text, Qt::AlignVCenter);
 }
 
 // A heatmap's label column: its title, a colour bar with the value range, the GPU axis.
@@ -625,11 +699,10 @@ void paintHeatmapAxis(QPainter& p, const FrameLayout& f, const FrameRow& fr, dou
   const HeatmapRow& hm = *fr.row->as<HeatmapRow>();
   const QRectF& label = fr.label;
   const QString title = heatmapTitle(store.run(hm.run), hm);
-  p.setFont(f.fonts.text);
   p.setPen(f.theme.text);
   const double room = f.labelWidth - f.tickWidth - f.tickLength - 8;
-  p.drawText(QRectF(label.left() + 2, label.top(), room, tm.height()), Qt::AlignLeft | Qt::AlignTop,
-             tm.elidedText(title, Qt::ElideRight, room));
+  drawFigureTitle(p, QRectF(label.left() + 2, label.top(), room, tm.height()), title, f.fonts.text,
+                  Qt::AlignTop);
   const ValueRange vr = *fr.range;
   const QRectF bar(label.left() + 2, label.top() + tm.height() + 4, std::min(room, 120.0),
                    std::max(6.0, sm.height() * 0.7));
@@ -663,13 +736,13 @@ void paintHeatmapAxis(QPainter& p, const FrameLayout& f, const FrameRow& fr, dou
 void paintThrottleAxis(QPainter& p, const FrameLayout& f, const FrameRow& fr, double axisX) {
   const QFontMetricsF sm(f.fonts.small);
   const double room = f.labelWidth - f.tickWidth - f.tickLength - 8;
-  p.setFont(f.fonts.small);
   p.setPen(f.theme.text);
   const bool strip = fr.row->kind() == RowKind::ThrottleStrip;
-  p.drawText(QRectF(fr.label.left() + 2, fr.label.top(), strip ? f.labelWidth - 8 : room,
-                    strip ? fr.label.height() : sm.height()),
-             Qt::AlignLeft | (strip ? Qt::AlignVCenter : Qt::AlignTop),
-             sm.elidedText(fr.row->label, Qt::ElideRight, strip ? f.labelWidth - 8 : room));
+  drawFigureTitle(p,
+                  QRectF(fr.label.left() + 2, fr.label.top(), strip ? f.labelWidth - 8 : room,
+                         strip ? fr.label.height() : sm.height()),
+                  fr.row->label, f.fonts.small, strip ? Qt::AlignVCenter : Qt::AlignTop);
+  p.setFont(f.fonts.small);
   if (fr.ticks.empty()) return;
   p.setPen(QPen(f.theme.text, f.fonts.hairline));
   p.drawLine(QPointF(axisX, fr.content.top()), QPointF(axisX, fr.content.bottom()));
@@ -695,6 +768,7 @@ void paintFigureRow(QPainter& p, const FrameLayout& f, const FrameRow& fr,
   switch (r.kind()) {
     case RowKind::Counter:
     case RowKind::Overlay:
+    case RowKind::Difference:
       paintCounterAxis(p, f, fr, axisX);
       break;
     case RowKind::Heatmap:
@@ -704,15 +778,12 @@ void paintFigureRow(QPainter& p, const FrameLayout& f, const FrameRow& fr,
     case RowKind::ThrottleHeatmap:
       paintThrottleAxis(p, f, fr, axisX);
       break;
-    default: {  // kernels, steps, A - B (symmetric around zero, see differenceRange): a title
-      const QFontMetricsF tm(f.fonts.text);
-      p.setFont(f.fonts.text);
+    default:  // kernels, steps: a title
       p.setPen(f.theme.text);
-      p.drawText(QRectF(fr.label.left() + 2, fr.label.top(), f.labelWidth - 8, fr.label.height()),
-                 Qt::AlignLeft | Qt::AlignVCenter,
-                 tm.elidedText(r.label, Qt::ElideRight, f.labelWidth - 8));
+      drawFigureTitle(
+          p, QRectF(fr.label.left() + 2, fr.label.top(), f.labelWidth - 8, fr.label.height()),
+          r.label, f.fonts.text, Qt::AlignVCenter);
       break;
-    }
   }
   // A hairline under each content row.
   p.setPen(QPen(f.theme.gridLine, hair));

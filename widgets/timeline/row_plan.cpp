@@ -506,10 +506,14 @@ class Planner {
         if (std::find(c.differenceMetrics.begin(), c.differenceMetrics.end(), m.id) ==
             c.differenceMetrics.end())
           continue;
-        TrackRow d = row(DifferenceRow{{c.runA, ga, ma}, {c.runB, gb, mb}},
-                         QObject::tr("A − B · %1 (%2, zero in the middle)").arg(label, unit),
-                         h.key + QStringLiteral("/diff/") + QString::fromStdString(m.id), h.key,
-                         o_.differenceHeight);
+        // A figure's A - B row has a y axis with ticks (its frame adds the unit); the screen
+        // shows only the range ends, so its title says where zero is.
+        TrackRow d =
+            row(DifferenceRow{{c.runA, ga, ma}, {c.runB, gb, mb}},
+                figure_ ? QObject::tr("A − B · %1").arg(label)
+                        : QObject::tr("A − B · %1 (%2, zero in the middle)").arg(label, unit),
+                h.key + QStringLiteral("/diff/") + QString::fromStdString(m.id), h.key,
+                o_.differenceHeight);
         d.detail = unit;
         rows.push_back(d);
       }
