@@ -74,7 +74,9 @@ QString html(const RunAnalysis& a) {
   QString s;
   s += QStringLiteral("<h3>%1%2</h3>")
            .arg(QString::fromStdString(i.name).toHtmlEscaped(),
-                i.simulated ? QStringLiteral(" <i>(simulated)</i>") : QString());
+                i.simulated && i.name.find("(simulated)") == std::string::npos
+                    ? QStringLiteral(" <i>(simulated)</i>")
+                    : QString());
   s += QStringLiteral("<p>%1 &ndash; %2 (%3), %4 GPUs, %5 ranks</p>")
            .arg(QString::fromStdString(formatUtc(a.range.t0)),
                 QString::fromStdString(formatUtc(std::min(a.range.t1, i.end_ns))),
@@ -87,7 +89,14 @@ QString html(const RunAnalysis& a) {
       s += QString::fromStdString(r).toHtmlEscaped() + QStringLiteral("; ");
     s += QStringLiteral("</p>");
   }
-  s += QStringLiteral("<table>");
+  // What heat and power limits cost the job, first: the verdict of `wattline explain`, its
+  // headline in bold.
+  s += QStringLiteral("<h4>Cost of heat and power limits</h4>");
+  const std::vector<std::string> verdict = explainCost(a.cost);
+  for (size_t k = 0; k < verdict.size(); ++k)
+    s += (k == 0 ? QStringLiteral("<p><b>%1</b></p>") : QStringLiteral("<p>%1</p>"))
+             .arg(QString::fromStdString(verdict[k]).toHtmlEscaped());
+  s += QStringLiteral("<h4>Totals</h4><table>");
   auto row = [&](const QString& k, const QString& v) {
     s += QStringLiteral("<tr><td>%1</td><td align='right'>%2</td></tr>").arg(k, v);
   };
@@ -132,10 +141,6 @@ QString html(const RunAnalysis& a) {
             .arg(st.instances)
             .arg(QString::fromStdString(st.likely_cause).toHtmlEscaped()));
   s += QStringLiteral("</table>");
-  // What heat and power limits cost the job: the verdict of `wattline explain`.
-  s += QStringLiteral("<h4>Cost of heat and power limits</h4>");
-  for (const std::string& sentence : explainCost(a.cost))
-    s += QStringLiteral("<p>%1</p>").arg(QString::fromStdString(sentence).toHtmlEscaped());
   if (!a.quality.notes.empty()) {
     s += QStringLiteral("<h4>Data quality</h4><ul>");
     for (const QualityNote& n : a.quality.notes)
