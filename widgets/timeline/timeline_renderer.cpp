@@ -40,6 +40,14 @@ void TimelineRenderer::clearCaches() {
   partialBusyExtents_.clear();
   missingTiles_.clear();
   nodeSeparators_.clear();
+  untraced_.clear();
+}
+
+const std::vector<TimeSpan>& TimelineRenderer::untracedOf(int run, int rank) {
+  const auto key = std::make_pair(run, rank);
+  if (auto it = untraced_.find(key); it != untraced_.end()) return it->second;
+  const RunFile& r = store_.run(run);
+  return untraced_.emplace(key, untracedSpans(r, traceWindows(r, rank))).first->second;
 }
 
 void TimelineRenderer::setRunWarp(int run, TimeWarp warp) {
@@ -691,6 +699,7 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
                        [&run](uint32_t id) { return QString::fromStdString(run.str(id)); });
     });
     p.drawImage(c.topLeft(), ci.image);
+    paintNotTraced(p, c, map, untracedOf(kr->run, kr->rank), theme_);
     const long hl = highlight.run == kr->run && highlight.track == kr->track ? highlight.event : -1;
     paintKernelHighlight(p, c, *g, theme_, hl);
     return;
@@ -753,6 +762,7 @@ void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, cons
     p.setFont(vector_.labels);
     paintKernelsVector(p, c, *g, theme_,
                        [&run](uint32_t id) { return QString::fromStdString(run.str(id)); });
+    paintNotTraced(p, c, map, untracedOf(kr->run, kr->rank), theme_);
     p.restore();
   } else if (const auto* dr = row.as<DifferenceRow>()) {
     p.fillRect(c, theme_.trackBackground);

@@ -28,6 +28,7 @@
 #include "widgets/timeline/theme.h"
 #include "widgets/timeline/throttle_strip.h"
 #include "widgets/timeline/tile_store.h"
+#include "widgets/timeline/trace_coverage.h"
 #include "widgets/timeline/track_painter.h"
 
 namespace wl {
@@ -254,6 +255,8 @@ class TimelineRenderer {
   const std::vector<size_t>& nodeSeparators(int run);
 
  private:
+  // The spans of a run without the rank's kernel trace (trace_coverage.h), cached.
+  const std::vector<TimeSpan>& untracedOf(int run, int rank);
   struct Cached {
     TimeMapping map;
     uint64_t epoch = 0;
@@ -346,6 +349,7 @@ class TimelineRenderer {
   TileReads reads_ = TileReads::Load;
   std::vector<TileKey> missingTiles_;
   std::map<int, std::vector<size_t>> nodeSeparators_;
+  std::map<std::pair<int, int>, std::vector<TimeSpan>> untraced_;  // (run, rank)
   std::map<int, std::vector<std::vector<ThrottleSpan>>> throttleSpans_;
   std::map<int, std::shared_ptr<const RunThrottleView>> throttleViews_;
   std::map<int, TimeWarp> warps_;

@@ -15,6 +15,7 @@
 #include "loaders/core/time_format.h"
 #include "widgets/timeline/frame.h"
 #include "widgets/timeline/read_failures.h"
+#include "widgets/timeline/trace_coverage.h"
 
 namespace wl {
 namespace {
@@ -711,7 +712,39 @@ void TimelineView::showThrottleInterval(int run, int gpu, const ThrottleInterval
     y += r.height;
   }
   viewport()->update();
+  noteTraceCoverage(run, gpu, iv);
   emit throttleIntervalActivated(run, gpu, iv.start_ns, iv.end_ns);
+}
+
+void TimelineView::noteTraceCoverage(int run, int gpu, const ThrottleInterval& iv) {
+  const RunFile& rf = store_->run(run);
+  if (rf.kernelCount() == 0) return;
+  int rank = -1;
+  for (const RankInfo& ri : rf.ranks())
+    if (ri.gpu == gpu) rank = ri.rank;
+  const auto secs = [&](int64_t t) {
+    return QString::number(static_cast<double>(t - rf.info().start_ns) * 1e-9, 'f', 1);
+  };
+  const QString at = tr("GPU %1 throttled at %2 s").arg(gpu).arg(secs(iv.start_ns));
+  if (rank < 0) {
+    emit notice(tr("%1; no rank's kernel trace is known for this GPU").arg(at));
+    return;
+  }
+  const std::vector<TimeSpan> windows = traceWindows(rf, rank);
+  if (inTracedTime(windows, iv.start_ns, iv.end_ns)) {
+    emit notice(
+        tr("%1, in traced time: rank %2's kernels are in the rows below").arg(at).arg(rank));
+    return;
+  }
+  QString covered;
+  for (const TimeSpan& w : windows)
+    covered += (covered.isEmpty() ? QString() : QStringLiteral(", ")) +
+               tr("%1-%2 s").arg(secs(w.first), secs(w.second));
+  emit notice(windows.empty() ? tr("%1; rank %2 has no kernel trace").arg(at).arg(rank)
+                              : tr("%1, not traced: rank %2's kernel trace covers %3 only")
+                                    .arg(at)
+                                    .arg(rank)
+                                    .arg(covered));
 }
 
 QString TimelineView::kernelTip(const KernelsRow& row, QPoint pos, const TimeMapping& map,

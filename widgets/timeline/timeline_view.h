@@ -113,6 +113,8 @@ class TimelineView : public QAbstractScrollArea {
   int gpuAt(QPoint pos, int* run) const;
   // Centres an interval with its context and brings its GPU's rows into view.
   void showThrottleInterval(int run, int gpu, const ThrottleInterval& iv);
+  // Says in the status bar whether the interval lies in the GPU's rank's traced time.
+  void noteTraceCoverage(int run, int gpu, const ThrottleInterval& iv);
 
   Viewport* vp_;
   TileStore* store_;
