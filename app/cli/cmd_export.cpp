@@ -2,6 +2,7 @@
 // wattline export RUN.h5 [--compare OTHER.h5] --view NAME [--range START:END] [--gpus LIST]
 //   [--metrics LIST] [--align warp|iteration|start|absolute] [--layout paired|overlay|stacked]
 //   -o FILE.png|.svg|.pdf [--width N --height N --dpi N --theme T] [--no-caption]
+// wattline export RUN.h5 --format perfetto [--range START:END] [--gpus LIST] -o FILE.json[.gz]
 #include <QApplication>
 #include <QFileInfo>
 
@@ -9,12 +10,16 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 
+#include "analysis/chrome_trace_export.h"
 #include "app/cli/arg_parser.h"
 #include "app/cli/commands.h"
 #include "app/cli/range_args.h"
+#include "loaders/core/error.h"
 #include "loaders/core/temp_files.h"
 #include "loaders/format/run_file.h"
 #include "widgets/export/export_views.h"
@@ -95,10 +100,48 @@ void defineChoices(ArgParser& p) {
     themes.push_back(figureThemeName(t).toStdString());
   for (CompareLayout l : {CompareLayout::Paired, CompareLayout::Overlay, CompareLayout::Stacked})
     layouts.push_back(compareLayoutName(l).toStdString());
-  p.choices("view", std::move(views))
+  p.choices("format", {"figure", "perfetto"})
+      .choices("view", std::move(views))
       .choices("theme", std::move(themes))
       .choices("align", alignModeNames())
       .choices("layout", std::move(layouts));
+}
+
+bool endsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// --format perfetto: the run as a Chrome trace event JSON file (analysis/chrome_trace_export.h).
+int exportPerfetto(const ArgParser& p) {
+  for (const char* option : {"view", "compare", "metrics", "width", "height", "dpi", "theme",
+                             "align", "layout", "no-caption"})
+    if (p.has(option))
+      throw UsageError(fmt::format("--{} does not apply to --format perfetto", option));
+  const auto output = p.value("output");
+  if (!output) throw UsageError("-o FILE.json|.json.gz is required");
+  if (!endsWith(*output, ".json") && !endsWith(*output, ".json.gz"))
+    throw UsageError(fmt::format("-o: '{}' does not end in .json or .json.gz", *output));
+  if (p.has("range")) checkRangeSyntax(*p.value("range"));
+  ChromeTraceOptions options;
+  if (auto v = p.value("gpus")) options.gpus = parseIndexList("gpus", *v);
+
+  const auto run = RunFile::open(p.positional().front());
+  if (auto r = p.value("range")) options.range = parseRunRange(*r, run->info().start_ns);
+  if (options.range.t0 >= run->info().end_ns || options.range.t1 <= run->info().start_ns)
+    throw Error(fmt::format("{}: --range {} is outside the run ({:.1f} s long)",
+                            run->path().string(), *p.value("range"),
+                            static_cast<double>(run->info().end_ns - run->info().start_ns) / 1e9));
+  const ChromeTraceSummary s = writeChromeTrace(*run, *output, options);
+  std::printf(
+      "wrote %s: Chrome trace JSON%s, %zu ranks, %zu GPUs, %llu kernels, %llu iterations, %llu "
+      "counter samples, %llu throttle intervals, %lld bytes\n",
+      output->c_str(), s.gzip ? " (gzip)" : "", s.ranks, s.gpus,
+      static_cast<unsigned long long>(s.kernels), static_cast<unsigned long long>(s.iterations),
+      static_cast<unsigned long long>(s.counterEvents),
+      static_cast<unsigned long long>(s.throttleIntervals),
+      static_cast<long long>(std::filesystem::file_size(*output)));
+  return 0;
 }
 
 }  // namespace
@@ -110,9 +153,16 @@ int cmdExport(const Args& rawArgs) {
   ArgParser p("export",
               "Write a figure of a run (a timeline, a heatmap or an analysis chart) as PNG, SVG or "
               "PDF, with no display needed (docs/export.md). The format follows the output's "
-              "extension.");
-  p.option("view", viewList(), viewHelp())
-      .option("output", "FILE", "the figure to write: .png, .svg or .pdf (also -o)")
+              "extension. With --format perfetto, write the run's kernels, iterations, counters "
+              "and throttle intervals as a Chrome trace JSON file for Perfetto instead.");
+  p.option("format", "figure|perfetto",
+           "figure (the default: PNG, SVG or PDF by the extension) or perfetto: a Chrome trace "
+           "event JSON file (-o RUN.json or RUN.json.gz) that Perfetto's UI opens; takes --range "
+           "and --gpus only")
+      .option("view", viewList(), viewHelp())
+      .option("output", "FILE",
+              "the file to write: .png, .svg or .pdf; .json or .json.gz with --format perfetto "
+              "(also -o)")
       .option("compare", "OTHER.h5", "a second run (compare and pareto views)")
       .option("range", "START:END",
               "only [START, END): durations after the run start (10s:25.5s, 1m:2m, bare "
@@ -136,6 +186,12 @@ int cmdExport(const Args& rawArgs) {
   defineChoices(p);
   if (!p.parse(args)) return 0;
 
+  if (auto f = p.value("format")) {
+    if (*f == "perfetto") return exportPerfetto(p);
+    if (*f != "figure")
+      throw UsageError(
+          fmt::format("--format: unknown format '{}' (expected figure or perfetto)", *f));
+  }
   const auto viewName = p.value("view");
   if (!viewName) throw UsageError(fmt::format("--view is required ({})", viewList()));
   const ExportView* view = findExportView(*viewName);
