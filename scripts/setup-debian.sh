@@ -20,6 +20,7 @@ PACKAGES=(
   # install_tree and deb_package: the desktop entry, the file type (xdg-mime's two back ends), cpack's
   # dpkg-shlibdeps
   desktop-file-utils shared-mime-info xdg-utils libfile-mimeinfo-perl libglib2.0-bin dpkg-dev
+  xdotool  # desktop_launch finds the window that opening a run from the desktop entry shows
 )
 
 missing=()
