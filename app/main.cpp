@@ -22,6 +22,7 @@ int runGui(int argc, char** argv) {
   QApplication::setOrganizationName(QStringLiteral("Wattline"));
   QApplication::setApplicationName(QStringLiteral("Wattline"));
   QApplication::setApplicationVersion(QStringLiteral(WATTLINE_VERSION));
+  QGuiApplication::setDesktopFileName(QStringLiteral("wattline"));  // matched to wattline.desktop
   wl::MainWindow window;
   window.show();
   const QStringList args = QApplication::arguments();
