@@ -188,9 +188,10 @@ TEST_F(TimelineExport, PngHasTheRequestedSizeAndTheKernelColourInsideAKnownKerne
   // Before it, at 99.5 s, the same rows are background.
   for (int y = first; y <= last; ++y)
     EXPECT_EQ(img.pixel(xAt(99.5), y), qRgb(255, 255, 255)) << "y " << y;
-  // After it, at 103 s, too.
+  // After it, at 103 s, the kernel has ended; it is rank 0's last, so the row is hatched "not
+  // traced" there (widgets/timeline/trace_coverage.h): no pixel of the compute colour.
   for (int y = first; y <= last; ++y)
-    EXPECT_EQ(img.pixel(xAt(103), y), qRgb(255, 255, 255)) << "y " << y;
+    EXPECT_NE(img.pixel(xAt(103), y), compute) << "y " << y;
 
   // Screen theme, dark: the dark background.
   FigureOptions dark = options(FigureFormat::Png, 600, 300);

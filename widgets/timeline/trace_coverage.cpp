@@ -57,13 +57,26 @@ std::vector<TimeSpan> traceWindows(const RunFile& run, int rank) {
     size_t j = i;
     while (j + 1 < n && any[j + 1])
       ++j;
-    const int64_t s = grid.bucketStart(level, i), e = grid.bucketStart(level, j) + w;
-    if (!windows.empty() && s - windows.back().second < kTraceMergeGapNs)
-      windows.back().second = e;
-    else
-      windows.emplace_back(s, e);
+    windows.emplace_back(grid.bucketStart(level, i), grid.bucketStart(level, j) + w);
     i = j + 1;
   }
+  // A gap without kernels is untraced only when a whole iteration of the rank lies in it (a
+  // training step always launches kernels); other gaps are idle time inside the trace.
+  std::vector<TimeSpan> steps;
+  for (const Iteration& it : run.iterations())
+    if (it.rank == rank) steps.emplace_back(it.start_ns, it.end_ns);
+  std::vector<TimeSpan> merged;
+  for (const TimeSpan& win : windows) {
+    const bool untracedGap =
+        !merged.empty() && std::any_of(steps.begin(), steps.end(), [&](const TimeSpan& st) {
+          return st.first >= merged.back().second && st.second <= win.first;
+        });
+    if (!merged.empty() && !untracedGap)
+      merged.back().second = win.second;
+    else
+      merged.push_back(win);
+  }
+  windows = std::move(merged);
   // Exact edges: the events of the windows' first and last buckets.
   for (TimeSpan& win : windows) {
     const TimeSpan first = exactEdges(run, tracks, win.first, win.first + w);

@@ -5,9 +5,11 @@
 // so that an empty kernel row in an untraced step is not read as an idle GPU.
 //
 // A trace window is a run of kernel-pyramid buckets (the level whose buckets are closest to
-// kBucketNs wide) in which any of the rank's tracks has an event; windows closer than kMergeGapNs
-// merge (a pause inside traced time is traced time), and each window's edges are the exact first
-// start and last end of the rank's events in its edge buckets.
+// kTraceBucketNs wide) in which any of the rank's tracks has an event. Neighbouring windows merge
+// unless a whole iteration of the rank lies between them (a training step always launches
+// kernels, so a step without any was not recorded; a shorter gap is idle time inside the trace).
+// Each window's edges are the exact first start and last end of the rank's events in its edge
+// buckets. Before the first window and after the last, the run is not traced.
 
 #include <QRectF>
 
@@ -26,7 +28,6 @@ namespace wl {
 using TimeSpan = std::pair<int64_t, int64_t>;  // [start, end) ns on the run's clock
 
 inline constexpr int64_t kTraceBucketNs = 500'000'000;
-inline constexpr int64_t kTraceMergeGapNs = 2'000'000'000;
 
 // The rank's trace windows, ascending (empty when it has no kernels).
 std::vector<TimeSpan> traceWindows(const RunFile& run, int rank);
