@@ -142,14 +142,16 @@ MainWindow::MainWindow(QWidget* parent)
             if (compare_->active()) compareDock->raise();
             recent_->add(QString::fromStdString(run->path().string()));
             const RunInfo& i = run->info();
+            // A simulated run is marked once: not again when its name already says so.
+            const bool mark = i.simulated && i.name.find("(simulated)") == std::string::npos;
             statusBar()->showMessage(tr("Opened %1: %2 GPUs, %3 ranks%4")
                                          .arg(QString::fromStdString(i.name))
                                          .arg(run->gpus().size())
                                          .arg(run->ranks().size())
-                                         .arg(i.simulated ? tr(" (simulated)") : QString()));
-            setWindowTitle(QStringLiteral("%1%2 — Wattline")
-                               .arg(QString::fromStdString(i.name),
-                                    i.simulated ? tr(" [simulated]") : QString()));
+                                         .arg(mark ? tr(" (simulated)") : QString()));
+            setWindowTitle(
+                QStringLiteral("%1%2 — Wattline")
+                    .arg(QString::fromStdString(i.name), mark ? tr(" [simulated]") : QString()));
             rebuildRows();
           });
   connect(session_, &RunSession::runsChanged, this, [this] {

@@ -178,7 +178,8 @@ TEST(Interrupt, SigtermBeforeSimulateOpensItsRunLeavesNothing) {
   while (!catchesSignal(c.pid, SIGTERM) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(10ms);
   ASSERT_TRUE(catchesSignal(c.pid, SIGTERM)) << "no SIGTERM handler after 60 s";
-  ASSERT_FALSE(hasTemp(out));
+  // Usually before the run's temporary file exists; on a loaded machine it may already be there
+  // (CI's -j2 run once saw it): either way nothing may be left.
   kill(c.pid, SIGTERM);
   int status = 0;
   ASSERT_EQ(waitpid(c.pid, &status, 0), c.pid);
