@@ -56,6 +56,10 @@ struct AnalysisOptions {
   // Longest temperature-power lag searched, in seconds.
   double thermalMaxLagS = 120.0;
 
+  // Whether analyzeRun() estimates the cost of throttling (RunAnalysis::cost). The per-step
+  // comparison turns it off: it takes each step's cost from one estimate over the whole run.
+  bool throttleCost = true;
+
   // Threads for the per-GPU and per-rank steps (analysis/parallel.h): 0 means $WATTLINE_THREADS
   // or the machine's cores. The results do not depend on it.
   int threads = 0;

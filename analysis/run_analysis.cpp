@@ -736,7 +736,10 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
   // 9. Iterations and totals (power per domain).
   a.iterations = analyzeIterations(run.iterations(), ranks, range);
   progress.report(0.9, "cost of throttling");
-  a.cost = estimateThrottleCost(run, gpus, ranks, range, options, progress.sub(0.9, 0.95));
+  if (options.throttleCost)
+    a.cost = estimateThrottleCost(run, gpus, ranks, range, options, progress.sub(0.9, 0.95));
+  else
+    a.cost.unknown = "not estimated";
   addDomainTotals(a.domains, a.totals);
   addThrottleTotals(a.gpus, a.totals);
   addIterationTotals(run, a, powerGpus, a.totals);

@@ -111,6 +111,9 @@ std::vector<IterationValues> iterationValues(const RunFile& run, const AnalysisO
   // The cost of heat of each step, as `wattline explain` gives it for the whole run.
   const ThrottleCost cost = estimateThrottleCost(run, scopeGpus(run, {}), scopeRanks(run, {}),
                                                  rangeInsideRun(run, {}), options);
+  // Each step's analysis leaves the cost out: it is the one above.
+  AnalysisOptions stepOptions = options;
+  stepOptions.throttleCost = false;
   std::vector<IterationValues> out;
   for (size_t i = 0; i < wanted.size(); ++i) {
     const StepTime& st = wanted[i];
@@ -119,7 +122,7 @@ std::vector<IterationValues> iterationValues(const RunFile& run, const AnalysisO
     progress.report(f0, fmt::format("step {}", st.step));
     AnalysisScope scope;
     scope.range = {st.start_ns, st.end_ns};
-    const RunAnalysis ra = analyzeRun(run, scope, options, progress.sub(f0, f1));
+    const RunAnalysis ra = analyzeRun(run, scope, stepOptions, progress.sub(f0, f1));
     out.push_back(valuesOf(run, st, ra));
     for (const IterationCost& ic : cost.per_iteration)
       if (ic.step == st.step) set(out.back(), IterationColumn::HeatCost, ic.cost_s);
