@@ -13,6 +13,13 @@
 
 namespace wl {
 
+// A rank's trace covers a step when its GPU events in the step's window span at least this
+// fraction of the window. A training step keeps a GPU's streams busy (or waiting in a
+// communication kernel) through most of it, so a shorter span means the trace starts or ends in
+// the step, or only a neighbouring step's last kernels reach into it. The per-step comparison
+// (compare/iteration_compare.h) and the cost of throttling (throttle_cost.h) both use it.
+inline constexpr double kTracedSpanFraction = 0.5;
+
 struct SpreadStats {
   size_t n = 0;
   double mean = kNaN, median = kNaN, min = kNaN, max = kNaN;

@@ -18,9 +18,6 @@
 namespace wl {
 namespace {
 
-// A rank is traced through a step when its kernels span at least this share of it (as
-// kTracedSpanFraction in compare/iteration_compare.h).
-constexpr double kTracedShare = 0.5;
 constexpr uint16_t kUnknownBit = 1u << static_cast<unsigned>(ThrottleCause::Unknown);
 
 // One GPU's clock loss over time: the limited segments, in time order.
@@ -484,7 +481,7 @@ class CostEstimator {
       }
     }
     return compute && last > first &&
-           static_cast<double>(last - first) >= kTracedShare * static_cast<double>(e - s);
+           static_cast<double>(last - first) >= kTracedSpanFraction * static_cast<double>(e - s);
   }
 
   Work gather(const StepTime& st) const {

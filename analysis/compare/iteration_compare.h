@@ -91,12 +91,9 @@ IterationComparison compareIterations(const RunFile& a, const RunFile& b,
                                       const AnalysisOptions& options = {},
                                       const Progress& progress = {});
 
-// Whether a rank's trace covers a step: its GPU events in the step's window span at least this
-// fraction of the window. A training step keeps a GPU's streams busy (or waiting in a
-// communication kernel) through most of it, so a shorter span means the trace starts or ends in
-// the step, or only a neighbouring step's last kernels reach into it: its exposed communication
-// and bubble are then unknown, not 0 and the whole step (real traces usually cover a few steps).
-inline constexpr double kTracedSpanFraction = 0.5;
+// Whether a rank's trace covers a step (its GPU events span kTracedSpanFraction of the window,
+// iterations.h): otherwise its exposed communication and bubble are unknown, not 0 and the whole
+// step (real traces usually cover a few steps).
 bool tracedThrough(const RankBreakdown& breakdown, int64_t window_ns);
 
 // 100 (a - b) / |b|, NaN when either is unknown or b is 0.

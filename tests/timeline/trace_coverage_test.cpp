@@ -8,10 +8,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "../sim/sim_test_support.h"
 #include "loaders/format/run_file.h"
-#include "loaders/sim/model_shape.h"
-#include "loaders/sim/platform_profile.h"
-#include "loaders/sim/simulator.h"
 #include "support/temp_dir.h"
 #include "widgets/timeline/trace_coverage.h"
 
@@ -56,20 +54,17 @@ TEST(TraceCoverage, TheSampleTracesOneWindowPerRank) {
 
 TEST(TraceCoverage, EveryFourthStepTracedGivesOneWindowPerTracedStep) {
   test::TempDir dir;
-  sim::SimConfig c;
-  c.platform = *sim::findProfile("h100");
-  c.model = *sim::findModel("TinyLlama-1.1B");
-  c.nodes = 1;
+  sim::SimConfig c = test::tinyConfig();
   c.gpusPerNode = 2;
   c.dp = 2;
   c.mbs = 4;
   c.gbs = 128;
+  c.durationS = 0;
   c.iterations = 9;
   c.trace.ranks = sim::TraceSelection::Ranks::All;
   c.trace.steps = sim::TraceSelection::Steps::Every;
   c.trace.everyStep = 4;  // steps 0, 4 and 8
-  sim::simulate(c, dir / "every4.h5", {}, nullptr);
-  const auto run = RunFile::open(dir / "every4.h5");
+  const auto run = test::simulateAndOpen(c, dir / "every4.h5");
   std::vector<Iteration> steps;
   for (const Iteration& it : run->iterations())
     if (it.rank == 0) steps.push_back(it);
