@@ -12,6 +12,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/commands.h"
 #include "loaders/core/metrics.h"
+#include "loaders/core/sensors.h"
 #include "loaders/core/time_format.h"
 #include "loaders/format/run_file.h"
 
@@ -53,7 +54,53 @@ std::string domainsText(const std::vector<PowerDomain>& domains) {
   return s;
 }
 
-void printText(const RunOverview& o) {
+// A number of seconds, or null where unknown.
+nlohmann::json seconds(double s) {
+  return std::isfinite(s) ? nlohmann::json(s) : nlohmann::json(nullptr);
+}
+
+nlohmann::json sensorJson(const SensorInfo& s) {
+  return {{"kind", sensorKindName(s.kind)},
+          {"window_s", seconds(s.window_s)},
+          {"period_s", seconds(s.period_s)},
+          {"lag_s", seconds(s.lag_s)},
+          {"assumed", s.assumed},
+          {"basis", s.basis}};
+}
+
+// Sensor semantics in the JSON: sources[i].metrics[METRIC].sensor, and "sensors" as a list that
+// also holds entries of no known source (source -1).
+void addSensors(nlohmann::json& j, const std::vector<SensorInfo>& sensors) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const SensorInfo& s : sensors) {
+    list.push_back({{"source", s.source}, {"metric", s.metric}, {"sensor", sensorJson(s)}});
+    if (s.source >= 0 && static_cast<size_t>(s.source) < j["sources"].size())
+      j["sources"][static_cast<size_t>(s.source)]["metrics"][s.metric]["sensor"] = sensorJson(s);
+  }
+  j["sensors"] = list;
+}
+
+std::string secondsText(double s) {
+  return std::isfinite(s) ? fmt::format("{:g} s", s) : std::string("?");
+}
+
+// One line per source and metric: "power_w  average over 1 s, updates every 0.1 s (basis)".
+std::string sensorsText(const std::vector<SensorInfo>& sensors) {
+  if (sensors.empty()) return {};
+  std::string s = "\nsensors (what each source's samples mean)\n";
+  for (const SensorInfo& x : sensors) {
+    std::string what(sensorKindName(x.kind));
+    if (x.kind == SensorKind::Average) what += " over " + secondsText(x.window_s);
+    if (std::isfinite(x.period_s)) what += ", updates every " + secondsText(x.period_s);
+    if (!std::isfinite(x.lag_s) || x.lag_s != 0) what += ", lag " + secondsText(x.lag_s);
+    s += fmt::format("  {:<7} {:<16} {}{} ({})\n",
+                     x.source >= 0 ? fmt::format("src {}", x.source) : std::string("-"), x.metric,
+                     what, x.assumed ? " [assumed]" : "", x.basis);
+  }
+  return s;
+}
+
+void printText(const RunOverview& o, const std::vector<SensorInfo>& sensors) {
   const RunInfo& i = o.info;
   std::string s;
   s += fmt::format("run        {}{}\n", i.name.empty() ? "(unnamed)" : i.name,
@@ -67,6 +114,7 @@ void printText(const RunOverview& o) {
     s += fmt::format("source     {} ({}{}{})\n", src.path, src.format,
                      src.detail.empty() ? "" : ", " + src.detail,
                      src.offset_ns ? ", offset " + formatDuration(src.offset_ns) : "");
+  s += sensorsText(sensors);
   s += fmt::format("\nGPUs ({})\n", o.gpus.size());
   if (!o.gpus.empty()) {
     s += fmt::format("  {:>4} {:>4} {:>5} {:>5}  {:<22} {:>9}", "id", "node", "local", "rank",
@@ -101,17 +149,21 @@ void printText(const RunOverview& o) {
 }  // namespace
 
 int cmdInfo(const Args& args) {
-  ArgParser p("info",
-              "Show what a run holds: metadata, configuration, GPUs with their samples per "
-              "metric, ranks with their kernels, and data-quality notes.");
+  ArgParser p(
+      "info",
+      "Show what a run holds: metadata, configuration, what each source's sensors measure, "
+      "GPUs with their samples per metric, ranks with their kernels, and data-quality notes.");
   p.flag("json", "print JSON instead of text").positionals("RUN.h5", "a Wattline run", 1, 1);
   if (!p.parse(args)) return 0;
   const auto run = RunFile::open(p.positional().front());
   const RunOverview o = overview(*run);
+  const std::vector<SensorInfo> sensors = run->sensors();
   if (p.has("json")) {
-    std::fputs((toJson(o).dump(2) + "\n").c_str(), stdout);
+    nlohmann::json j = toJson(o);
+    addSensors(j, sensors);
+    std::fputs((j.dump(2) + "\n").c_str(), stdout);
   } else {
-    printText(o);
+    printText(o, sensors);
   }
   return 0;
 }

@@ -8,6 +8,10 @@ bool sameFloat(float a, float b) {
   return (std::isnan(a) && std::isnan(b)) || a == b;
 }
 
+bool sameDouble(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || a == b;
+}
+
 }  // namespace
 
 bool GpuInfo::operator==(const GpuInfo& o) const {
@@ -18,6 +22,12 @@ bool GpuInfo::operator==(const GpuInfo& o) const {
          sameFloat(max_mem_clock_mhz, o.max_mem_clock_mhz) &&
          sameFloat(slowdown_temp_c, o.slowdown_temp_c) &&
          sameFloat(shutdown_temp_c, o.shutdown_temp_c) && slot == o.slot && package == o.package;
+}
+
+bool SensorInfo::operator==(const SensorInfo& o) const {
+  return source == o.source && metric == o.metric && kind == o.kind &&
+         sameDouble(window_s, o.window_s) && sameDouble(period_s, o.period_s) &&
+         sameDouble(lag_s, o.lag_s) && assumed == o.assumed && basis == o.basis;
 }
 
 const TelemetryColumn* TelemetryTable::column(std::string_view metric) const {

@@ -38,6 +38,24 @@ struct SourceInfo {
   bool operator==(const SourceInfo&) const = default;
 };
 
+// What a telemetry metric's samples mean, as one source measured it (docs/format.md, "/sensors"):
+// an instantaneous reading, an average over a trailing window, or a cumulative counter; how often
+// the sensor updates and how late its readings are. NaN where unknown.
+enum class SensorKind : uint8_t { Instant = 0, Average = 1, Counter = 2 };
+
+struct SensorInfo {
+  int source = -1;     // row of RunInfo::sources, -1 if not known
+  std::string metric;  // a metric id (core/metrics.h)
+  SensorKind kind = SensorKind::Instant;
+  double window_s = 0.0;   // trailing averaging window (0 for instant readings and counters)
+  double period_s = kNaN;  // how often the sensor's value changes
+  double lag_s = 0.0;      // known delay of a reading behind what it measures
+  bool assumed = false;    // inferred by Wattline, not stated by the source
+  std::string basis;       // where it comes from: "nvidia-smi power.draw (Ampere+: 1 s average)"
+
+  bool operator==(const SensorInfo& o) const;
+};
+
 struct RunInfo {
   std::string name;
   std::string platform;  // "H100", "H200", "MI250", or what the device name says
@@ -50,6 +68,9 @@ struct RunInfo {
   std::string created_by;          // "wattline 0.1.0 import"
   std::vector<SourceInfo> sources;
   std::string parameters_json;  // free-form JSON (simulator parameters, import options)
+  // Sensor semantics as stored (/sensors); empty in files written before it existed. Readers
+  // resolve missing entries with core/sensors.h's resolveSensors().
+  std::vector<SensorInfo> sensors;
 
   bool operator==(const RunInfo&) const = default;
 };

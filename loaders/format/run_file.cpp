@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "loaders/core/error.h"
+#include "loaders/core/sensors.h"
 #include "loaders/format/format_version.h"
 #include "loaders/format/run_limits.h"
 
@@ -252,6 +253,40 @@ void RunFile::loadInfo() {
     auto details = strColumn(g, "sources", "detail", n, path_);
     for (size_t i = 0; i < n; ++i)
       info_.sources.push_back({paths[i], formats[i], offs[i], details[i]});
+  }
+  if (h5::exists(f, "sensors")) loadSensors();
+}
+
+std::vector<SensorInfo> RunFile::sensors() const {
+  std::vector<std::string> metrics;
+  for (const MetricInfo& m : gpu_.metrics)
+    metrics.push_back(m.id);
+  return resolveSensors(info_, metrics);
+}
+
+// /sensors: the sensor semantics the run states (docs/format.md); optional.
+void RunFile::loadSensors() {
+  h5::Id g = h5::openGroup(file_, "sensors");
+  const size_t n = lengthOf(g, "source");
+  limits::checkCount(path_, "sensors", n, limits::kMaxGpus);
+  const auto source = column<int32_t>(g, "sensors", "source", n, path_);
+  const auto metric = strColumn(g, "sensors", "metric", n, path_);
+  const auto kind = strColumn(g, "sensors", "kind", n, path_);
+  const auto window = column<double>(g, "sensors", "window_s", n, path_);
+  const auto period = column<double>(g, "sensors", "period_s", n, path_);
+  const auto lag = column<double>(g, "sensors", "lag_s", n, path_);
+  const auto assumed = column<uint8_t>(g, "sensors", "assumed", n, path_);
+  const auto basis = strColumn(g, "sensors", "basis", n, path_);
+  for (size_t i = 0; i < n; ++i) {
+    const auto k = parseSensorKind(kind[i]);
+    if (!k)
+      fail(fmt::format("/sensors/kind[{}] is \"{}\", expected instant, average or counter", i,
+                       kind[i]));
+    if (source[i] < -1 || source[i] >= static_cast<int32_t>(info_.sources.size()))
+      fail(fmt::format("/sensors/source[{}] is {}, expected -1 or a row of /sources (0..{})", i,
+                       source[i], info_.sources.size()));
+    info_.sensors.push_back(
+        {source[i], metric[i], *k, window[i], period[i], lag[i], assumed[i] != 0, basis[i]});
   }
 }
 

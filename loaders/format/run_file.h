@@ -107,6 +107,9 @@ class RunFile {
   const std::filesystem::path& path() const { return path_; }
   const RunInfo& info() const { return info_; }
   int64_t formatVersion() const { return version_; }
+  // What each telemetry source's metrics mean: /sensors as stored, completed with defaults marked
+  // assumed for sources and files that do not say (core/sensors.h, resolveSensors()).
+  std::vector<SensorInfo> sensors() const;
   const std::vector<GpuInfo>& gpus() const { return gpus_; }
   // Power domains (core/power_domain.h): stored in version 2 files; in version 1 files derived
   // from /gpus/package and which GPUs have power samples. Every GPU belongs to exactly one.
@@ -197,6 +200,7 @@ class RunFile {
   // The steps of load(), one per part of the file (run_file.cpp).
   void checkFormat();
   void loadInfo();
+  void loadSensors();
   void loadGpus();
   void loadRanks();
   void loadKernelIndex();

@@ -14,6 +14,7 @@
 #include "loaders/core/error.h"
 #include "loaders/core/kernel_spool.h"
 #include "loaders/core/metrics.h"
+#include "loaders/core/sensors.h"
 #include "loaders/core/series_math.h"
 #include "loaders/core/temp_files.h"
 #include "loaders/core/throttle_reasons.h"
@@ -452,6 +453,7 @@ struct RunWriter::Impl {
   void writeGpus(const std::vector<int>& domainOf);  // /gpus with each GPU's domain
   void writeRanks();                                 // /ranks
   void writeSources();                               // /sources
+  void writeSensors();                               // /sensors
   void writeQuality();                               // /quality
   void writeGroundTruth();                           // /ground_truth of simulated runs
   void writeRootAttributes();                        // the run's identity, written last
@@ -1030,6 +1032,26 @@ void RunWriter::Impl::writeSources() {
   h5::writeStrings(g, "format", column<std::string>(S, [](auto& x) { return x.format; }), L);
   h5::write(g, "offset_ns", column<int64_t>(S, [](auto& x) { return x.offset_ns; }), L);
   h5::writeStrings(g, "detail", column<std::string>(S, [](auto& x) { return x.detail; }), L);
+  writeSensors();
+}
+
+// /sensors: only when the run states any (files without it read as "assumed" defaults).
+void RunWriter::Impl::writeSensors() {
+  Impl& d = *this;
+  const auto& S = d.info.sensors;
+  if (S.empty()) return;
+  const h5::Layout& L = d.layout;
+  h5::Id g = h5::createGroup(d.file, "sensors");
+  h5::write(g, "source", column<int32_t>(S, [](auto& x) { return x.source; }), L);
+  h5::writeStrings(g, "metric", column<std::string>(S, [](auto& x) { return x.metric; }), L);
+  h5::writeStrings(
+      g, "kind",
+      column<std::string>(S, [](auto& x) { return std::string(sensorKindName(x.kind)); }), L);
+  h5::write(g, "window_s", column<double>(S, [](auto& x) { return x.window_s; }), L);
+  h5::write(g, "period_s", column<double>(S, [](auto& x) { return x.period_s; }), L);
+  h5::write(g, "lag_s", column<double>(S, [](auto& x) { return x.lag_s; }), L);
+  h5::write(g, "assumed", column<uint8_t>(S, [](auto& x) { return uint8_t{x.assumed}; }), L);
+  h5::writeStrings(g, "basis", column<std::string>(S, [](auto& x) { return x.basis; }), L);
 }
 
 void RunWriter::Impl::writeQuality() {

@@ -15,6 +15,7 @@
 #include "loaders/core/error.h"
 #include "loaders/core/kernel_spool.h"
 #include "loaders/core/metrics.h"
+#include "loaders/core/sensors.h"
 #include "loaders/core/time_format.h"
 #include "loaders/format/run_writer.h"
 #include "loaders/import/telemetry_checks.h"
@@ -757,6 +758,39 @@ std::vector<SourceInfo> sourcesOf(const std::vector<ImportedData>& inputs,
   return sources;
 }
 
+// Each telemetry input's sensors (importer.h ImportedData::sensors) as the run's, with every
+// metric of its GPUs that the importer did not describe given the default of its kind.
+std::vector<SensorInfo> sensorsOf(const std::vector<ImportedData>& inputs) {
+  std::vector<SensorInfo> out;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ImportedData& d = inputs[i];
+    std::vector<std::string> metrics;
+    for (const ImportedGpu& g : d.gpus)
+      for (const TelemetryColumn& c : g.table.columns)
+        if (std::find(metrics.begin(), metrics.end(), c.metric) == metrics.end())
+          metrics.push_back(c.metric);
+    std::sort(metrics.begin(), metrics.end());
+    for (const std::string& m : metrics) {
+      auto it = std::find_if(d.sensors.begin(), d.sensors.end(),
+                             [&](const SensorInfo& s) { return s.metric == m; });
+      SensorInfo s;
+      if (it != d.sensors.end()) {
+        s = *it;
+      } else if (m == metric::kPower) {
+        s = nvidiaSmiPowerSensor("power.draw",
+                                 d.gpus.empty() ? d.platform : d.gpus.front().info.device_name);
+        s.assumed = true;
+        s.basis = fmt::format("assumed: {} power as NVML power usage", d.format);
+      } else {
+        s = genericSensor(m, d.format);
+      }
+      s.source = static_cast<int>(i);
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
 // Step: the run's metadata: name, platform and model from the options, else from the inputs'
 // hints (telemetry before traces for the platform), else the output's file name.
 RunInfo runInfoOf(const std::vector<ImportedData>& inputs, const std::vector<GpuSlot>& slots,
@@ -894,6 +928,7 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
   applyOffsets(inputs, clocks);
 
   const ParallelConfig config = mergeConfig(inputs, options.config);
+  std::vector<SensorInfo> sensors = sensorsOf(inputs);  // before the GPUs take the tables
   NodeNumbers nodeFor(inputs);
   std::vector<GpuSlot> slots = gpusFromTelemetry(inputs, nodeFor, notes);
   progress.report(0.1, "mapping ranks");
@@ -907,6 +942,7 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
 
   RunInfo info = runInfoOf(inputs, slots, options, config, runSpan(inputs, slots), output);
   info.sources = sourcesOf(inputs, clocks, rankRefs);
+  info.sensors = std::move(sensors);
 
   progress.report(0.2, "writing");
   std::vector<GpuInfo> gpus;

@@ -119,6 +119,9 @@ struct ImportedData {
   // True if energy_j is a counter measured independently of power_w (DCGM's
   // total_energy_consumption): the import compares the two (telemetry_checks.h).
   bool energyCounterMeasured = false;
+  // What the source says its metrics mean (SensorInfo::source is set when assembling); metrics it
+  // leaves out get core/sensors.h's defaults for their kind (counter, utilization, reading).
+  std::vector<SensorInfo> sensors;
 };
 
 class Importer {

@@ -9,6 +9,8 @@
 #include <cmath>
 
 #include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/sensors.h"
 #include "loaders/sim/kernel_expander.h"
 #include "loaders/sim/memory_model.h"
 #include "loaders/sim/schedule_1f1b.h"
@@ -147,6 +149,42 @@ std::pair<std::function<bool(int)>, std::string> chooseTracedSteps(const SimConf
   return {traceStep, stepsText};
 }
 
+// What the simulated samplers measure (docs/simulator.md, "Sensors"): power averaged over the
+// sensor window (one physics step: instantaneous), utilization over its window, readings of the
+// rest, counters; every sensor updates once per physics step.
+std::vector<SensorInfo> simulatedSensors(const SimConfig& c) {
+  std::vector<std::string> metrics = {std::string(metric::kPower),
+                                      std::string(metric::kTemp),
+                                      std::string(metric::kMemTemp),
+                                      std::string(metric::kSmClock),
+                                      std::string(metric::kMemClock),
+                                      std::string(metric::kUtil),
+                                      "mem_used_mib"};
+  if (c.linkCounters)
+    for (const char* m : {"nvlink_tx_kib", "nvlink_rx_kib", "pcie_tx_bytes", "pcie_rx_bytes",
+                          "net_tx_bytes", "net_rx_bytes"})
+      metrics.emplace_back(m);
+  std::vector<SensorInfo> out;
+  for (const std::string& m : metrics) {
+    SensorInfo s = genericSensor(m, "simulator");
+    s.source = 0;
+    s.period_s = c.physicsStepS;
+    if (m == metric::kPower) {
+      const double w = c.powerWindow();
+      s.kind = w > c.physicsStepS ? SensorKind::Average : SensorKind::Instant;
+      s.window_s = w > c.physicsStepS ? w : 0.0;
+      s.basis = w > c.physicsStepS
+                    ? fmt::format("simulator: power averaged over {} s (--power-window)", w)
+                    : "simulator: power over one physics step (instantaneous)";
+    } else if (m == metric::kUtil) {
+      s.window_s = c.platform.util_window_s > 0 ? c.platform.util_window_s : c.physicsStepS;
+      s.basis = fmt::format("simulator: busy share over the last {} s", s.window_s);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 // The run file's metadata: configuration, span, source and every parameter of the simulation.
 RunInfo simulatedRunInfo(const SimConfig& c, const EngineResult& er, const std::vector<int>& traced,
                          const std::string& stepsText, const MemoryReport& memory) {
@@ -169,6 +207,7 @@ RunInfo simulatedRunInfo(const SimConfig& c, const EngineResult& er, const std::
        fmt::format("seed {}; {} on {} x {} {}{}", c.seed, c.model.name, c.nodes, c.gpusPerNode,
                    c.platform.platform,
                    c.sourceDetail.empty() ? std::string() : "; " + c.sourceDetail)});
+  info.sensors = simulatedSensors(c);
   nlohmann::json params = configToJson(c);
   params["trace"]["traced_ranks"] =
       traced.size() <= 64 ? nlohmann::json(traced) : nlohmann::json(traced.size());

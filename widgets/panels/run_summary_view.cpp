@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "widgets/panels/run_summary_view.h"
 
+#include <cmath>
+
 #include "analysis/run_overview.h"
+#include "loaders/core/sensors.h"
 #include "loaders/core/time_format.h"
 
 namespace wl {
@@ -23,6 +26,35 @@ QString configText(const ParallelConfig& c) {
   if (c.recompute) parts << (*c.recompute ? "recompute" : "no recompute");
   if (c.overlap) parts << (*c.overlap ? "overlap" : "no overlap");
   return parts.isEmpty() ? QObject::tr("unknown") : parts.join(QStringLiteral(", "));
+}
+
+QString secondsText(double s) {
+  return std::isfinite(s) ? QStringLiteral("%1 s").arg(s, 0, 'g', 3) : QStringLiteral("?");
+}
+
+// What each telemetry source's samples mean (core/sensors.h): one row per source and metric, the
+// basis as the row's tooltip.
+QString sensorsHtml(const RunFile& run) {
+  const std::vector<SensorInfo> sensors = run.sensors();
+  if (sensors.empty()) return {};
+  QString h = QObject::tr(
+      "<h3>Sensors</h3><table border=1 cellspacing=0 cellpadding=3>"
+      "<tr><th>source</th><th>metric</th><th>kind</th><th>window</th><th>updates</th>"
+      "<th>lag</th><th>from</th></tr>");
+  const RunInfo& i = run.info();
+  for (const SensorInfo& s : sensors) {
+    const std::string src = s.source >= 0 && static_cast<size_t>(s.source) < i.sources.size()
+                                ? i.sources[static_cast<size_t>(s.source)].format
+                                : std::string("-");
+    h += QStringLiteral(
+             "<tr title=\"%7\"><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td>"
+             "<td>%8</td></tr>")
+             .arg(esc(src), esc(s.metric), esc(std::string(sensorKindName(s.kind))),
+                  s.kind == SensorKind::Average ? secondsText(s.window_s) : QStringLiteral("-"),
+                  secondsText(s.period_s), secondsText(s.lag_s), esc(s.basis),
+                  s.assumed ? QObject::tr("assumed") : QObject::tr("source"));
+  }
+  return h + "</table>";
 }
 
 }  // namespace
@@ -77,6 +109,7 @@ QString runSummaryHtml(const RunFile& run, const RunOverview& o, const QStringLi
                .arg(r.iterations);
     h += "</table>";
   }
+  h += sensorsHtml(run);
   h += QObject::tr("<h3>Data quality</h3>");
   if (o.quality.empty() && readErrors.isEmpty()) {
     h += QObject::tr("<p>No issues found.</p>");

@@ -17,6 +17,7 @@
 
 #include "loaders/core/error.h"
 #include "loaders/core/metrics.h"
+#include "loaders/core/sensors.h"
 #include "loaders/core/throttle_reasons.h"
 #include "loaders/core/time_format.h"
 #include "loaders/import/telemetry/dcgm_fields.h"
@@ -767,6 +768,16 @@ ImportedData fetch(const Source& source, const Progress& progress, FetchStats* s
                             formatUtc(src.end_ns)));
   data.sample_interval_s = tel::medianIntervalSeconds(data.gpus.front().table.t_ns);
   data.platform = tel::platformFromDeviceName(data.gpus.front().info.device_name);
+  {
+    // dcgm-exporter's DCGM_FI_DEV_POWER_USAGE is field 155 (NVML's 1 s average on Ampere+); the
+    // value changes once per collection, seen at the Prometheus scrape interval.
+    SensorInfo s = nvidiaSmiPowerSensor("power.draw", data.gpus.front().info.device_name);
+    s.basis =
+        "dcgm-exporter DCGM_FI_DEV_POWER_USAGE (DCGM field 155: 1 s average on Ampere+), "
+        "sampled at the scrape interval";
+    s.period_s = std::max(s.period_s, data.sample_interval_s);
+    data.sensors.push_back(std::move(s));
+  }
 
   for (const Missing& m : sh.missing)
     data.notes.push_back(

@@ -17,6 +17,7 @@
 
 #include "loaders/core/error.h"
 #include "loaders/core/metrics.h"
+#include "loaders/core/sensors.h"
 #include "loaders/import/telemetry/csv_telemetry.h"
 #include "loaders/import/telemetry/table_builder.h"
 #include "loaders/import/telemetry/telemetry_importers.h"
@@ -171,6 +172,20 @@ class AmdSmiCsvRead {
     const size_t edgeFallback = finishGpus(data.gpus);
     tel::applyGcdPairs(data.gpus, false, data.notes);
     data.sample_interval_s = tel::medianIntervalSeconds(data.gpus.front().table.t_ns);
+    for (const Column& c : cols_)
+      if (c.role == Role::Metric && c.metric == metric::kPower) {
+        // amd-smi's socket_power (and average_socket_power) is the SMU's 1 s average (MI250);
+        // current_socket_power is the instantaneous reading (MI300).
+        SensorInfo s;
+        s.metric = c.metric;
+        const bool instant = c.header.find("current") != std::string::npos;
+        s.kind = instant ? SensorKind::Instant : SensorKind::Average;
+        s.window_s = instant ? 0.0 : 1.0;
+        s.basis = fmt::format("amd-smi {} ({})", c.header,
+                              instant ? "instantaneous" : "1 s average socket power");
+        data.sensors.push_back(std::move(s));
+        break;
+      }
     const std::string subject = fmt::format("file {}", input_.filename().string());
     if (edgeFallback > 0)
       data.notes.push_back(

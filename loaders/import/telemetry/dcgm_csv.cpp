@@ -152,6 +152,21 @@ std::vector<tel::Series> nameSeries(GpuSeries& g) {
   return out;
 }
 
+// Each metric field's sensor under the id its column got (nameSeries: the field of lowest
+// priority keeps the metric, the others their shadowed ids).
+void addSensors(ImportedData& data, const std::map<int, const dcgm::Field*>& fields) {
+  std::map<std::string_view, int> best;
+  for (const auto& [id, f] : fields) {
+    auto [it, inserted] = best.emplace(f->metric, f->priority);
+    if (!inserted) it->second = std::min(it->second, f->priority);
+  }
+  for (const auto& [id, f] : fields) {
+    SensorInfo s = dcgm::sensorOf(*f, data.gpus.front().info.device_name);
+    s.metric = best[f->metric] == f->priority ? std::string(f->metric) : dcgm::shadowedMetricId(*f);
+    data.sensors.push_back(std::move(s));
+  }
+}
+
 // Moves the throttle mask (field 112, else the OR of per-reason flags) out of the columns.
 void extractThrottle(TelemetryTable& table) {
   auto isMask = [](const TelemetryColumn& c) { return c.metric == kMaskSeries; };
@@ -246,13 +261,18 @@ class DcgmCsvImporter final : public Importer {
     data.path = input;
     data.energyCounterMeasured = true;
     size_t unsorted = 0;
-    for (auto& [g, series] : gpus)
+    std::map<int, const dcgm::Field*> metricFields;  // the metric fields present, by id
+    for (auto& [g, series] : gpus) {
+      for (const auto& [key, f] : series.fieldOf)
+        if (f && f->role == dcgm::Role::Metric) metricFields[f->id] = f;
       data.gpus.push_back(buildGpu(g, series, unsorted));
+    }
     std::erase_if(data.gpus, [](const ImportedGpu& g) { return g.table.t_ns.empty(); });
     if (data.gpus.empty())
       text::fail(input, 1, "no GPU has a numeric field value (only identity or constant fields)");
     data.sample_interval_s = tel::medianIntervalSeconds(data.gpus.front().table.t_ns);
     data.platform = tel::platformFromDeviceName(data.gpus.front().info.device_name);
+    addSensors(data, metricFields);
     addNotes(data, input, tallies, csv.truncated(), unsorted, zone);
     csv.done();
     return data;

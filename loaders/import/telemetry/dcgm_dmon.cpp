@@ -228,6 +228,12 @@ class DcgmDmonImporter final : public Importer {
     data.absoluteTime = options.start_ns.has_value();
     data.startTimeUsed = options.start_ns.has_value();
     data.platform = tel::platformFromDeviceName(data.gpus.front().info.device_name);
+    for (const Column& c : cols)
+      if (c.kind == Kind::Metric && c.field && c.field->role == dcgm::Role::Metric) {
+        SensorInfo sensor = dcgm::sensorOf(*c.field, data.gpus.front().info.device_name);
+        sensor.metric = c.metric;  // the shadowed id of a field that lost its metric
+        data.sensors.push_back(std::move(sensor));
+      }
     addNotes(data, input, tallies, intervalMs, options.start_ns.has_value());
     progress.report(1.0, "reading dcgmi dmon");
     return data;

@@ -9,12 +9,15 @@
 
 #include "loaders/import/telemetry/dcgm_fields.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 
 #include "loaders/core/metrics.h"
+#include "loaders/core/sensors.h"
 #include "loaders/core/throttle_reasons.h"
 
 namespace wl::import::dcgm {
@@ -242,6 +245,21 @@ void GpuConstants::applyTo(wl::GpuInfo& info) const {
   info.shutdown_temp_c = static_cast<float>(get(Info::ShutdownTemp));
   if (!name.empty()) info.device_name = name;
   if (!uuid.empty()) info.uuid = uuid;
+}
+
+SensorInfo sensorOf(const Field& f, std::string_view deviceName) {
+  const std::string basis = fmt::format("DCGM field {} {}", f.id, f.name);
+  SensorInfo s;
+  if (f.id == 155) {
+    s = nvidiaSmiPowerSensor("power.draw", deviceName);
+  } else if (f.id == 157) {
+    s = nvidiaSmiPowerSensor("power.draw.instant", deviceName);
+  } else {
+    return genericSensor(f.metric, basis);
+  }
+  s.basis = fmt::format("{} ({}{})", basis, sensorKindName(s.kind),
+                        s.kind == SensorKind::Average ? ", 1 s on Ampere and newer" : "");
+  return s;
 }
 
 }  // namespace wl::import::dcgm

@@ -89,6 +89,11 @@ std::string extraMetricId(std::string_view idOrName);
 // its metric (power_usage_instant beside power_usage): "dcgm_" + tag.
 std::string shadowedMetricId(const Field& f);
 
+// What a metric field's samples mean (docs/import-telemetry.md, "Sensor semantics"): 155
+// POWER_USAGE is NVML's 1 s average on Ampere and newer, 157 POWER_USAGE_INSTANT the instantaneous
+// reading, 156 TOTAL_ENERGY_CONSUMPTION a counter; other fields as core/sensors.h genericSensor().
+SensorInfo sensorOf(const Field& f, std::string_view deviceName);
+
 // DCGM marks missing values with sentinels: DCGM_INT32_BLANK (0x7ffffff0) and the three codes
 // above it, DCGM_INT64_BLANK (0x7ffffffffffffff0) and above, DCGM_FP64_BLANK (2^47) and the codes
 // above it. True if `v` is one for a field of this type; `type` empty (a field the table does not

@@ -18,6 +18,7 @@
 
 #include "loaders/core/error.h"
 #include "loaders/core/metrics.h"
+#include "loaders/core/sensors.h"
 #include "loaders/core/throttle_reasons.h"
 #include "loaders/import/telemetry/csv_telemetry.h"
 #include "loaders/import/telemetry/gpu_cycles.h"
@@ -340,6 +341,24 @@ class SmiCsvRead {
         csv_(input, progress, kCsvFormat),
         zone_(options.utc_offset_s) {}
 
+  // Power and utilization as NVML defines them; the rest get the defaults of their kind.
+  void addSensors(ImportedData& data) const {
+    for (const Column& c : cols_) {
+      if (c.role != Role::Metric) continue;
+      SensorInfo sensor;
+      if (c.field.rfind("power.draw", 0) == 0 || (c.known && c.metric == metric::kPower)) {
+        sensor = nvidiaSmiPowerSensor(c.field, data.gpus.front().info.device_name);
+      } else if (c.field.rfind("utilization.", 0) == 0) {
+        sensor = genericSensor(c.metric, "nvidia-smi " + c.field);
+        sensor.basis += " (NVML: a product-dependent period of 1/6 to 1 s)";
+      } else {
+        continue;
+      }
+      sensor.metric = c.metric;
+      data.sensors.push_back(std::move(sensor));
+    }
+  }
+
   ImportedData read(std::string_view format) {
     readColumns();
     const size_t rows = csv_.readRows(
@@ -366,6 +385,7 @@ class SmiCsvRead {
     if (!data.gpus.empty()) {
       data.sample_interval_s = tel::medianIntervalSeconds(data.gpus.front().table.t_ns);
       data.platform = tel::platformFromDeviceName(data.gpus.front().info.device_name);
+      addSensors(data);
     }
     zone_.addNote(data.notes, subject);
     csv_.addNotes(data.notes);

@@ -19,6 +19,7 @@
 
 #include "loaders/core/error.h"
 #include "loaders/core/metrics.h"
+#include "loaders/core/sensors.h"
 #include "loaders/core/time_format.h"
 #include "loaders/import/telemetry/table_builder.h"
 #include "loaders/import/telemetry/telemetry_importers.h"
@@ -98,8 +99,11 @@ class DmonRead {
       gpu.table = table.finish();
       data.gpus.push_back(std::move(gpu));
     }
+    // dmon's pwr is NVML's power usage, as power.draw: a 1 s average on Ampere and newer.
+    SensorInfo power = nvidiaSmiPowerSensor("power.draw", "");
+    power.basis = "nvidia-smi dmon pwr (NVML power usage: 1 s average on Ampere and newer)";
+    data.sensors.push_back(std::move(power));
     addNotes(data);
-    progress.report(1.0, "reading nvidia-smi dmon");
     return data;
   }
 

@@ -18,6 +18,7 @@
 
 #include "loaders/core/error.h"
 #include "loaders/core/metrics.h"
+#include "loaders/core/sensors.h"
 #include "loaders/import/telemetry/csv_telemetry.h"
 #include "loaders/import/telemetry/table_builder.h"
 #include "loaders/import/telemetry/telemetry_importers.h"
@@ -111,6 +112,10 @@ class ZeusMonitorImporter final : public Importer {
     gpu.table = table.finish();
     data.sample_interval_s = tel::medianIntervalSeconds(gpu.table.t_ns);
     data.gpus.push_back(std::move(gpu));
+    // Zeus's PowerMonitor polls NVML's power usage: power.draw, a 1 s average on Ampere+.
+    SensorInfo s = nvidiaSmiPowerSensor("power.draw", "");
+    s.basis = "Zeus PowerMonitor (NVML power usage: 1 s average on Ampere and newer)";
+    data.sensors.push_back(std::move(s));
     zone.addNote(data.notes, fmt::format("file {}", input.filename().string()));
     csv.addNotes(data.notes);
     csv.done();
@@ -158,6 +163,17 @@ class ZeusWindowsImporter final : public Importer {
       data.gpus.push_back(std::move(gpu));
     }
     addWindowNotes(data.notes, input, windows, monotonic, options.start_ns.has_value());
+    {
+      // Each window is one mean power (its energy over its length): an average over a window of
+      // its own length, and energy_j a counter.
+      SensorInfo s;
+      s.metric = std::string(metric::kPower);
+      s.kind = SensorKind::Average;
+      s.window_s = kNaN;
+      s.basis = "ZeusMonitor window: mean power over each measurement window (energy / length)";
+      data.sensors.push_back(std::move(s));
+      data.sensors.push_back(genericSensor(metric::kEnergy, "ZeusMonitor window energy"));
+    }
     csv.addNotes(data.notes);
     csv.done();
     return data;
