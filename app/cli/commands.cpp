@@ -23,6 +23,8 @@ constexpr std::array kCommands = {
             &cmdAnalyze},
     Command{"explain", "what heat and power limits cost the job, per step, reason and GPU",
             &cmdExplain},
+    Command{"calibrate", "fit the run's own power, thermal and clock model, with each fit's error",
+            &cmdCalibrate},
     Command{"compare", "compare runs: table with deltas, ranks and the Pareto front", &cmdCompare},
     Command{"summarize", "write the runs' summary cache that studies read (one job per run)",
             &cmdSummarize},

@@ -32,6 +32,7 @@ int cmdImport(const Args& args);
 int cmdSimulate(const Args& args);
 int cmdAnalyze(const Args& args);
 int cmdExplain(const Args& args);
+int cmdCalibrate(const Args& args);
 int cmdCompare(const Args& args);
 int cmdSummarize(const Args& args);
 int cmdExport(const Args& args);
