@@ -258,19 +258,17 @@ std::string ThrottleCost::tracedSteps() const {
   return out;
 }
 
-namespace {
-
-std::string seconds(double s) {
+std::string costSecondsText(double s) {
   return std::fabs(s) >= 10 ? fmt::format("{:.1f} s", s) : fmt::format("{:.3f} s", s);
 }
 
-std::string joules(double j) {
+std::string costJoulesText(double j) {
   if (j >= 3.6e6) return fmt::format("{:.2f} kWh", j / 3.6e6);
   if (j >= 1e3) return fmt::format("{:.1f} kJ", j * 1e-3);
   return fmt::format("{:.0f} J", j);
 }
 
-std::string causeLabel(const std::string& id) {
+std::string throttleCauseText(const std::string& id) {
   for (size_t k = 0; k < kThrottleCauseCount; ++k)
     if (throttleCauseId(static_cast<ThrottleCause>(k)) == id)
       return std::string(throttleCauseLabel(static_cast<ThrottleCause>(k)));
@@ -281,8 +279,6 @@ std::string slotText(int slot) {
   if (slot < 0) return "";
   return slot == 0 ? "front slot" : fmt::format("slot {}, behind the front", slot);
 }
-
-}  // namespace
 
 std::vector<std::string> explainCost(const ThrottleCost& c) {
   std::vector<std::string> out;
@@ -299,9 +295,11 @@ std::vector<std::string> explainCost(const ThrottleCost& c) {
   } else {
     out.push_back(fmt::format(
         "Heat and power limits cost {:.1f} % of step time: {} of every {} step (+- {}){}, over {}.",
-        100.0 * c.fraction, seconds(c.step_s), seconds(c.mean_step_s), seconds(c.uncertainty_s),
-        std::isfinite(c.energy_j) ? fmt::format(", {} drawn in the lost time", joules(c.energy_j))
-                                  : std::string(),
+        100.0 * c.fraction, costSecondsText(c.step_s), costSecondsText(c.mean_step_s),
+        costSecondsText(c.uncertainty_s),
+        std::isfinite(c.energy_j)
+            ? fmt::format(", {} drawn in the lost time", costJoulesText(c.energy_j))
+            : std::string(),
         its));
     std::vector<std::pair<double, size_t>> reasons;
     for (size_t k = 0; k < kThrottleCauseCount; ++k)
@@ -310,22 +308,22 @@ std::vector<std::string> explainCost(const ThrottleCost& c) {
     std::string r;
     for (const auto& [v, k] : reasons)
       r += fmt::format("{}{} {}", r.empty() ? "" : ", ",
-                       throttleCauseLabel(static_cast<ThrottleCause>(k)), seconds(v));
+                       throttleCauseLabel(static_cast<ThrottleCause>(k)), costSecondsText(v));
     if (!r.empty()) out.push_back(fmt::format("By reason, per step: {}.", r));
     for (size_t i = 0; i < c.by_gpu.size() && i < 3; ++i) {
       const GpuCost& g = c.by_gpu[i];
       if (!(g.share >= 0.1) && i > 0) break;
       if (!(g.step_s > 0)) break;
       std::string where = slotText(g.slot);
-      if (!g.cause.empty()) where += (where.empty() ? "" : "; ") + causeLabel(g.cause);
+      if (!g.cause.empty()) where += (where.empty() ? "" : "; ") + throttleCauseText(g.cause);
       out.push_back(fmt::format(
           "GPU {}{} caused {:.0f} % of it{}.", g.gpu, where.empty() ? "" : " (" + where + ")",
           100.0 * g.share,
           std::isfinite(g.unthrottled_step_s)
               ? fmt::format("; with it alone unthrottled a step would take {} ({})",
-                            seconds(g.unthrottled_step_s),
+                            costSecondsText(g.unthrottled_step_s),
                             c.mean_step_s - g.unthrottled_step_s >= 0.0005
-                                ? "-" + seconds(c.mean_step_s - g.unthrottled_step_s)
+                                ? "-" + costSecondsText(c.mean_step_s - g.unthrottled_step_s)
                                 : std::string("no gain: another GPU would hold the step"))
               : std::string()));
     }

@@ -103,6 +103,14 @@ struct ThrottleCost {
   std::string tracedSteps() const;
 };
 
+// How the verdict writes numbers and names: "0.213 s" ("12.4 s" from 10 s on); "310 J", "4.2 kJ",
+// "1.25 kWh"; a cause id's label ("sw_thermal" -> "SW thermal"); a slot ("front slot", "slot 2,
+// behind the front"; "" when unknown).
+std::string costSecondsText(double s);
+std::string costJoulesText(double j);
+std::string throttleCauseText(const std::string& id);
+std::string slotText(int slot);
+
 // The verdict in a few sentences with the numbers (`wattline explain`, the Analysis dock).
 std::vector<std::string> explainCost(const ThrottleCost& c);
 

@@ -20,6 +20,7 @@
 #include <limits>
 
 #include "scale_run.h"
+#include "widgets/matrix/matrix_frame.h"
 #include "widgets/timeline/frame.h"
 #include "widgets/timeline/row_plan.h"
 #include "widgets/timeline/timeline_renderer.h"
@@ -238,6 +239,49 @@ void BM_PaintHeatmapCells(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(g.values.size()));
 }
 BENCHMARK(BM_PaintHeatmapCells)->Unit(benchmark::kMillisecond);
+
+// A frame of the Iterations dock (widgets/matrix/matrix_frame.h) for 1,024 GPUs x `steps` steps:
+// the layout, the cell image (the largest value under each pixel) and the frame around it, into
+// a 420 x 900 px dock and a 1,600 x 1,000 px figure. The cells change every frame (no cache), as
+// when a new analysis or a resize arrives; a hover repaint blits the cached image instead.
+void matrixFrame(benchmark::State& state, size_t steps, QSize size) {
+  wl::IterationMatrix m;
+  for (int g = 0; g < 1024; ++g) {
+    m.ids.push_back(g);
+    m.gpuOf.push_back(g);
+    m.rankOf.push_back(g);
+  }
+  for (size_t k = 0; k < steps; ++k)
+    m.columns.push_back({static_cast<int64_t>(k), 0, 1, 10.0, 0.5, wl::CostMethod::Telemetry});
+  m.values.resize(m.ids.size() * steps);
+  for (size_t r = 0; r < m.ids.size(); ++r)
+    for (size_t c = 0; c < steps; ++c)
+      m.values[r * steps + c] =
+          r % 8 == 7 ? 0.05 + 0.1 * std::sin(0.01 * c) * std::sin(0.01 * c) : 0;
+  m.max = 0.15;
+  QImage img(size, QImage::Format_RGB32);
+  const wl::Theme theme = wl::Theme::light();
+  wl::MatrixFonts fonts;
+  fonts.small.setPointSizeF(7.5);
+  for (auto _ : state) {
+    QPainter p(&img);
+    const wl::MatrixLayout l = wl::layoutMatrix(m, QRectF(QPointF(0, 0), QSizeF(size)), fonts);
+    wl::paintMatrix(p, l, m, theme, fonts, 1.0);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(m.values.size()));
+}
+void BM_Matrix1024x361_Dock(benchmark::State& st) {
+  matrixFrame(st, 361, QSize(420, 900));
+}
+void BM_Matrix1024x1000_Dock(benchmark::State& st) {
+  matrixFrame(st, 1000, QSize(420, 900));
+}
+void BM_Matrix1024x1000_Figure(benchmark::State& st) {
+  matrixFrame(st, 1000, QSize(1600, 1000));
+}
+BENCHMARK(BM_Matrix1024x361_Dock)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Matrix1024x1000_Dock)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Matrix1024x1000_Figure)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

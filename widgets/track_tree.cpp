@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "widgets/track_tree.h"
 
+#include <QSignalBlocker>
+
 #include <QHeaderView>
 #include <QStringList>
 
@@ -66,6 +68,39 @@ void collectState(const QStandardItem* item, int position, TreeState& state) {
 }
 
 }  // namespace
+
+namespace {
+
+// The item with `key` under `item` (depth first), or nullptr.
+QStandardItem* findKey(QStandardItem* item, const QString& key) {
+  if (item->data(TrackTree::KeyRole).toString() == key) return item;
+  for (int i = 0; i < item->rowCount(); ++i)
+    if (QStandardItem* found = findKey(item->child(i), key)) return found;
+  return nullptr;
+}
+
+}  // namespace
+
+int TrackTree::setPinned(const std::vector<QString>& keys, bool pinned) {
+  int changed = 0;
+  {
+    const QSignalBlocker block(model_);
+    for (const QString& key : keys) {
+      QStandardItem* item = findKey(model_->invisibleRootItem(), key);
+      if (!item || item->data(PinnedRole).toBool() == pinned) continue;
+      item->setData(pinned, PinnedRole);
+      QFont f = item->font();
+      f.setBold(pinned);
+      item->setFont(f);
+      ++changed;
+    }
+  }
+  if (changed > 0) {
+    viewport()->update();
+    emit visibilityChanged();
+  }
+  return changed;
+}
 
 TreeState TrackTree::state() const {
   TreeState state;

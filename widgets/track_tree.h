@@ -43,6 +43,9 @@ class TrackTree : public QTreeView {
   QStandardItemModel* trackModel() const { return model_; }
   // Check states, pins and order of every item, by key (rowkey): the input of planRows().
   TreeState state() const;
+  // Pins (or unpins) the items with these keys, as "Pin to top" does, with one
+  // visibilityChanged(); keys that name no item are ignored. Returns how many items changed.
+  int setPinned(const std::vector<QString>& keys, bool pinned);
 
  signals:
   void visibilityChanged();

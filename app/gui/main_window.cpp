@@ -17,6 +17,8 @@
 #include <QStyleFactory>
 #include <QToolBar>
 
+#include <algorithm>
+
 #include "analysis/compare/config_diff.h"
 #include "app/gui/recent_files.h"
 #include "app/gui/run_session.h"
@@ -25,6 +27,7 @@
 #include "widgets/export/export_dialog.h"
 #include "widgets/export/timeline_figure.h"
 #include "widgets/import_dialog.h"
+#include "widgets/matrix/iteration_matrix_view.h"
 #include "widgets/panels/analysis_panel.h"
 #include "widgets/panels/compare_panel.h"
 #include "widgets/panels/kernel_details_view.h"
@@ -82,7 +85,8 @@ MainWindow::MainWindow(QWidget* parent)
       details_(new KernelDetailsView(this)),
       selection_(new SelectionSummaryView(this)),
       analysis_(new AnalysisPanel(this)),
-      compare_(new ComparePanel(this)) {
+      compare_(new ComparePanel(this)),
+      matrix_(new IterationMatrixView(this)) {
   initWattlineResources();
   setWindowTitle(QStringLiteral("Wattline"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/wattline.svg")));
@@ -102,6 +106,10 @@ MainWindow::MainWindow(QWidget* parent)
   QDockWidget* compareDock =
       makeDock(this, tr("Compare"), "compareDock", compare_, Qt::RightDockWidgetArea);
   tabifyDockWidget(analysisDock, compareDock);
+  QDockWidget* matrixDock =
+      makeDock(this, tr("Iterations"), "iterationsDock", matrix_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(compareDock, matrixDock);
+  connectIterationMatrix(matrixDock);
   selectionDock->raise();
   connect(compare_, &ComparePanel::settingsChanged, this, &MainWindow::applyComparison);
   connect(page_->viewport(), &Viewport::rangeChanged, compare_, &ComparePanel::setVisibleRange);
@@ -264,6 +272,43 @@ void MainWindow::rebuildRows() {
   }
 }
 
+void MainWindow::connectIterationMatrix(QDockWidget* dock) {
+  connect(analysis_, &AnalysisPanel::analysisStarted, matrix_, [this] { matrix_->setBusy(true); });
+  connect(analysis_, &AnalysisPanel::analysisFailed, matrix_, [this] { matrix_->setBusy(false); });
+  connect(analysis_, &AnalysisPanel::analysisFinished, matrix_, [this] {
+    const RunAnalysis* a = analysis_->analysis();
+    if (!a || page_->store()->runs().empty()) return;
+    matrix_->setCost(std::make_shared<ThrottleCost>(a->cost), page_->store()->run(0).ranks());
+  });
+  connect(matrix_, &IterationMatrixView::cellActivated, this, &MainWindow::showMatrixCell);
+  dock->toggleViewAction()->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I));
+  dock->toggleViewAction()->setToolTip(
+      tr("The rank × iteration matrix: what each GPU's throttling cost each step"));
+}
+
+void MainWindow::showMatrixCell(int gpu, int rank, int64_t t0, int64_t t1) {
+  // The cell's GPU (its telemetry) and rank (its kernels) pinned at the top, in place of the
+  // previous cell's, and the step with a quarter of it on each side.
+  std::vector<QString> pins;
+  if (gpu >= 0) pins.push_back(rowkey::gpu(0, gpu));
+  if (rank >= 0) pins.push_back(rowkey::rank(0, rank));
+  std::vector<QString> unpin;
+  for (const QString& k : matrixPins_)
+    if (std::find(pins.begin(), pins.end(), k) == pins.end()) unpin.push_back(k);
+  tree_->setPinned(unpin, false);
+  tree_->setPinned(pins, true);
+  matrixPins_ = pins;
+  const int64_t pad = std::max<int64_t>((t1 - t0) / 4, 1'000'000);
+  page_->viewport()->setRange({t0 - pad, t1 + pad});
+  page_->view()->setFocus();
+  statusBar()->showMessage(
+      tr("Step at %1 s: GPU %2 and rank %3 pinned at the top (right-click them in Tracks to unpin)")
+          .arg(static_cast<double>(t0 - page_->store()->run(0).info().start_ns) * 1e-9, 0, 'f', 2)
+          .arg(gpu)
+          .arg(rank),
+      8000);
+}
+
 void MainWindow::applyComparison() {
   TimelineRenderer& r = page_->view()->renderer();
   const auto& runs = page_->store()->runs();
@@ -324,6 +369,8 @@ void MainWindow::createFileMenu() {
     details_->setRuns({});
     selection_->setRun(nullptr);
     analysis_->setRun(nullptr);
+    matrix_->setCost(nullptr, {});
+    matrixPins_.clear();
     compare_->setRuns({});
     lastKernel_.clear();
     setWindowTitle(QStringLiteral("Wattline"));
@@ -559,6 +606,7 @@ void MainWindow::applyTheme(const QString& name) {
     QApplication::setPalette(systemPalette);
     page_->setTheme(Theme::fromPalette(systemPalette));
   }
+  matrix_->setTheme(page_->view()->renderer().theme());
 }
 
 void MainWindow::copyTimelineImage() {

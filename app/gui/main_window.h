@@ -12,11 +12,13 @@
 
 class QActionGroup;
 class QComboBox;
+class QDockWidget;
 
 namespace wl {
 
 class AnalysisPanel;
 class ComparePanel;
+class IterationMatrixView;
 class KernelDetailsView;
 class SelectionSummaryView;
 class RecentFiles;
@@ -52,6 +54,10 @@ class MainWindow : public QMainWindow {
   void applyTheme(const QString& name);
   // Applies the comparison settings: B's alignment offset, the bounds, the rows.
   void applyComparison();
+  // The Iterations dock: fed by the Analysis dock's cost of throttling; a click zooms the
+  // timeline to the step with the cell's GPU and rank pinned at the top.
+  void connectIterationMatrix(QDockWidget* dock);
+  void showMatrixCell(int gpu, int rank, int64_t t0, int64_t t1);
 
   RunSession* session_;
   RecentFiles* recent_ = nullptr;
@@ -62,6 +68,8 @@ class MainWindow : public QMainWindow {
   SelectionSummaryView* selection_;
   AnalysisPanel* analysis_;
   ComparePanel* compare_;
+  IterationMatrixView* matrix_;
+  std::vector<QString> matrixPins_;  // the tree keys the last matrix click pinned
   std::map<int, std::pair<int64_t, int64_t>> lastKernel_;  // run -> (start, duration) clicked
   // Actions the toolbar and the help menu share with the menus.
   struct Actions {

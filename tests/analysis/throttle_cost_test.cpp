@@ -15,7 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "analysis/analysis_json.h"
+#include "analysis/iteration_matrix.h"
 #include "analysis/run_analysis.h"
 #include "analysis/throttle_cost.h"
 #include "loaders/core/metrics.h"
@@ -145,6 +148,81 @@ TEST(ThrottleCost, UnknownWithoutIterations) {
   EXPECT_EQ(toJson(c)["unknown"], "no whole iteration in the range");
   EXPECT_EQ(explainCost(c).front(),
             "The cost of throttling is unknown: no whole iteration in the range.");
+}
+
+// The rank x iteration matrix of the hand run: GPU 0 cost 0.2 s of each 1 s step (iteration 0
+// replayed, iteration 1 scaled), GPU 1 nothing; rank 0 reached the all-reduce 0.2 s after rank 1
+// in the traced iteration; the untraced one has no lateness (unknown, not 0).
+TEST(IterationMatrix, CellsAreTheCostsPerGpuAndTheLatenessPerRank) {
+  test::TempDir dir;
+  const auto run = RunFile::open(writeHandRun(dir));
+  const ThrottleCost c =
+      estimateThrottleCost(*run, {0, 1}, {0, 1}, rangeInsideRun(*run, {}), AnalysisOptions{});
+  ASSERT_TRUE(c.unknown.empty()) << c.unknown;
+  const IterationMatrix m = buildIterationMatrix(c, run->ranks(), MatrixMeasure::Cost);
+  ASSERT_EQ(m.rows(), 2u);
+  ASSERT_EQ(m.cols(), 2u);
+  EXPECT_EQ(m.ids, (std::vector<int>{0, 1}));
+  EXPECT_EQ(m.rankOf, (std::vector<int>{0, 1}));
+  EXPECT_EQ(m.columns[1].step, 1);
+  EXPECT_EQ(m.columns[1].start_ns - m.columns[0].start_ns, 1000 * kMs);
+  EXPECT_NEAR(m.at(0, 0), 0.2, 1e-9);
+  EXPECT_NEAR(m.at(0, 1), 0.2, 1e-9);
+  EXPECT_EQ(m.at(1, 0), 0.0);
+  EXPECT_EQ(m.at(1, 1), 0.0);
+  EXPECT_NEAR(m.max, 0.2, 1e-9);
+  EXPECT_EQ(matrixRowLabel(m, 1), "GPU 1");
+
+  std::vector<std::string> t = matrixCellText(m, c, 0, 0);
+  ASSERT_EQ(t.size(), 5u);
+  EXPECT_EQ(t[0], "Step 0 · GPU 0 (rank 0)");
+  EXPECT_EQ(t[1],
+            "Its throttling cost the step 0.200 s of 1.000 s (20.0 %); the step's whole cost was "
+            "0.200 s.");
+  // Own loss 0.5 s, 0.2 s of it on the critical path.
+  EXPECT_EQ(t[2], "Its own clock lost 0.500 s of busy time; waits and slack absorbed the rest.");
+  EXPECT_EQ(t[3], "Over the analysed steps its cost is mostly SW power cap; front slot.");
+  EXPECT_NE(t[4].find("Replayed from the kernel traces"), std::string::npos);
+  t = matrixCellText(m, c, 1, 1);
+  EXPECT_EQ(t[1], "Its throttling cost the step nothing.");
+  EXPECT_EQ(t[2], "Its clock was not lowered by a power or thermal limit while it was busy.");
+  EXPECT_NE(t.back().find("Estimated from telemetry (this step is not traced)"), std::string::npos);
+  EXPECT_NE(t.back().find("x 0.40"), std::string::npos) << t.back();
+
+  const IterationMatrix l = buildIterationMatrix(c, run->ranks(), MatrixMeasure::Lateness);
+  EXPECT_EQ(l.ids, (std::vector<int>{0, 1}));
+  EXPECT_EQ(l.gpuOf, (std::vector<int>{0, 1}));
+  EXPECT_NEAR(l.at(0, 0), 0.2, 1e-9);
+  EXPECT_EQ(l.at(1, 0), 0.0);
+  EXPECT_TRUE(std::isnan(l.at(0, 1)));
+  EXPECT_TRUE(std::isnan(l.at(1, 1)));
+  EXPECT_NEAR(l.max, 0.2, 1e-9);
+  t = matrixCellText(l, c, 0, 0);
+  EXPECT_EQ(t[0], "Step 0 · rank 0 (GPU 0)");
+  EXPECT_EQ(t[1], "It arrived 0.200 s after the earliest rank at the step's last collective.");
+  EXPECT_EQ(t[2], "It arrived last: the collective, and so the step, waited for it.");
+  EXPECT_EQ(t[3], "Its GPU's throttling cost the step 0.200 s (20.0 %).");
+  EXPECT_EQ(matrixCellText(l, c, 1, 0)[1], "It arrived first at the step's last collective.");
+  t = matrixCellText(l, c, 1, 1);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_NE(t[1].find("Not traced"), std::string::npos);
+  EXPECT_TRUE(matrixCellText(l, c, 2, 0).empty());  // out of range: nothing, no crash
+
+  MatrixMeasure parsed = MatrixMeasure::Cost;
+  EXPECT_TRUE(matrixMeasureFromId("lateness", parsed));
+  EXPECT_EQ(parsed, MatrixMeasure::Lateness);
+  EXPECT_FALSE(matrixMeasureFromId("late", parsed));
+}
+
+TEST(IterationMatrix, EmptyWhenTheCostIsUnknown) {
+  test::TempDir dir;
+  const auto run = RunFile::open(writeHandRun(dir));
+  const int64_t t0 = run->info().start_ns;
+  const ThrottleCost c = estimateThrottleCost(*run, {0, 1}, {0, 1},
+                                              {t0 + 100 * kMs, t0 + 900 * kMs}, AnalysisOptions{});
+  const IterationMatrix m = buildIterationMatrix(c, run->ranks(), MatrixMeasure::Cost);
+  EXPECT_TRUE(m.empty());
+  EXPECT_EQ(m.max, 0.0);
 }
 
 }  // namespace

@@ -21,13 +21,16 @@
 #include "analysis/compare/config_diff.h"
 #include "analysis/compare/iteration_profile.h"
 #include "analysis/compare/time_warp.h"
+#include "analysis/iteration_matrix.h"
 #include "analysis/run_alignment.h"
 #include "analysis/run_analysis.h"
 #include "analysis/study/study.h"
+#include "analysis/throttle_cost.h"
 #include "loaders/core/error.h"
 #include "loaders/core/metrics.h"
 #include "loaders/core/time_format.h"
 #include "widgets/export/chart_figure.h"
+#include "widgets/export/matrix_figure.h"
 #include "widgets/export/timeline_figure.h"
 #include "widgets/panels/analysis_charts.h"
 #include "widgets/panels/compare_panel.h"
@@ -387,6 +390,11 @@ const std::array kViews = {
                kRange | kGpus, &makeBreakdownFigure},
     ExportView{"throttle", "per-GPU share of kernel time throttled, stacked by cause",
                kRange | kGpus, &makeThrottleFigure},
+    ExportView{"iteration-matrix",
+               "one row per GPU, one column per step, coloured by the seconds its throttling cost "
+               "the step (--metrics lateness: per rank, its lateness into the step's last "
+               "collective; traced steps only)",
+               kRange | kGpus | kMetrics, &makeIterationMatrixFigure},
     ExportView{"histogram",
                "power histogram (seconds per 10 W); --metrics power_w,dpdt adds |dP/dt|",
                kRange | kGpus | kMetrics, &makeHistogramFigure},
@@ -519,6 +527,25 @@ std::unique_ptr<Figure> makeHeatmapFigure(const ExportRequest& rq) {
   spec.rows =
       planRows(store->runs(), figureTreeState(run, runIndex, {{}, metrics, false, false}), {}, o);
   auto fig = std::make_unique<TimelineFigure>(std::move(store), std::move(spec));
+  setCaption(*fig, run, r.range);
+  return fig;
+}
+
+std::unique_ptr<Figure> makeIterationMatrixFigure(const ExportRequest& rq) {
+  const RunFile& run = *rq.run;
+  const Ranges r = rangesOf(run, rq.range);
+  MatrixMeasure measure = MatrixMeasure::Cost;
+  if (rq.metrics.size() > 1 ||
+      (rq.metrics.size() == 1 && !matrixMeasureFromId(rq.metrics.front(), measure)))
+    throw Error(fmt::format("{}: --metrics takes one of cost, lateness for the iteration matrix",
+                            run.path().string()));
+  const ThrottleCost cost =
+      estimateThrottleCost(run, gpusOf(run, rq.gpus), scopeRanks(run, {}), r.range, {});
+  if (!cost.unknown.empty())
+    throw Error(fmt::format("{}: no iteration matrix: the cost of throttling is unknown ({})",
+                            run.path().string(), cost.unknown));
+  auto fig =
+      std::make_unique<IterationMatrixFigure>(buildIterationMatrix(cost, run.ranks(), measure));
   setCaption(*fig, run, r.range);
   return fig;
 }

@@ -81,6 +81,7 @@ std::unique_ptr<Figure> makeHeatmapFigure(const ExportRequest& request);
 std::unique_ptr<Figure> makeSummaryFigure(const ExportRequest& request);
 std::unique_ptr<Figure> makeBreakdownFigure(const ExportRequest& request);
 std::unique_ptr<Figure> makeThrottleFigure(const ExportRequest& request);
+std::unique_ptr<Figure> makeIterationMatrixFigure(const ExportRequest& request);
 std::unique_ptr<Figure> makeHistogramFigure(const ExportRequest& request);
 std::unique_ptr<Figure> makeCompareFigure(const ExportRequest& request);
 std::unique_ptr<Figure> makeIterationProfileFigure(const ExportRequest& request);
