@@ -15,6 +15,7 @@
 #include "analysis/kernel_categories.h"
 #include "loaders/core/error.h"
 #include "loaders/core/metrics.h"
+#include "loaders/core/sensors.h"
 #include "loaders/core/throttle_reasons.h"
 #include "loaders/format/run_file.h"
 
@@ -625,6 +626,24 @@ void requireInputs(const RunFile& run) {
   }
 }
 
+// The power sensor's averaging window: given, or what the run's sensor semantics say of power_w
+// (docs/format.md, "/sensors"; their defaults where the file does not say), or NVML's 1 s.
+void powerWindow(const RunFile& run, const CalibrationOptions& options, Calibration& cal) {
+  if (options.power_window_s >= 0) {
+    cal.power_window_s = options.power_window_s;
+    cal.power_window_source = "given (--power-window)";
+    return;
+  }
+  for (const SensorInfo& s : run.sensors()) {
+    if (s.metric != metric::kPower) continue;
+    cal.power_window_s = s.kind == SensorKind::Average ? s.window_s : 0.0;
+    cal.power_window_source = fmt::format("{}: {}", sensorKindName(s.kind), s.basis);
+    return;
+  }
+  cal.power_window_s = kNvmlPowerWindowS;
+  cal.power_window_source = "assumed: NVML power.draw, a 1 s average";
+}
+
 }  // namespace
 
 const char* activityClassId(ActivityClass c) {
@@ -682,9 +701,7 @@ Calibration calibrateRun(const RunFile& run, const CalibrationOptions& options) 
   cal.run = run.path().string();
   cal.platform = run.info().platform;
   cal.config = run.info().config;
-  cal.power_window_s = options.power_window_s >= 0 ? options.power_window_s : 1.0;
-  cal.power_window_source = options.power_window_s >= 0 ? "given (--power-window)"
-                                                        : "assumed: NVML power.draw, a 1 s average";
+  powerWindow(run, options, cal);
   const size_t n = run.gpus().size();
   std::vector<GpuSeries> series(n);
   std::vector<std::vector<double>> power(n);

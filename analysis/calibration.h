@@ -112,7 +112,8 @@ struct ClassResponse {
 };
 
 struct CalibrationOptions {
-  // Power sensor averaging window (s); < 0: 1 s, NVML's power.draw average (documented).
+  // Power sensor averaging window (s); < 0: what the run's sensor semantics say of power_w
+  // (RunFile::sensors()), else 1 s, NVML's power.draw average.
   double power_window_s = -1;
 };
 
