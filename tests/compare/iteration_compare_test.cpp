@@ -149,45 +149,45 @@ TEST_F(IterationCompare, UnknownValuesStayUnknown) {
   EXPECT_TRUE(compareIterations(*a, *b3).rows.empty());
 }
 
-// The bundled microbatch-1 sample traces step 16 only (129-137 s); the last kernels of step 16
-// reach into step 17's window (which starts at the earliest rank's step 17). Step 17's exposed
+// The bundled microbatch-1 sample traces step 19 only (154-162 s); the last kernels of step 19
+// reach into step 20's window (which starts at the earliest rank's step 20). Step 20's exposed
 // communication and bubble are unknown, not 0 and the whole step, and stay out of the means.
 TEST(IterationCompareSamples, AStepTheTraceOnlyGrazesIsUnknown) {
   const auto a = RunFile::open(WATTLINE_SOURCE_DIR "/resources/samples/llama3-8b-h100x8-mbs4.h5");
   const auto b = RunFile::open(WATTLINE_SOURCE_DIR "/resources/samples/llama3-8b-h100x8-mbs1.h5");
   const IterationComparison c = compareIterations(*a, *b);
-  const IterationComparisonRow* s16 = nullptr;
-  const IterationComparisonRow* s17 = nullptr;
+  const IterationComparisonRow* s19 = nullptr;
+  const IterationComparisonRow* s20 = nullptr;
   for (const IterationComparisonRow& r : c.rows) {
-    if (r.step == 16) s16 = &r;
-    if (r.step == 17) s17 = &r;
+    if (r.step == 19) s19 = &r;
+    if (r.step == 20) s20 = &r;
   }
-  ASSERT_NE(s16, nullptr);
-  ASSERT_NE(s17, nullptr);
-  // Step 17 of B: some kernels of step 16 overlap its window, but they span a small part of it.
+  ASSERT_NE(s19, nullptr);
+  ASSERT_NE(s20, nullptr);
+  // Step 20 of B: some kernels of step 19 overlap its window, but they span a small part of it.
   AnalysisScope scope;
-  scope.range = {s17->b.start_ns, s17->b.end_ns};
+  scope.range = {s20->b.start_ns, s20->b.end_ns};
   const RunAnalysis ra = analyzeRun(*b, scope);
   uint64_t kernels = 0;
   for (const RankAnalysis& r : ra.ranks) {
     kernels += r.breakdown.kernels;
-    EXPECT_LT(r.breakdown.span_ns, (s17->b.end_ns - s17->b.start_ns) / 2) << r.breakdown.rank;
+    EXPECT_LT(r.breakdown.span_ns, (s20->b.end_ns - s20->b.start_ns) / 2) << r.breakdown.rank;
   }
   EXPECT_GT(kernels, 0u);  // the case that printed a bubble of the whole step
-  EXPECT_TRUE(std::isnan(s17->b[C::ExposedComm]));
-  EXPECT_TRUE(std::isnan(s17->b[C::Bubble]));
-  // Step 16 of B is traced: its bubble is a part of the step.
-  EXPECT_TRUE(std::isfinite(s16->b[C::Bubble]));
-  EXPECT_GT(s16->b[C::Bubble], 0.0);
-  EXPECT_LT(s16->b[C::Bubble], 0.5 * s16->b[C::Duration]);
-  EXPECT_TRUE(std::isfinite(s16->b[C::ExposedComm]));
-  // Only traced steps enter B's mean: here step 16 alone of the common steps.
+  EXPECT_TRUE(std::isnan(s20->b[C::ExposedComm]));
+  EXPECT_TRUE(std::isnan(s20->b[C::Bubble]));
+  // Step 19 of B is traced: its bubble is a part of the step.
+  EXPECT_TRUE(std::isfinite(s19->b[C::Bubble]));
+  EXPECT_GT(s19->b[C::Bubble], 0.0);
+  EXPECT_LT(s19->b[C::Bubble], 0.5 * s19->b[C::Duration]);
+  EXPECT_TRUE(std::isfinite(s19->b[C::ExposedComm]));
+  // Only traced steps enter B's mean: here step 19 alone of the common steps.
   size_t known = 0;
   for (const IterationComparisonRow& r : c.rows)
     known += std::isfinite(r.b[C::Bubble]) ? 1 : 0;
   EXPECT_EQ(c.b[static_cast<size_t>(C::Bubble)].n, known);
   EXPECT_EQ(known, 1u);
-  EXPECT_DOUBLE_EQ(c.b[static_cast<size_t>(C::Bubble)].mean, s16->b[C::Bubble]);
+  EXPECT_DOUBLE_EQ(c.b[static_cast<size_t>(C::Bubble)].mean, s19->b[C::Bubble]);
 }
 
 }  // namespace

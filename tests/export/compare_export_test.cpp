@@ -81,9 +81,10 @@ double lastPowerSampleS(const RunFile& run, size_t gpu) {
 
 class CompareExport : public ::testing::Test {
  protected:
-  test::SvgDocument exportSvg(std::vector<std::string> extra, const std::string& name) {
+  test::SvgDocument exportSvg(std::vector<std::string> extra, const std::string& name,
+                              const std::string& b = kB) {
     const std::string file = (dir.path() / name).string();
-    std::vector<std::string> args{"export", kA, "--compare", kB, "-o", file};
+    std::vector<std::string> args{"export", kA, "--compare", b, "-o", file};
     args.insert(args.end(), extra.begin(), extra.end());
     const auto r = test::runWattline(args);
     EXPECT_EQ(r.exitCode, 0) << r.err;
@@ -197,9 +198,25 @@ TEST_F(CompareExport, WarpedAndShiftedBAreDrawnWhereTheirAlignmentPutsThem) {
     if (ax.x(t) > ax.x(0) + 1.5 &&
         ax.x(t) < ax.x(static_cast<double>(a->info().end_ns - a->info().start_ns) * 1e-9) - 1.5)
       expected.push_back(ax.x(t));
-  ASSERT_EQ(w.joins.size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i)
-    EXPECT_NEAR(w.joins[i], expected[i], 1.5) << "knot " << i;
+  // Every step start is a join; the only other joins are the phase boundaries of step 19, which
+  // both samples trace (a common traced step is warped phase by phase).
+  for (size_t i = 0; i < expected.size(); ++i) {
+    double nearest = 1e9;
+    for (double j : w.joins)
+      nearest = std::min(nearest, std::fabs(j - expected[i]));
+    EXPECT_LE(nearest, 1.5) << "knot " << i;
+  }
+  size_t phaseJoins = 0;
+  for (double j : w.joins) {
+    double nearest = 1e9;
+    for (double x : expected)
+      nearest = std::min(nearest, std::fabs(j - x));
+    if (nearest <= 1.5) continue;
+    ++phaseJoins;
+    EXPECT_GT(j, ax.x(stepsA.at(19).first)) << "join at " << j;
+    EXPECT_LT(j, ax.x(stepsA.at(19).second)) << "join at " << j;
+  }
+  EXPECT_GE(phaseJoins, 1u);
   const double warpEnd = knots.back() + (endB - stepsB.at(lastCommon).second);
   EXPECT_NEAR(w.seriesRight, ax.x(warpEnd), 1.5);
 
@@ -209,18 +226,42 @@ TEST_F(CompareExport, WarpedAndShiftedBAreDrawnWhereTheirAlignmentPutsThem) {
   const DrawnRow s = drawnRow(shift, rowB);
   EXPECT_TRUE(s.joins.empty()) << s.joins.size() << " pieces";
   const double offset = stepsA.at(1).first - stepsB.at(1).first;
-  EXPECT_NEAR(s.seriesRight, axS.x(endB + offset), 1.5);
+  // The figure spans A's run: a B that goes on past A's end is cut there.
+  const double endA = static_cast<double>(a->info().end_ns - a->info().start_ns) * 1e-9;
+  const double shiftEnd = std::min(endB + offset, endA);
+  EXPECT_NEAR(s.seriesRight, axS.x(shiftEnd), 1.5);
   // The two alignments put B's end far apart (so the checks above tell them apart).
-  EXPECT_GT(std::fabs(ax.x(warpEnd) - axS.x(endB + offset)), 10);
+  EXPECT_GT(std::fabs(ax.x(warpEnd) - axS.x(shiftEnd)), 10);
 }
 
 // Issue 30, item 5: the figure of the issue (GPUs 4 and 7, 124 s to 132 s, B's data ending at
 // 126 s) as a paper prints it. Every row title is whole (the label column is as wide as the
 // longest: nothing is cut with "…"); every A − B row has a y axis with zero and a tick on either
 // side, labelled; and A − B is drawn only where B has data, so it ends where B's row ends.
+// B is the microbatch-1 sample as it was then: 150 s of training, which ends before A's on A's
+// clock (the bundled one now runs 30 s longer), simulated here without traces.
 TEST_F(CompareExport, DifferenceRowsHaveWholeTitlesAScaleAndEndWithB) {
-  const test::SvgDocument d =
-      exportSvg({"--view", "compare", "--range", "124:132", "--gpus", "4,7"}, "issue30.svg");
+  const std::string shortB = (dir.path() / "mbs1-150s.h5").string();
+  const auto sim = test::runWattline({"simulate",  "-o",
+                                      shortB,      "--platform",
+                                      "h100",      "--model",
+                                      "Llama3-8B", "--nodes",
+                                      "1",         "--gpus-per-node",
+                                      "8",         "--tp",
+                                      "2",         "--pp",
+                                      "2",         "--dp",
+                                      "2",         "--mbs",
+                                      "1",         "--gbs",
+                                      "256",       "--seq-len",
+                                      "2048",      "--duration",
+                                      "150",       "--thermal-scenario",
+                                      "hot-aisle", "--inlet-temp",
+                                      "39",        "--seed",
+                                      "1",         "--trace-ranks",
+                                      "none"});
+  ASSERT_EQ(sim.exitCode, 0) << sim.err;
+  const test::SvgDocument d = exportSvg(
+      {"--view", "compare", "--range", "124:132", "--gpus", "4,7"}, "issue30.svg", shortB);
   ASSERT_TRUE(d.ok);
   for (const QString& t : d.texts())
     EXPECT_FALSE(t.contains(QStringLiteral("…"))) << t.toStdString();
