@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // wattline import INPUT... -o RUN.h5 [--format NAME] [--name TEXT] [--platform NAME]
-//                 [--config tp=4,pp=8,...] [--offset SOURCE=NS] [--dcgm-interval-ms N]
+//                 [--config tp=4,pp=8,...] [--offset SOURCE=NS] [--align auto|wall]
+//                 [--dcgm-interval-ms N]
 //                 [--start-time TIME]
 //                 [--utc-offset [SOURCE=]+HH:MM] [--gpus N] [--memory-budget SIZE] [--json]
 // An INPUT "prometheus:http://HOST:PORT" reads GPU telemetry from a Prometheus server between
@@ -216,6 +217,10 @@ int cmdImport(const Args& rawArgs) {
               "shift a source's timestamps by NS nanoseconds (or a duration such as -1.5ms); "
               "SOURCE is a file name or a format name; repeatable",
               true)
+      .option("align", "auto|wall",
+              "auto: shift each telemetry source onto the traces' clock when its utilization or "
+              "power matches the traced kernels with confidence; wall (default): keep the wall "
+              "clocks")
       .option("dcgm-interval-ms", "N", "row interval of DCGM dmon text (it has no timestamps)")
       .option("start-time", "TIME",
               "when telemetry with relative times starts (dcgmi dmon, nvidia-smi dmon without "
@@ -273,6 +278,7 @@ int cmdImport(const Args& rawArgs) {
     if (auto c = p.value("config")) req.assemble.config = import::parseConfig(*c);
     for (const std::string& o : p.values("offset"))
       req.assemble.offsets.push_back(import::parseOffset(o));
+    if (auto a = p.value("align")) req.assemble.align = import::parseAlignMode(*a);
     for (const std::string& u : p.values("utc-offset"))
       req.utcOffsets.push_back(import::parseUtcOffset(u));
     if (auto t = p.value("start-time")) req.options.start_ns = import::parseStartTime(*t);

@@ -180,6 +180,8 @@ void defineOptions(ArgParser& p) {
               "speed")
       .option("power-window", "S", "power sensor averaging window (NVML power.draw: 1)")
       .option("jitter-ms", "MS", "sampler timestamp jitter, +- (default 2)")
+      .option("telemetry-offset", "MS",
+              "stamp telemetry this far ahead of the traces' clock (negative: behind; default 0)")
       .flag("ideal-sensors", "no sensor noise, bias or jitter; power over one physics step")
       .flag("no-throttle",
             "the unthrottled twin: no power or thermal limit lowers any GPU's clock (same seed, "
@@ -326,6 +328,7 @@ void setRunAndSensors(const ArgParser& p, sim::SimConfig& c) {
     if (!p.has("fan-max")) c.fanMaxFrac = 0.6;
   }
   if (auto v = p.doubleValue("power-window")) c.powerWindowS = *v;
+  if (auto v = p.doubleValue("telemetry-offset")) c.telemetryOffsetS = *v / 1e3;
   if (auto v = p.doubleValue("jitter-ms")) c.sampleJitterMs = *v;
   if (p.has("ideal-sensors")) c.idealSensors = true;
   if (p.has("no-throttle")) c.noThrottle = true;

@@ -18,6 +18,7 @@
 #include "loaders/core/sensors.h"
 #include "loaders/core/time_format.h"
 #include "loaders/format/run_writer.h"
+#include "loaders/import/telemetry_alignment.h"
 #include "loaders/import/telemetry_checks.h"
 
 namespace wl::import {
@@ -296,12 +297,14 @@ std::vector<QualityNote> takeNotes(std::vector<ImportedData>& inputs) {
 struct ClockOffsets {
   std::vector<int64_t> offset_ns;
   std::vector<bool> manual;
+  std::vector<bool> automatic;  // set by the alignment to the traces
 };
 
 // Step: the --offset options matched to the inputs; a file's own offset wins over its format's.
 ClockOffsets manualOffsets(const std::vector<ImportedData>& inputs,
                            const std::vector<SourceOffset>& given) {
   ClockOffsets clocks{std::vector<int64_t>(inputs.size(), 0),
+                      std::vector<bool>(inputs.size(), false),
                       std::vector<bool>(inputs.size(), false)};
   for (const SourceOffset& o : given) {
     bool used = false;
@@ -365,6 +368,103 @@ void applyOffsets(std::vector<ImportedData>& inputs, const ClockOffsets& clocks)
                       "times within 146 years of 1970)",
                       inputs[i].path.string(), offset));
     shift(inputs[i], offset);
+  }
+}
+
+// Kernel events read back in bounded blocks: those of a spilled track (on disk and its tail).
+template <class F>
+void forEachSpilled(const SpilledKernels& sp, F&& f) {
+  std::vector<SpillRecord> block;
+  for (const SpillRun& run : sp.runs)
+    for (uint64_t done = 0; done < run.count;) {
+      block.resize(static_cast<size_t>(std::min<uint64_t>(run.count - done, 65536)));
+      sp.spool->read(run.at + done * sizeof(SpillRecord), block);
+      for (const SpillRecord& r : block)
+        f(r.start_ns + sp.shift_ns, r.dur_ns, static_cast<GpuEventKind>(r.kind));
+      done += block.size();
+    }
+  for (const SpillRecord& r : sp.tail)
+    f(r.start_ns + sp.shift_ns, r.dur_ns, static_cast<GpuEventKind>(r.kind));
+}
+
+// The traced ranks' kernels as activity to align to; empty when there are more than
+// kMaxAlignKernels (the alignment then says so).
+constexpr uint64_t kMaxAlignKernels = 20'000'000;
+std::vector<TracedActivity> tracedActivity(const std::vector<ImportedData>& inputs) {
+  uint64_t total = 0;
+  for (const ImportedData& d : inputs)
+    for (const ImportedRank& r : d.ranks)
+      for (size_t t = 0; t < r.tracks.size(); ++t)
+        total += eventCount(r, t);
+  if (total > kMaxAlignKernels) return {};
+  std::vector<TracedActivity> out;
+  for (const ImportedData& d : inputs)
+    for (const ImportedRank& r : d.ranks) {
+      TracedActivity a;
+      a.lo = std::numeric_limits<int64_t>::max(), a.hi = std::numeric_limits<int64_t>::min();
+      auto add = [&](int64_t start, int64_t dur, GpuEventKind kind) {
+        if (kind != GpuEventKind::Kernel) return;
+        const int64_t end = start + std::max<int64_t>(dur, 0);
+        a.kernels.emplace_back(start, end);
+        a.lo = std::min(a.lo, start), a.hi = std::max(a.hi, end);
+      };
+      for (size_t t = 0; t < r.tracks.size(); ++t) {
+        for (const KernelEvent& e : r.tracks[t].events)
+          add(e.start_ns, e.dur_ns, e.kind);
+        if (const SpilledKernels* sp = spilledOf(r, t)) forEachSpilled(*sp, add);
+      }
+      if (!a.kernels.empty()) out.push_back(std::move(a));
+    }
+  return out;
+}
+
+// The estimate of one telemetry input: from utilization (the share of time a kernel ran, the
+// traced activity itself) when it is confident, else the better fit of power and utilization.
+AlignmentEstimate estimateInput(const ImportedData& d, const std::vector<TracedActivity>& ranks) {
+  AlignmentEstimate best;
+  best.reason = "no util_pct or power_w samples";
+  for (std::string_view m : {metric::kUtil, metric::kPower}) {
+    std::vector<MetricSamples> series;
+    for (const ImportedGpu& g : d.gpus)
+      if (const TelemetryColumn* c = g.table.column(m)) series.push_back({g.table.t_ns, c->values});
+    if (series.empty()) continue;
+    const AlignmentEstimate e = estimateAlignment(series, ranks);
+    if (best.estimated && best.confident) break;
+    if (!best.estimated || (e.estimated && e.correlation > best.correlation)) best = e;
+  }
+  return best;
+}
+
+// Step (--align auto): each telemetry input without a manual offset is matched against the traced
+// kernels (telemetry_alignment.h); a confident estimate is applied and noted, another is warned
+// about and left. Without any trace there is nothing to match and nothing is said.
+void alignToTraces(std::vector<ImportedData>& inputs, ClockOffsets& clocks,
+                   std::vector<QualityNote>& notes) {
+  const std::vector<TracedActivity> ranks = tracedActivity(inputs);
+  if (ranks.empty()) return;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ImportedData& d = inputs[i];
+    if (d.gpus.empty() || clocks.manual[i] || !d.ranks.empty()) continue;
+    const AlignmentEstimate e = estimateInput(d, ranks);
+    const std::string file = d.path.filename().string();
+    if (!e.estimated) {
+      notes.push_back({Severity::Info, "telemetry_alignment", file,
+                       "no estimate of the telemetry's clock offset: " + e.reason});
+    } else if (e.confident) {
+      shift(d, -e.telemetry_ahead_ns);
+      clocks.offset_ns[i] -= e.telemetry_ahead_ns;
+      clocks.automatic[i] = true;
+      notes.push_back({Severity::Info, "telemetry_aligned", file,
+                       fmt::format("aligned to the traces: {}; shifted by {} ns (--align wall "
+                                   "keeps the wall clocks)",
+                                   describe(e), -e.telemetry_ahead_ns)});
+    } else {
+      notes.push_back(
+          {Severity::Warning, "telemetry_alignment_uncertain", file,
+           fmt::format("not aligned to the traces, the estimate is not confident: {}; give "
+                       "--offset {}={}ns to apply it",
+                       describe(e), file, -e.telemetry_ahead_ns)});
+    }
   }
 }
 
@@ -751,6 +851,7 @@ std::vector<SourceInfo> sourcesOf(const std::vector<ImportedData>& inputs,
       parts.push_back(fmt::format("{} GPU{}", d.gpus.size(), d.gpus.size() == 1 ? "" : "s"));
     if (!ranks.empty()) parts.push_back(rangeText(ranks));
     if (clocks.manual[i]) parts.push_back("manual offset");
+    if (clocks.automatic[i]) parts.push_back("automatic offset (aligned to the traces)");
     for (const std::string& p : parts)
       src.detail += (src.detail.empty() ? "" : ", ") + p;
     sources.push_back(src);
@@ -926,6 +1027,7 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
   ClockOffsets clocks = manualOffsets(inputs, options.offsets);
   alignUnknownClocks(inputs, clocks, notes);
   applyOffsets(inputs, clocks);
+  if (options.align == AlignMode::Auto) alignToTraces(inputs, clocks, notes);
 
   const ParallelConfig config = mergeConfig(inputs, options.config);
   std::vector<SensorInfo> sensors = sensorsOf(inputs);  // before the GPUs take the tables
@@ -965,6 +1067,12 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
 }
 
 // ---------------------------------------------------------------------------------------------
+
+AlignMode parseAlignMode(std::string_view text) {
+  if (text == "auto") return AlignMode::Auto;
+  if (text == "wall") return AlignMode::Wall;
+  throw Error(fmt::format("--align: expected auto or wall, found \"{}\"", text));
+}
 
 ParallelConfig parseConfig(std::string_view text) {
   ParallelConfig c;

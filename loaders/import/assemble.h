@@ -36,10 +36,17 @@ struct SourceOffset {
   bool operator==(const SourceOffset&) const = default;
 };
 
+// How telemetry sources without a manual offset are put on the traces' clock: by matching their
+// power and utilization to the traced kernels (Auto, telemetry_alignment.h), or by their wall
+// clocks as recorded (Wall).
+enum class AlignMode { Auto, Wall };
+
 struct AssembleOptions {
   std::string name, platform, model;  // empty: from the inputs (or the output's file name)
   ParallelConfig config;              // fields given here override the inputs' hints
   std::vector<SourceOffset> offsets;
+  // Wall until Auto no longer mistakes a step at a short trace's edge for a match (docs/import.md).
+  AlignMode align = AlignMode::Wall;
   std::string createdBy = "wattline import";
   std::string parametersJson;  // recorded as RunInfo::parameters_json
 };
@@ -65,6 +72,8 @@ ImportSummary assembleRun(std::vector<ImportedData> inputs, const AssembleOption
 // "tp=4,pp=8,dp=1,mbs=2,gbs=512,seq=2048,recompute=1,overlap=0,nodes=4,gpus_per_node=8";
 // throws wl::Error naming the bad item.
 ParallelConfig parseConfig(std::string_view text);
+// "auto" or "wall"; throws wl::Error naming the value.
+AlignMode parseAlignMode(std::string_view text);
 // "SOURCE=NS" with NS in integer nanoseconds, or with a unit ("-1.5ms", "2s"); throws wl::Error.
 SourceOffset parseOffset(std::string_view text);
 // The GPU model in a device name: "NVIDIA H100 80GB HBM3" -> "H100", "AMD Instinct MI300X" ->

@@ -153,6 +153,8 @@ void validateConfig(const SimConfig& c) {
       fail(fmt::format("--unthrottle-gpu {} is not a GPU of the run (0 to {})", g, c.world() - 1));
   if (c.powerWindowS && !(*c.powerWindowS >= 0 && *c.powerWindowS <= 10))
     fail("--power-window must be between 0 and 10 s");
+  if (!(std::abs(c.telemetryOffsetS) <= 60))
+    fail("--telemetry-offset must be between -60000 and 60000 ms");
   if (!(c.leadInS >= 0 && c.leadInS <= 3600) || !(c.leadOutS >= 0 && c.leadOutS <= 3600))
     fail("the idle lead-in and lead-out must be between 0 and 3600 s");
   if (c.recompute && c.recomputeLayers == 0) fail("--recompute-layers must be at least 1");
@@ -225,6 +227,7 @@ nlohmann::json configToJson(const SimConfig& c) {
   j["fan_max_frac"] = c.fanMaxFrac;
   j["sample_jitter_ms"] = c.idealSensors ? 0.0 : c.sampleJitterMs;
   j["power_window_s"] = c.powerWindow();
+  j["telemetry_offset_s"] = c.telemetryOffsetS;
   j["ideal_sensors"] = c.idealSensors;
   if (c.noThrottle) j["no_throttle"] = true;
   if (!c.unthrottledGpus.empty()) j["unthrottled_gpus"] = c.unthrottledGpus;

@@ -102,6 +102,9 @@ struct SimConfig {
   std::vector<int> fanLimitedNodes;    // --fan-failed-node: fanMaxFrac on these nodes only
   double sampleJitterMs = 2;           // sampler timestamps jitter uniformly by +- this
   std::optional<double> powerWindowS;  // override of the profile's sensor averaging window
+  // The telemetry's clock runs this far ahead of the traces' (--telemetry-offset): every sample is
+  // stamped at its true time + this. The truth of the automatic alignment (issue 29).
+  double telemetryOffsetS = 0;
   bool idealSensors = false;  // no noise, bias or jitter; power averaged over one physics step
   // The counterfactual twin of a run (docs/simulator.md, "Unthrottled twins"): the clock of these
   // GPUs is never lowered by a power or thermal limit (the idle rule and slew still apply); the

@@ -198,8 +198,9 @@ RunInfo simulatedRunInfo(const SimConfig& c, const EngineResult& er, const std::
   pc.nodes = c.nodes, pc.gpus_per_node = c.gpusPerNode;
   pc.recompute = c.recompute, pc.overlap = c.overlap;
   info.simulated = true;
-  info.start_ns = c.startNs;
-  info.end_ns = c.startNs + toNs(er.endS);
+  // Telemetry stamped on a clock ahead (or behind) of the traces' stays inside the span.
+  info.start_ns = c.startNs + std::min<int64_t>(0, toNs(c.telemetryOffsetS));
+  info.end_ns = c.startNs + toNs(er.endS) + std::max<int64_t>(0, toNs(c.telemetryOffsetS));
   info.sample_interval_s = 1.0 / c.sampleHz;
   info.created_by = c.createdBy;
   info.sources.push_back(
@@ -276,7 +277,7 @@ SimulationSummary simulate(SimConfig c, const std::filesystem::path& output,
   sum.gpus = topo.world();
   for (int g = 0; g < topo.world(); ++g) {
     sum.samples += recorder.samples(g);
-    writer.addGpuTelemetry(g, recorder.take(g, c.startNs));
+    writer.addGpuTelemetry(g, recorder.take(g, c.startNs + toNs(c.telemetryOffsetS)));
     if (g % 16 == 15)
       write.report(0.6 * (g + 1) / topo.world(),
                    fmt::format("writing telemetry: GPU {} of {}", g + 1, topo.world()));
