@@ -629,6 +629,13 @@ ThrottleCost estimateThrottleCost(const RunFile& run, const std::vector<int>& gp
   out.gpus = gpus;
   out.ranks = ranks;
   const IterationStats its = analyzeIterations(run.iterations(), ranks, range);
+  if (run.iterations().empty()) {
+    // A telemetry-only import: the cost is seconds per step, and nothing says where steps are.
+    out.unknown =
+        "the run has no iterations (steps come from its kernel traces' ProfilerStep annotations "
+        "or the simulator; a telemetry-only import has none)";
+    return out;
+  }
   if (its.steps.empty()) {
     out.unknown = "no whole iteration in the range";
     return out;

@@ -214,6 +214,20 @@ TEST(IterationMatrix, CellsAreTheCostsPerGpuAndTheLatenessPerRank) {
   EXPECT_FALSE(matrixMeasureFromId("late", parsed));
 }
 
+// A telemetry-only import has no steps: the cost per step is unknown, and says why.
+TEST(ThrottleCost, UnknownWithoutAnyIteration) {
+  test::TempDir dir;
+  test::SyntheticRun r = test::makeSyntheticRun(2, 2.0, 10);
+  r.iterations.clear();
+  r.annotations.clear();
+  test::writeSyntheticRun(r, dir / "no-steps.h5");
+  const auto run = RunFile::open(dir / "no-steps.h5");
+  const ThrottleCost c =
+      estimateThrottleCost(*run, {0, 1}, {}, rangeInsideRun(*run, {}), AnalysisOptions{});
+  EXPECT_EQ(c.unknown.rfind("the run has no iterations (", 0), 0u) << c.unknown;
+  EXPECT_TRUE(buildIterationMatrix(c, run->ranks(), MatrixMeasure::Cost).empty());
+}
+
 TEST(IterationMatrix, EmptyWhenTheCostIsUnknown) {
   test::TempDir dir;
   const auto run = RunFile::open(writeHandRun(dir));
