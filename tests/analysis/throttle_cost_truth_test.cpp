@@ -18,33 +18,16 @@
 #include "analysis/run_analysis.h"
 #include "analysis/throttle_cost.h"
 #include "loaders/format/run_file.h"
-#include "loaders/h5/h5.h"
 #include "loaders/sim/model_shape.h"
 #include "loaders/sim/platform_profile.h"
 #include "loaders/sim/simulator.h"
+#include "support/strip_run.h"
 #include "support/temp_dir.h"
 
 namespace wl {
 namespace {
 
 namespace fs = std::filesystem;
-
-// What a real run would not have: the simulator's ground truth (throttle truth, energy, the
-// clock of every kernel), its parameters (platform profile, seed) and the simulated mark.
-void stripToWhatARealRunHas(const fs::path& path) {
-  std::lock_guard lock(h5::lock());
-  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  ASSERT_GE(f, 0);
-  EXPECT_GE(H5Ldelete(f, "/ground_truth", H5P_DEFAULT), 0);
-  if (H5Lexists(f, "/kernels/truth_clock_mhz", H5P_DEFAULT) > 0) {
-    EXPECT_GE(H5Ldelete(f, "/kernels/truth_clock_mhz", H5P_DEFAULT), 0);
-  }
-  EXPECT_GE(H5Adelete(f, "parameters_json"), 0);
-  h5::setAttr(f, "parameters_json", std::string_view("{}"));
-  EXPECT_GE(H5Adelete(f, "simulated"), 0);
-  h5::setAttr(f, "simulated", int64_t{0});
-  H5Fclose(f);
-}
 
 std::map<int64_t, double> stepTimes(const RunFile& run) {
   std::map<int64_t, double> out;
@@ -93,8 +76,8 @@ Outcome runCase(const Case& cs, const fs::path& dir) {
   untraced.trace.ranks = sim::TraceSelection::Ranks::None;
   sim::simulate(untraced, dir / "untraced.h5", {}, nullptr);
   fs::copy_file(dir / "traced.h5", dir / "traced-as-simulated.h5");
-  stripToWhatARealRunHas(dir / "traced.h5");
-  stripToWhatARealRunHas(dir / "untraced.h5");
+  test::stripToWhatARealRunHas(dir / "traced.h5");
+  test::stripToWhatARealRunHas(dir / "untraced.h5");
   const auto t = RunFile::open(dir / "traced.h5");
   const auto u = RunFile::open(dir / "untraced.h5");
   const auto w = RunFile::open(dir / "twin.h5");

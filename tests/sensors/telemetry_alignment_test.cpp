@@ -13,31 +13,16 @@
 #include <nlohmann/json.hpp>
 
 #include "loaders/format/run_file.h"
-#include "loaders/h5/h5.h"
 #include "loaders/import/telemetry_alignment.h"
 #include "sim/sim_test_support.h"
 #include "support/run_process.h"
+#include "support/strip_run.h"
 #include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 
 namespace wl {
 namespace {
-
-// What a real run has: no ground truth, no parameters, no simulated mark, no sensor table.
-void stripToWhatARealRunHas(const fs::path& path) {
-  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  ASSERT_GE(f, 0);
-  for (const char* g : {"/ground_truth", "/sensors", "/kernels/truth_clock_mhz"})
-    if (H5Lexists(f, g, H5P_DEFAULT) > 0) {
-      EXPECT_GE(H5Ldelete(f, g, H5P_DEFAULT), 0);
-    }
-  EXPECT_GE(H5Adelete(f, "parameters_json"), 0);
-  h5::setAttr(f, "parameters_json", std::string_view("{}"));
-  EXPECT_GE(H5Adelete(f, "simulated"), 0);
-  h5::setAttr(f, "simulated", int64_t{0});
-  H5Fclose(f);
-}
 
 // The run's power (or utilization) samples and its traced ranks' kernels as alignment inputs.
 import::AlignmentEstimate estimateFromRun(const RunFile& run, std::string_view metric){
@@ -83,7 +68,7 @@ TEST(TelemetryAlignment, RecoversTheInjectedOffsetFromWhatARealRunHas) {
       const fs::path out = dir / "run.h5";
       const auto before =
           estimateFromRun(*test::simulateAndOpen(alignmentConfig(offset, window), out), "util_pct");
-      stripToWhatARealRunHas(out);
+      test::stripToWhatARealRunHas(out, test::StripSensors::Too);
       const auto run = RunFile::open(out);
       ASSERT_FALSE(run->info().simulated);
       ASSERT_TRUE(run->info().sensors.empty());

@@ -20,34 +20,19 @@
 
 #include "analysis/calibration.h"
 #include "loaders/format/run_file.h"
-#include "loaders/h5/h5.h"
 #include "loaders/sim/model_shape.h"
 #include "loaders/sim/platform_profile.h"
 #include "loaders/sim/power_model.h"
 #include "loaders/sim/rng.h"
 #include "loaders/sim/simulator.h"
 #include "support/run_process.h"
+#include "support/strip_run.h"
 #include "support/temp_dir.h"
 
 namespace wl {
 namespace {
 
 namespace fs = std::filesystem;
-
-void stripToWhatARealRunHas(const fs::path& path) {
-  std::lock_guard lock(h5::lock());
-  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  ASSERT_GE(f, 0);
-  EXPECT_GE(H5Ldelete(f, "/ground_truth", H5P_DEFAULT), 0);
-  if (H5Lexists(f, "/kernels/truth_clock_mhz", H5P_DEFAULT) > 0) {
-    EXPECT_GE(H5Ldelete(f, "/kernels/truth_clock_mhz", H5P_DEFAULT), 0);
-  }
-  EXPECT_GE(H5Adelete(f, "parameters_json"), 0);
-  h5::setAttr(f, "parameters_json", std::string_view("{}"));
-  EXPECT_GE(H5Adelete(f, "simulated"), 0);
-  h5::setAttr(f, "simulated", int64_t{0});
-  H5Fclose(f);
-}
 
 // Llama3-8B TP 2 x PP 2 x DP 2 on one 8-GPU node in a hot aisle (the fans run at full speed
 // once loaded, so the heatsinks' resistances are the profile's), NVML's 1 s power average.
@@ -176,7 +161,7 @@ Worst checkPlatform(const sim::SimConfig& c, const fs::path& dir) {
   const fs::path path = dir / "run.h5", stripped = dir / "stripped.h5";
   sim::simulate(c, path, {}, nullptr);
   fs::copy_file(path, stripped);
-  stripToWhatARealRunHas(stripped);
+  test::stripToWhatARealRunHas(stripped);
   const auto run = RunFile::open(stripped);
   EXPECT_FALSE(run->hasGroundTruth());
   const Calibration cal = calibrateRun(*run);
