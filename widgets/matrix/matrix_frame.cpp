@@ -92,7 +92,7 @@ MatrixLayout layoutMatrix(const IterationMatrix& m, const QRectF& body, const Ma
     widest = std::max(widest, sm.horizontalAdvance(QString::number(c.step)));
   const size_t everyCol = niceEvery(std::max(widest + 8, 40.0) / colW, false);
   for (size_t c = 0; c < m.cols(); ++c)
-    if (m.columns[c].step % static_cast<int64_t>(everyCol) == 0 || (everyCol == 1))
+    if (m.columns[c].step % static_cast<int64_t>(everyCol) == 0)
       l.stepTicks.push_back({l.cells.left() + (static_cast<double>(c) + 0.5) * colW,
                              QString::number(m.columns[c].step), true});
   return l;
