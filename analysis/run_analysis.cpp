@@ -339,16 +339,15 @@ struct KernelPass {
   std::vector<QualityNote> findings;
 };
 
-// One rank's kernels in the range, one list per track (and its stream), and the arrivals of its
-// collectives for the matcher.
+// One rank's kernels in the range, one list per track (and its stream). Their collectives are
+// filed with the matcher as each track is read; `order` is the rank's place in the rank order.
 struct RankKernels {
   std::vector<std::vector<KernelEvent>> events;
   std::vector<int64_t> streamIds;
-  std::vector<CollectiveMatcher::PendingArrival> arrivals;
 };
 
-RankKernels readRankKernels(const RunFile& run, int rank, TimeRange range, bool wholeRange,
-                            const CollectiveMatcher& matcher) {
+RankKernels readRankKernels(const RunFile& run, int rank, size_t order, TimeRange range,
+                            bool wholeRange, CollectiveMatcher& matcher) {
   RankKernels k;
   for (size_t t = 0; t < run.tracks().size(); ++t) {
     if (run.tracks()[t].rank != rank) continue;
@@ -361,8 +360,7 @@ RankKernels readRankKernels(const RunFile& run, int rank, TimeRange range, bool 
     } else {
       slice = run.readKernels(t, range.t0, range.t1, columns);
     }
-    auto arrivals = matcher.arrivalsOf(t, slice.first, slice.events, range);
-    k.arrivals.insert(k.arrivals.end(), arrivals.begin(), arrivals.end());
+    matcher.addTrack(order, t, slice.first, slice.events, range);
     k.events.push_back(std::move(slice.events));
     k.streamIds.push_back(run.tracks()[t].stream);
   }
@@ -432,21 +430,20 @@ void checkTraceAgainstPower(int rank, int gpu, const Samples& s, int64_t thr,
 struct RankResult {
   RankAnalysis ra;
   KernelTableBuilder table;
-  std::vector<CollectiveMatcher::PendingArrival> arrivals;
   std::vector<QualityNote> findings;
 };
 
 // Step 7, one rank: breakdown, kernel categories, slowdown, iterations, and with its GPU's raw
-// power, energy attribution and the trace/telemetry checks. Reads `a` (its GPUs) and `matcher`
-// only, so ranks can run on several threads.
+// power, energy attribution and the trace/telemetry checks. Reads `a` (its GPUs) and files its
+// collectives with `matcher` (safe to share between threads; `order` is the rank's place in the
+// rank order), so ranks can run on several threads.
 RankResult analyzeRank(const RunFile& run, int rank, TimeRange range, bool wholeRange,
-                       const AnalysisOptions& options, const RunAnalysis& a,
-                       const CollectiveMatcher& matcher) {
+                       const AnalysisOptions& options, const RunAnalysis& a, size_t order,
+                       CollectiveMatcher& matcher) {
   const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
-  RankKernels kernels = readRankKernels(run, rank, range, wholeRange, matcher);
+  RankKernels kernels = readRankKernels(run, rank, order, range, wholeRange, matcher);
   std::vector<std::span<const KernelEvent>> spans(kernels.events.begin(), kernels.events.end());
   RankResult out;
-  out.arrivals = std::move(kernels.arrivals);
   RankAnalysis& ra = out.ra;
   const ClassUnions unions = classUnions(spans, range);
   int gpu = -1;
@@ -486,6 +483,20 @@ RankResult analyzeRank(const RunFile& run, int rank, TimeRange range, bool whole
         attributeEnergy(*integral, range, ra.breakdown, states, its, phasesOfRank(run, rank));
     e.sample_interval_s = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
     ra.energy = std::move(e);
+    if (options.energyLedger) {
+      LedgerInput li;
+      li.t_ns = power.t_ns, li.power_w = power.v;
+      li.sensor = ledgerSensorOf(run.sensors());
+      li.sample_interval_s = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
+      li.nonCommunication = unite(unite(unions.compute, unions.memory), unions.other);
+      li.communication = unions.communication;
+      for (auto& [name, set] : phasesOfRank(run, rank))
+        if (name == "optimizer") li.optimizer = set;
+      li.iterations = its;
+      li.range = range;
+      ra.ledger = energyLedger(li);
+      ra.ledger->rank = rank, ra.ledger->gpu = gpu;
+    }
     checkTraceAgainstPower(rank, gpu, power, thr, ra.breakdown, unions, range,
                            meta.medianIntervalNs[gi], out.findings);
   }
@@ -529,8 +540,8 @@ void analyzeRanks(const RunFile& run, const std::vector<int>& ranks, TimeRange r
     parallelFor(
         n, threads,
         [&](size_t i) {
-          results[i] =
-              analyzeRank(run, ranks[first + i], range, wholeRange, options, a, pass.matcher);
+          results[i] = analyzeRank(run, ranks[first + i], range, wholeRange, options, a, first + i,
+                                   pass.matcher);
         },
         [&](size_t done) {
           progress.report(
@@ -539,7 +550,6 @@ void analyzeRanks(const RunFile& run, const std::vector<int>& ranks, TimeRange r
         });
     for (size_t i = 0; i < n; ++i) {
       RankResult& r = results[i];
-      pass.matcher.add(r.arrivals);
       if (r.ra.breakdown.kernels > 0) pass.ranksWithKernels.push_back(ranks[first + i]);
       for (size_t c = 0; c < kKernelCategoryCount; ++c) {
         a.seed_categories[c] += r.ra.seed_categories[c];
@@ -731,7 +741,7 @@ RunAnalysis analyzeRun(const RunFile& run, const AnalysisScope& scope,
     conditions.push_back({g.info.id, g.sm_clock.mean, g.temp.mean, g.power.mean,
                           g.throttle.fraction(), causeOf(g.throttle)});
   a.stragglers =
-      analyzeStragglers(run, pass.matcher.instances(), conditions, options.stragglerInstances);
+      analyzeStragglers(run, pass.matcher.result(), conditions, options.stragglerInstances);
 
   // 9. Iterations and totals (power per domain).
   a.iterations = analyzeIterations(run.iterations(), ranks, range);

@@ -42,89 +42,97 @@ double valueAt(const RunFile& run, int gpu, std::string_view metric, int64_t t) 
 }  // namespace
 
 CollectiveMatcher::CollectiveMatcher(const RunFile& run) : run_(run) {
-  byTrack_.resize(run.tracks().size());
-  records_ = run.collectives();
-  for (const CollectiveRecord& r : records_)
-    if (r.track < byTrack_.size()) byTrack_[r.track].emplace_back(r.event, &r.info);
-  for (auto& v : byTrack_)
-    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  blocks_ = run.collectiveBlocks();
+  if (!blocks_) keysByTrack_ = run.collectiveKeysByTrack();
 }
 
-void CollectiveMatcher::addTrack(size_t track, size_t firstEvent,
+void CollectiveMatcher::addTrack(size_t order, size_t track, size_t firstEvent,
                                  std::span<const KernelEvent> events, TimeRange range) {
-  add(arrivalsOf(track, firstEvent, events, range));
-}
-
-std::vector<CollectiveMatcher::PendingArrival> CollectiveMatcher::arrivalsOf(
-    size_t track, size_t firstEvent, std::span<const KernelEvent> events, TimeRange range) const {
-  std::vector<PendingArrival> out;
-  if (track >= byTrack_.size()) return out;
+  if (track >= run_.tracks().size() || events.empty()) return;
+  std::vector<CollectiveKey> read;
+  if (blocks_) read = run_.collectiveKeys(track, (*blocks_)[track]);
+  const std::vector<CollectiveKey>& keys = blocks_ ? read : keysByTrack_[track];
   const int rank = run_.tracks()[track].rank;
-  const auto& recs = byTrack_[track];
-  auto it = std::lower_bound(recs.begin(), recs.end(), firstEvent,
-                             [](const auto& r, size_t e) { return r.first < e; });
-  for (; it != recs.end() && it->first < firstEvent + events.size(); ++it) {
-    const KernelEvent& e = events[it->first - firstEvent];
-    const CollectiveInfo& info = *it->second;
-    if (info.seq < 0 || !range.contains(e.start_ns)) continue;
-    out.push_back({info.pg_name,
-                   info.seq,
-                   info.collective,
-                   {rank, e.start_ns, e.start_ns + std::max<int64_t>(e.dur_ns, 0)}});
+  struct Arrival {
+    const CollectiveKey* key;
+    int64_t start_ns;
+  };
+  std::vector<Arrival> arrivals;
+  auto it = std::lower_bound(keys.begin(), keys.end(), firstEvent,
+                             [](const CollectiveKey& k, size_t e) { return k.event < e; });
+  for (; it != keys.end() && it->event < firstEvent + events.size(); ++it) {
+    const KernelEvent& e = events[it->event - firstEvent];
+    if (it->seq < 0 || !range.contains(e.start_ns)) continue;
+    arrivals.push_back({&*it, e.start_ns});
   }
+  std::lock_guard lock(mutex_);
+  for (const Arrival& a : arrivals) {
+    Folded& f = folded_[Key{a.key->pg_name, a.key->seq}];
+    const Stamp stamp{order, track, a.key->event};
+    if (f.arrivals == 0 || f.named < stamp) {
+      f.collective = a.key->collective;
+      f.named = stamp;
+    }
+    if (f.arrivals == 0) f.first_rank = rank;
+    ++f.arrivals;
+    ++arrivalsByRank_[rank];
+    f.earliest_ns = std::min(f.earliest_ns, a.start_ns);
+    if (a.start_ns > f.latest_ns) {
+      f.latest_ns = a.start_ns;
+      f.latest_rank = rank;
+      f.latest_ties = 1;
+    } else if (a.start_ns == f.latest_ns) {
+      ++f.latest_ties;
+    }
+  }
+}
+
+MatchedCollectives CollectiveMatcher::result() const {
+  std::lock_guard lock(mutex_);
+  MatchedCollectives out;
+  out.arrivalsByRank = arrivalsByRank_;
+  for (const auto& [key, f] : folded_) {
+    if (f.arrivals < 2) {
+      // A kernel alone is no instance: its rank's arrival does not count.
+      auto r = out.arrivalsByRank.find(f.first_rank);
+      if (r != out.arrivalsByRank.end() && --r->second == 0) out.arrivalsByRank.erase(r);
+      continue;
+    }
+    CollectiveInstance inst;
+    inst.pg_name = key.pg;
+    inst.seq = key.seq;
+    inst.collective = f.collective;
+    inst.arrivals = f.arrivals;
+    inst.earliest_ns = f.earliest_ns;
+    inst.latest_ns = f.latest_ns;
+    inst.skew_ns = f.latest_ns - f.earliest_ns;
+    inst.last_rank = f.latest_ties == 1 ? f.latest_rank : -1;
+    out.instances.push_back(inst);
+  }
+  std::sort(out.instances.begin(), out.instances.end(),
+            [](const CollectiveInstance& a, const CollectiveInstance& b) {
+              if (a.earliest_ns != b.earliest_ns) return a.earliest_ns < b.earliest_ns;
+              return a.seq != b.seq ? a.seq < b.seq : a.pg_name < b.pg_name;
+            });
   return out;
 }
 
-void CollectiveMatcher::add(const std::vector<PendingArrival>& arrivals) {
-  for (const PendingArrival& p : arrivals) {
-    CollectiveInstance& inst = instances_[Key{p.pg_name, p.seq}];
-    inst.pg_name = p.pg_name;
-    inst.seq = p.seq;
-    inst.collective = p.collective;
-    inst.arrivals.push_back(p.arrival);
-  }
-}
-
-std::vector<CollectiveInstance> CollectiveMatcher::instances() const {
-  std::vector<CollectiveInstance> out;
-  for (const auto& [key, inst0] : instances_) {
-    if (inst0.arrivals.size() < 2) continue;
-    CollectiveInstance inst = inst0;
-    std::sort(inst.arrivals.begin(), inst.arrivals.end(),
-              [](const CollectiveArrival& a, const CollectiveArrival& b) {
-                return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.rank < b.rank;
-              });
-    inst.earliest_ns = inst.arrivals.front().start_ns;
-    inst.latest_ns = inst.arrivals.back().start_ns;
-    inst.skew_ns = inst.latest_ns - inst.earliest_ns;
-    const size_t n = inst.arrivals.size();
-    inst.last_rank = inst.arrivals[n - 1].start_ns != inst.arrivals[n - 2].start_ns
-                         ? inst.arrivals[n - 1].rank
-                         : -1;
-    out.push_back(std::move(inst));
-  }
-  std::sort(out.begin(), out.end(), [](const CollectiveInstance& a, const CollectiveInstance& b) {
-    return a.earliest_ns != b.earliest_ns ? a.earliest_ns < b.earliest_ns : a.seq < b.seq;
-  });
-  return out;
-}
-
-StragglerReport analyzeStragglers(const RunFile& run,
-                                  const std::vector<CollectiveInstance>& instances,
+StragglerReport analyzeStragglers(const RunFile& run, const MatchedCollectives& matched,
                                   const std::vector<GpuCondition>& conditions,
                                   size_t worstInstances) {
+  const std::vector<CollectiveInstance>& instances = matched.instances;
   StragglerReport r;
   r.instances = instances.size();
   if (instances.empty()) return r;
   std::vector<double> skews;
   std::map<int, RankArrivals> ranks;
+  for (const auto& [rank, n] : matched.arrivalsByRank) {
+    RankArrivals& ra = ranks[rank];
+    ra.rank = rank;
+    ra.instances = n;
+  }
   for (const CollectiveInstance& inst : instances) {
     skews.push_back(static_cast<double>(inst.skew_ns));
-    for (const CollectiveArrival& a : inst.arrivals) {
-      RankArrivals& ra = ranks[a.rank];
-      ra.rank = a.rank;
-      ++ra.instances;
-    }
     if (inst.last_rank >= 0) {
       RankArrivals& ra = ranks[inst.last_rank];
       ++ra.last;

@@ -7,6 +7,9 @@
 // beside the other GPUs' to name a likely cause.
 
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -18,49 +21,45 @@
 
 namespace wl {
 
-struct CollectiveArrival {
-  int rank = 0;
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-};
-
+// One collective matched across ranks: the communication kernels with the same process group and
+// sequence number on at least two ranks.
 struct CollectiveInstance {
   uint32_t pg_name = 0;  // string id
   int64_t seq = -1;
   uint32_t collective = 0;  // string id ("allreduce", ...)
-  std::vector<CollectiveArrival> arrivals;
-  int64_t earliest_ns = 0;
-  int64_t latest_ns = 0;
+  uint32_t arrivals = 0;    // kernels matched (one per rank, unless a rank repeats one)
+  int64_t earliest_ns = 0;  // the first arrival's start
+  int64_t latest_ns = 0;    // the last arrival's start
   int64_t skew_ns = 0;
   int last_rank = -1;  // -1 when several ranks arrive last together
 };
 
-// Collects the arrivals of collective kernels track by track and groups them into instances.
+// The instances of a range and how many arrivals of each rank they hold.
+struct MatchedCollectives {
+  std::vector<CollectiveInstance> instances;  // sorted by earliest arrival, then seq
+  std::map<int, uint64_t> arrivalsByRank;
+};
+
+// Collects the arrivals of collective kernels track by track and folds each into its instance as
+// it comes: what is held is one summary per instance (process group, sequence number), not the
+// arrivals, and a track's collective keys only while it is filed (read from the file track by
+// track where the table keeps each track's rows together, as RunWriter writes it). Memory thus
+// grows with the instances of the range, not with the collectives of every rank
+// (docs/performance.md, "10^8 kernels").
 class CollectiveMatcher {
  public:
   explicit CollectiveMatcher(const RunFile& run);
-  // The events of one track that overlap the range, and the index of the first within the track.
-  void addTrack(size_t track, size_t firstEvent, std::span<const KernelEvent> events,
+  // Files the collectives among the events of one track that start in the range; `firstEvent` is
+  // the index of events[0] within the track. Safe to call from several threads. `order` is the
+  // position of the track's rank in the caller's rank order: where ranks disagree on the kind of
+  // a collective, the last rank in that order (then the last track, the last event) names it, so
+  // the result does not depend on the order the threads file in.
+  void addTrack(size_t order, size_t track, size_t firstEvent, std::span<const KernelEvent> events,
                 TimeRange range);
-  // addTrack in two halves, so that tracks can be read on several threads and filed in a fixed
-  // order: arrivalsOf only reads (safe to call from several threads), add() files its result.
-  struct PendingArrival {
-    uint32_t pg_name = 0;
-    int64_t seq = -1;
-    uint32_t collective = 0;
-    CollectiveArrival arrival;
-  };
-  std::vector<PendingArrival> arrivalsOf(size_t track, size_t firstEvent,
-                                         std::span<const KernelEvent> events,
-                                         TimeRange range) const;
-  void add(const std::vector<PendingArrival>& arrivals);
-  // Instances with at least two ranks, sorted by earliest arrival.
-  std::vector<CollectiveInstance> instances() const;
+  // Instances with at least two arrivals.
+  MatchedCollectives result() const;
 
  private:
-  const RunFile& run_;
-  std::vector<std::vector<std::pair<size_t, const CollectiveInfo*>>> byTrack_;
-  std::vector<CollectiveRecord> records_;
   struct Key {
     uint32_t pg;
     int64_t seq;
@@ -73,7 +72,31 @@ class CollectiveMatcher {
       return std::hash<uint64_t>{}(static_cast<uint64_t>(k.seq) * 1000003u + k.pg);
     }
   };
-  std::unordered_map<Key, CollectiveInstance, KeyHash> instances_;
+  // Which arrival names the instance's kind: the greatest (order, track, event).
+  struct Stamp {
+    size_t order = 0, track = 0;
+    uint64_t event = 0;
+    auto operator<=>(const Stamp&) const = default;
+  };
+  struct Folded {
+    uint32_t collective = 0;
+    uint32_t arrivals = 0;
+    uint32_t latest_ties = 0;  // arrivals at latest_ns
+    int first_rank = -1;       // the first arrival's rank (taken back when it stays alone)
+    int latest_rank = -1;
+    int64_t earliest_ns = INT64_MAX;
+    int64_t latest_ns = INT64_MIN;
+    Stamp named;
+  };
+
+  const RunFile& run_;
+  // Where each track's keys lie in the file, or (a table whose tracks' rows are not together)
+  // every track's keys, read at once.
+  std::optional<std::vector<RowRange>> blocks_;
+  std::vector<std::vector<CollectiveKey>> keysByTrack_;
+  mutable std::mutex mutex_;
+  std::unordered_map<Key, Folded, KeyHash> folded_;
+  std::map<int, uint64_t> arrivalsByRank_;
 };
 
 struct RankArrivals {
@@ -116,8 +139,7 @@ struct StragglerReport {
 };
 
 // `conditions` holds the telemetry summary of the analysed GPUs.
-StragglerReport analyzeStragglers(const RunFile& run,
-                                  const std::vector<CollectiveInstance>& instances,
+StragglerReport analyzeStragglers(const RunFile& run, const MatchedCollectives& matched,
                                   const std::vector<GpuCondition>& conditions,
                                   size_t worstInstances);
 

@@ -386,10 +386,13 @@ class CostEstimator {
       if (auto r = rankIndex.find(run.tracks()[t].rank); r != rankIndex.end())
         rankTracks_[static_cast<size_t>(r->second)].push_back(t);
     coll_.resize(run.tracks().size());
-    if (R_ > 0)
-      for (const CollectiveRecord& c : run.collectives())
-        if (c.track < coll_.size() && c.info.seq >= 0)
-          coll_[c.track].push_back({c.event, {c.info.pg_name, c.info.seq}});
+    // The replay's collectives: only keys (24 B each, not the table's 72), only for iterations.
+    if (R_ > 0 && !run.iterations().empty()) {
+      const std::vector<std::vector<CollectiveKey>> keys = run.collectiveKeysByTrack();
+      for (size_t t = 0; t < keys.size() && t < coll_.size(); ++t)
+        for (const CollectiveKey& k : keys[t])
+          if (k.seq >= 0) coll_[t].push_back({k.event, {k.pg_name, k.seq}});
+    }
     for (auto& v : coll_)
       std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const Iteration& it : run.iterations())

@@ -855,6 +855,132 @@ std::vector<CollectiveRecord> RunFile::collectives() const {
   return recs;
 }
 
+namespace {
+
+constexpr size_t kCollectiveBlockRows = size_t{1} << 20;
+
+// The track holding global event `ev`, tried at `hint` and the track after it first (the table
+// is written track after track); tracks.size() when none does.
+size_t trackOfEvent(const std::vector<TrackInfo>& tracks, uint64_t ev, size_t hint) {
+  auto holds = [&](size_t t) {
+    return t < tracks.size() && ev >= tracks[t].offset && ev < tracks[t].offset + tracks[t].count;
+  };
+  if (holds(hint)) return hint;
+  if (holds(hint + 1)) return hint + 1;
+  for (size_t t = 0; t < tracks.size(); ++t)
+    if (holds(t)) return t;
+  return tracks.size();
+}
+
+// An open column of /kernels/collectives with n rows (its length checked).
+h5::Id collectiveColumn(hid_t g, std::string_view name, size_t n,
+                        const std::filesystem::path& file) {
+  h5::Id ds = h5::openDataset(g, name);
+  const auto shape = h5::shapeOf(ds);
+  if (shape.size() != 1 || shape[0] != n)
+    throw Error(fmt::format("{}: dataset /kernels/collectives/{} has {} elements, expected {}",
+                            file.string(), name, shape.empty() ? 0 : shape[0], n));
+  return ds;
+}
+
+size_t rowsOf(hid_t ds) {
+  const auto shape = h5::shapeOf(ds);
+  return shape.empty() ? 0 : static_cast<size_t>(shape[0]);
+}
+
+}  // namespace
+
+std::optional<std::vector<RowRange>> RunFile::collectiveBlocks() const {
+  std::lock_guard lock(h5::lock());
+  h5::Id g = h5::openGroup(file_, "kernels/collectives");
+  h5::Id evDs = h5::openDataset(g, "event");
+  const size_t n = rowsOf(evDs);
+  std::vector<RowRange> blocks(tracks_.size());
+  std::vector<bool> seen(tracks_.size(), false);
+  size_t current = tracks_.size();
+  for (size_t row0 = 0; row0 < n; row0 += kCollectiveBlockRows) {
+    const auto ev = h5::read<uint64_t>(evDs.get(), row0, std::min(kCollectiveBlockRows, n - row0));
+    for (size_t i = 0; i < ev.size(); ++i) {
+      const size_t t = trackOfEvent(tracks_, ev[i], current);
+      if (t >= tracks_.size())
+        fail(fmt::format("/kernels/collectives/event[{}] = {} is no event", row0 + i, ev[i]));
+      if (t != current) {
+        if (seen[t]) return std::nullopt;  // the track's rows are not together
+        seen[t] = true;
+        blocks[t].first = row0 + i;
+        current = t;
+      }
+      blocks[t].end = row0 + i + 1;
+    }
+  }
+  return blocks;
+}
+
+std::vector<CollectiveKey> RunFile::collectiveKeys(size_t track, RowRange rows) const {
+  std::vector<CollectiveKey> keys;
+  if (track >= tracks_.size() || rows.end <= rows.first) return keys;
+  const TrackInfo& tr = tracks_[track];
+  {
+    std::lock_guard lock(h5::lock());
+    h5::Id g = h5::openGroup(file_, "kernels/collectives");
+    h5::Id evDs = h5::openDataset(g, "event");
+    const size_t n = rowsOf(evDs);
+    if (rows.end > n)
+      fail(fmt::format("/kernels/collectives has {} rows, not the {} asked for", n, rows.end));
+    const size_t count = rows.end - rows.first;
+    const auto ev = h5::read<uint64_t>(evDs.get(), rows.first, count);
+    const auto seq =
+        h5::read<int64_t>(collectiveColumn(g, "seq", n, path_).get(), rows.first, count);
+    const auto pg =
+        h5::read<uint32_t>(collectiveColumn(g, "pg_name", n, path_).get(), rows.first, count);
+    const auto coll =
+        h5::read<uint32_t>(collectiveColumn(g, "collective", n, path_).get(), rows.first, count);
+    keys.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (ev[i] < tr.offset || ev[i] >= tr.offset + tr.count)
+        fail(fmt::format("/kernels/collectives/event[{}] = {} is not an event of track {}",
+                         rows.first + i, ev[i], track));
+      keys[i] = {ev[i] - tr.offset, seq[i], pg[i], coll[i]};
+    }
+  }
+  std::stable_sort(keys.begin(), keys.end(), [](const CollectiveKey& a, const CollectiveKey& b) {
+    return a.event < b.event;
+  });
+  return keys;
+}
+
+std::vector<std::vector<CollectiveKey>> RunFile::collectiveKeysByTrack() const {
+  std::vector<std::vector<CollectiveKey>> byTrack(tracks_.size());
+  {
+    std::lock_guard lock(h5::lock());
+    h5::Id g = h5::openGroup(file_, "kernels/collectives");
+    h5::Id evDs = h5::openDataset(g, "event");
+    const size_t n = rowsOf(evDs);
+    h5::Id seqDs = collectiveColumn(g, "seq", n, path_);
+    h5::Id pgDs = collectiveColumn(g, "pg_name", n, path_);
+    h5::Id collDs = collectiveColumn(g, "collective", n, path_);
+    size_t t = tracks_.size();
+    for (size_t row0 = 0; row0 < n; row0 += kCollectiveBlockRows) {
+      const size_t count = std::min(kCollectiveBlockRows, n - row0);
+      const auto ev = h5::read<uint64_t>(evDs.get(), row0, count);
+      const auto seq = h5::read<int64_t>(seqDs.get(), row0, count);
+      const auto pg = h5::read<uint32_t>(pgDs.get(), row0, count);
+      const auto coll = h5::read<uint32_t>(collDs.get(), row0, count);
+      for (size_t i = 0; i < count; ++i) {
+        t = trackOfEvent(tracks_, ev[i], t);
+        if (t >= tracks_.size())
+          fail(fmt::format("/kernels/collectives/event[{}] = {} is no event", row0 + i, ev[i]));
+        byTrack[t].push_back({ev[i] - tracks_[t].offset, seq[i], pg[i], coll[i]});
+      }
+    }
+  }
+  for (auto& keys : byTrack)
+    std::stable_sort(keys.begin(), keys.end(), [](const CollectiveKey& a, const CollectiveKey& b) {
+      return a.event < b.event;
+    });
+  return byTrack;
+}
+
 std::vector<float> RunFile::readTruthClock(size_t track) const {
   std::lock_guard lock(h5::lock());
   if (!hasTruthClock_ || track >= tracks_.size()) return {};

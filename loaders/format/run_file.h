@@ -99,6 +99,22 @@ struct CollectiveRecord {
   CollectiveInfo info;  // info.event is the index within the track
 };
 
+// What matches a collective kernel across ranks (4 of /kernels/collectives' 10 columns, 24 bytes
+// against CollectiveRecord's 72): its event's index within its track, its process group and
+// sequence number, and its kind (string ids).
+struct CollectiveKey {
+  uint64_t event = 0;
+  int64_t seq = -1;
+  uint32_t pg_name = 0;
+  uint32_t collective = 0;
+};
+
+// Rows [first, end) of /kernels/collectives.
+struct RowRange {
+  size_t first = 0;
+  size_t end = 0;
+};
+
 class RunFile {
  public:
   static std::shared_ptr<const RunFile> open(const std::filesystem::path& path);
@@ -181,6 +197,15 @@ class RunFile {
   std::vector<KernelEvent> readAllKernels(size_t track, unsigned columns) const;
   KernelLodBlock readKernelLod(size_t track, size_t level, size_t bucket0, size_t buckets) const;
   std::vector<CollectiveRecord> collectives() const;
+  // Where each track's rows of /kernels/collectives lie, one range per track (empty for a track
+  // without any), when the table keeps every track's rows together as RunWriter writes it;
+  // nullopt when it does not. Reads the event column in blocks of 2^20 rows.
+  std::optional<std::vector<RowRange>> collectiveBlocks() const;
+  // The keys of the track's rows `rows` (from collectiveBlocks()), sorted by event; throws
+  // wl::Error for a row whose event is not the track's.
+  std::vector<CollectiveKey> collectiveKeys(size_t track, RowRange rows) const;
+  // Every track's keys, each sorted by event (the whole table, in blocks of 2^20 rows).
+  std::vector<std::vector<CollectiveKey>> collectiveKeysByTrack() const;
   // Simulated runs: the SM clock each kernel of the track ran at; empty otherwise.
   std::vector<float> readTruthClock(size_t track) const;
 
