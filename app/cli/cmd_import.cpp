@@ -218,9 +218,9 @@ int cmdImport(const Args& rawArgs) {
               "SOURCE is a file name or a format name; repeatable",
               true)
       .option("align", "auto|wall",
-              "auto: shift each telemetry source onto the traces' clock when its utilization or "
-              "power matches the traced kernels with confidence; wall (default): keep the wall "
-              "clocks")
+              "auto (default): shift each telemetry source onto the traces' clock when its "
+              "utilization or power matches the traced kernels with confidence; wall: keep the "
+              "wall clocks")
       .option("dcgm-interval-ms", "N", "row interval of DCGM dmon text (it has no timestamps)")
       .option("start-time", "TIME",
               "when telemetry with relative times starts (dcgmi dmon, nvidia-smi dmon without "

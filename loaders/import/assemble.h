@@ -45,8 +45,7 @@ struct AssembleOptions {
   std::string name, platform, model;  // empty: from the inputs (or the output's file name)
   ParallelConfig config;              // fields given here override the inputs' hints
   std::vector<SourceOffset> offsets;
-  // Wall until Auto no longer mistakes a step at a short trace's edge for a match (docs/import.md).
-  AlignMode align = AlignMode::Wall;
+  AlignMode align = AlignMode::Auto;
   std::string createdBy = "wattline import";
   std::string parametersJson;  // recorded as RunInfo::parameters_json
 };

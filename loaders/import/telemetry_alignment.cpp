@@ -80,6 +80,7 @@ struct Sample {
 
 struct Score {
   double r = kNoScore;  // the square root of the fit's R^2 (signed by the activity's slope)
+  double gain = 0;      // R^2 of the fit minus R^2 of the free levels alone (no activity)
   size_t n = 0;
 };
 
@@ -104,10 +105,30 @@ bool solve4(double a[4][4], double b[4]) {
   return true;
 }
 
+// The least-squares fit of the normal equations (xx, xy) with the regressors not in `use` pinned
+// to 0: the explained sum of squares (b . xy) and the coefficients; false if singular.
+bool fit(const double xx[4][4], const double xy[4], const bool use[4], double& explained,
+         double coef[4]) {
+  double a[4][4];
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j)
+      a[i][j] = use[i] && use[j] ? xx[i][j] : 0.0;
+    a[i][i] = use[i] ? xx[i][i] : 1.0;
+    coef[i] = use[i] ? xy[i] : 0.0;
+  }
+  if (!solve4(a, coef)) return false;
+  explained = 0;
+  for (int i = 0; i < 4; ++i)
+    explained += coef[i] * xy[i];
+  return true;
+}
+
 // The least-squares fit of the samples to level + slope x activity (+ a level for the unknown
-// activity before and after the trace) at (sample time - offset); scored by its R^2.
+// activity before and after the trace) at (sample time - offset); scored by its R^2. With
+// `withGain`, also the fit of the three levels alone, without the activity: what the traced
+// kernels explain beyond a step at the trace's edges.
 Score correlate(const std::vector<Sample>& samples, const ActivityModel& model, double offsetNs,
-                double windowNs, size_t minSamples) {
+                double windowNs, size_t minSamples, bool withGain = false) {
   constexpr double kMarginNs = 1e9;
   double xx[4][4] = {}, xy[4] = {}, sy = 0, syy = 0, n = 0;
   for (const Sample& s : samples) {
@@ -125,25 +146,23 @@ Score correlate(const std::vector<Sample>& samples, const ActivityModel& model, 
   if (out.n < minSamples) return out;
   const double total = syy - sy * sy / n;
   if (total <= 1e-12 * n) return out;
-  // Regressors that never vary (no window reaches before or after the trace) are dropped by
-  // pinning their coefficient to 0.
+  // Regressors that never vary (no window reaches before or after the trace) are dropped.
+  bool use[4] = {true, true, true, true};
   for (int i = 2; i < 4; ++i)
-    if (xx[i][i] < 1e-9) {
-      for (int j = 0; j < 4; ++j)
-        xx[i][j] = xx[j][i] = 0;
-      xx[i][i] = 1, xy[i] = 0;
-    }
-  double a[4][4], b[4];
-  std::copy(&xx[0][0], &xx[0][0] + 16, &a[0][0]);
-  std::copy(xy, xy + 4, b);
-  if (!solve4(a, b)) return out;
+    use[i] = xx[i][i] >= 1e-9;
+  double explained = 0, coef[4];
+  if (!fit(xx, xy, use, explained, coef)) return out;
   // Residual sum of squares = syy - b . xy (normal equations).
-  double explained = 0;
-  for (int i = 0; i < 4; ++i)
-    explained += b[i] * xy[i];
-  const double r2 = 1.0 - (syy - explained) / total;
-  if (b[1] <= 0) return out;  // more kernels must not mean less power or utilization
-  out.r = std::sqrt(std::clamp(r2, 0.0, 1.0));
+  const double r2 = std::clamp(1.0 - (syy - explained) / total, 0.0, 1.0);
+  if (coef[1] <= 0) return out;  // more kernels must not mean less power or utilization
+  out.r = std::sqrt(r2);
+  if (withGain) {
+    use[1] = false;
+    double levels = 0;
+    out.gain = fit(xx, xy, use, levels, coef)
+                   ? r2 - std::clamp(1.0 - (syy - levels) / total, 0.0, 1.0)
+                   : 0.0;
+  }
   return out;
 }
 
@@ -192,11 +211,13 @@ AlignmentEstimate estimateAlignment(const std::vector<MetricSamples>& series,
     const Score s = correlate(samples, model, x, wNs, o.minSamples);
     if (s.r > best.r) best = s, bestX = x;
   }
+  best = correlate(samples, model, bestX, wNs, o.minSamples, true);
   e.estimated = true;
   e.telemetry_ahead_ns = static_cast<int64_t>(std::llround(bestX));
   e.window_s = o.windowsS[bestW];
   e.correlation = best.r;
   e.samples = best.n;
+  e.activity_gain = best.gain;
   e.runner_up = kNoScore;
   for (size_t w = 0; w < grid.size(); ++w)
     for (int k = -steps; k <= steps; ++k)
@@ -218,10 +239,12 @@ AlignmentEstimate estimateAlignment(const std::vector<MetricSamples>& series,
     ++right;
   e.uncertainty_s = std::max(0.001, (right - left) * step / 2e9);
   // Confident: a good fit, and every offset more than kSeparationS away leaves at least twice
-  // as much unexplained.
+  // as much unexplained, and a share of the variance more (two perfect fits far apart, a step
+  // that either edge of a short trace explains, identify nothing).
   const double runnerResid = e.runner_up == kNoScore ? 1.0 : 1 - e.runner_up * e.runner_up;
   e.confident = e.correlation >= o.minCorrelation && runnerResid >= o.minSeparation * resid &&
-                e.uncertainty_s <= 0.1 && e.samples >= o.minConfidentSamples;
+                runnerResid - resid >= o.minSeparationGap && e.uncertainty_s <= 0.1 &&
+                e.samples >= o.minConfidentSamples;
   return e;
 }
 

@@ -39,6 +39,10 @@ struct AlignmentOptions {
   // Unexplained variance (1 - R^2) of the best offset more than kSeparationS away, as a multiple
   // of the estimate's: below, not confident.
   double minSeparation = 2.0;
+  // ... and at least this share of the samples' variance more than the estimate's: a fit that is
+  // (nearly) perfect at offsets far apart, as a step matched by the free levels at either edge of
+  // a trace shorter than a sample spacing is, identifies no offset.
+  double minSeparationGap = 0.005;
 };
 
 struct AlignmentEstimate {
@@ -51,6 +55,9 @@ struct AlignmentEstimate {
   double runner_up = 0;      // best correlation more than kSeparationS from the estimate
   double uncertainty_s = 0;  // half-width of the offsets whose correlation is within 0.005
   size_t samples = 0;        // samples matched at the estimate
+  // R^2 at the estimate minus the R^2 of the levels before, inside and after the traced span
+  // alone: what the traced kernels explain beyond the trace's edges (0: the fit is an edge).
+  double activity_gain = 0;
   bool confident = false;
 };
 

@@ -9,10 +9,11 @@
 
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <nlohmann/json.hpp>
 
+#include "alignment_test_support.h"
 #include "loaders/format/run_file.h"
+#include "loaders/import/kineto_importer.h"
 #include "loaders/import/telemetry_alignment.h"
 #include "sim/sim_test_support.h"
 #include "support/run_process.h"
@@ -24,39 +25,8 @@ namespace fs = std::filesystem;
 namespace wl {
 namespace {
 
-// The run's power (or utilization) samples and its traced ranks' kernels as alignment inputs.
-import::AlignmentEstimate estimateFromRun(const RunFile& run, std::string_view metric){
-    std::vector<import::MetricSamples> series;
-for (size_t g = 0; g < run.gpus().size(); ++g) {
-  const Samples s = run.readAllSamples(SeriesKind::Gpu, g, metric);
-  series.push_back({s.t_ns, s.v});
-}
-std::map<int, import::TracedActivity> byRank;
-for (size_t t = 0; t < run.tracks().size(); ++t) {
-  import::TracedActivity& a = byRank[run.tracks()[t].rank];
-  for (const KernelEvent& e : run.readAllKernels(t))
-    if (e.kind == GpuEventKind::Kernel) a.kernels.emplace_back(e.start_ns, e.start_ns + e.dur_ns);
-}
-std::vector<import::TracedActivity> ranks;
-for (auto& [rank, a] : byRank) {
-  a.lo = INT64_MAX, a.hi = INT64_MIN;
-  for (auto [s, e] : a.kernels)
-    a.lo = std::min(a.lo, s), a.hi = std::max(a.hi, e);
-  if (!a.kernels.empty()) ranks.push_back(a);
-}
-return import::estimateAlignment(series, ranks);
-}  // namespace
-
-sim::SimConfig alignmentConfig(double offsetS, double windowS) {
-  sim::SimConfig c = test::tinyConfig();
-  c.gpusPerNode = 2, c.dp = 2, c.gbs = 8;
-  c.durationS = 12;
-  c.linkCounters = false;
-  c.trace.ranks = sim::TraceSelection::Ranks::All;
-  c.telemetryOffsetS = offsetS;
-  if (windowS > 0) c.powerWindowS = windowS;
-  return c;
-}
+using test::alignmentConfig;
+using test::estimateFromRun;
 
 // The injected offset is recovered within 10 ms (util_pct; docs/import.md gives the table), with
 // confidence, from the stripped run, and the stripped run gives exactly the same estimate.
@@ -124,7 +94,6 @@ bool hasCode(const nlohmann::json& j, std::string_view code) {
   return false;
 }
 
-// The default is --align wall (docs/import.md says why): an import without --align moves nothing.
 // The real H100 recording: --align auto moves nvidia-smi's clock onto the trace's (the import's
 // independent clock_skew check, which saw a 130 ms gap, then finds none); --align wall moves
 // nothing.
@@ -150,13 +119,15 @@ TEST(TelemetryAlignment, RealH100RecordingAutoAndWall) {
   EXPECT_TRUE(hasCode(a, "telemetry_aligned"));
   EXPECT_FALSE(hasCode(a, "clock_skew"));
   EXPECT_NE(std::string(a["sources"][0]["detail"]).find("automatic offset"), std::string::npos);
+  // --align auto is the default: an import without --align moves the clock as auto does.
   const auto d = importAndInfo(in, dir / "default.h5");
-  EXPECT_EQ(d["sources"][0]["offset_ns"], 0);
-  EXPECT_FALSE(hasCode(d, "telemetry_aligned"));
+  EXPECT_EQ(d["sources"][0]["offset_ns"], off);
+  EXPECT_TRUE(hasCode(d, "telemetry_aligned"));
 }
 
 // The real H200 recording traces two iterations: too few samples to be confident, so the estimate
-// is a warning and nothing moves.
+// is a warning and nothing moves (docs/import.md gives the estimate and the landmark of the
+// profiler's trace write).
 TEST(TelemetryAlignment, RealH200RecordingIsNotConfident) {
   test::TempDir dir;
   const fs::path data = fs::path(WATTLINE_TEST_DATA) / "h200";
@@ -167,5 +138,72 @@ TEST(TelemetryAlignment, RealH200RecordingIsNotConfident) {
   EXPECT_TRUE(hasCode(j, "telemetry_alignment_uncertain"));
 }
 
-}  // namespace wl
+// The failure that kept --align wall the default (docs/import.md): utilization that steps from idle
+// to busy at the first kernel of the DLRM traces (8 ranks, 10-19 ms each) and stays flat, sampled
+// every 100 ms. Every offset that puts the step at either edge of the traced span fits perfectly,
+// so the estimate must not be confident, whatever the telemetry's true offset.
+TEST(TelemetryAlignment, AStepAtAShortTracesEdgeIsNotConfident) {
+  test::TempDir dir;
+  const auto tar = test::runProcess(
+      "/bin/tar",
+      {"xzf", (fs::path(WATTLINE_TEST_DATA) / "kineto/param-dlrm-8rank-v100.tar.gz").string(), "-C",
+       dir.path().string()});
+  ASSERT_EQ(tar.exitCode, 0) << tar.err;
+  std::vector<import::TracedActivity> ranks;
+  int64_t first = INT64_MAX;
+  for (const auto& f : fs::directory_iterator(dir / "dlrm_kineto"))
+    for (const import::ImportedRank& r : import::readKinetoTrace(f.path()).ranks) {
+      import::TracedActivity a;
+      a.lo = INT64_MAX, a.hi = INT64_MIN;
+      for (const auto& t : r.tracks)
+        for (const KernelEvent& e : t.events)
+          if (e.kind == GpuEventKind::Kernel) {
+            a.kernels.emplace_back(e.start_ns, e.start_ns + e.dur_ns);
+            a.lo = std::min(a.lo, e.start_ns), a.hi = std::max(a.hi, e.start_ns + e.dur_ns);
+          }
+      first = std::min(first, a.lo);
+      ranks.push_back(a);
+    }
+  ASSERT_EQ(ranks.size(), 8u);
+  for (int64_t ahead : {int64_t{0}, int64_t{1'000'000'000}}) {
+    std::vector<import::MetricSamples> util(8);
+    for (import::MetricSamples& s : util)
+      for (int k = -20; k <= 20; ++k) {
+        const int64_t t = first + ahead + int64_t{k} * 100'000'000 + 50'000'000;
+        s.t_ns.push_back(t), s.v.push_back(t > first + ahead ? 90.0 : 0.0);
+      }
+    const auto e = import::estimateAlignment(util, ranks);
+    ASSERT_TRUE(e.estimated) << e.reason;
+    EXPECT_FALSE(e.confident) << import::describe(e);
+    EXPECT_GT(e.runner_up, 0.99) << import::describe(e);  // as good a fit far away
+    // The traced kernels explain next to nothing beyond the levels at the trace's edges.
+    EXPECT_LT(e.activity_gain, 0.02) << import::describe(e);
+  }
+}
+
+// The real nanoGPT 8-GPU nvidia-smi log has no trace: the alignment says "no estimate", and its
+// import (--align auto, the default) moves nothing.
+TEST(TelemetryAlignment, RealNanoGptLogWithoutATraceHasNoEstimate) {
+  test::TempDir dir;
+  const fs::path log =
+      fs::path(WATTLINE_TEST_DATA) / "telemetry/nanogpt-8gpu-h100class-nvidia-smi.csv.gz";
+  const auto j = importAndInfo({log.string()}, dir / "nanogpt.h5");
+  ASSERT_EQ(j["sources"].size(), 1u);
+  EXPECT_EQ(j["sources"][0]["offset_ns"], 0);
+  EXPECT_FALSE(hasCode(j, "telemetry_aligned"));
+  EXPECT_FALSE(hasCode(j, "telemetry_alignment_uncertain"));
+  const auto run = RunFile::open(dir / "nanogpt.h5");
+  ASSERT_EQ(run->gpus().size(), 8u);
+  std::vector<import::MetricSamples> series;
+  for (size_t g = 0; g < run->gpus().size(); ++g) {
+    const Samples s = run->readAllSamples(SeriesKind::Gpu, g, "util_pct");
+    ASSERT_GT(s.t_ns.size(), 100u);
+    series.push_back({s.t_ns, s.v});
+  }
+  const auto e = import::estimateAlignment(series, {});
+  EXPECT_FALSE(e.estimated);
+  EXPECT_EQ(import::describe(e), "no estimate (no kernel trace to align to)");
+}
+
+}  // namespace
 }  // namespace wl
