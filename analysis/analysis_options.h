@@ -59,6 +59,9 @@ struct AnalysisOptions {
   // Whether analyzeRun() estimates the cost of throttling (RunAnalysis::cost). The per-step
   // comparison turns it off: it takes each step's cost from one estimate over the whole run.
   bool throttleCost = true;
+  // Whether analyzeRank() builds the energy ledger of each traced rank with power
+  // (RankAnalysis::ledger, analysis/energy_ledger.h).
+  bool energyLedger = true;
 
   // Threads for the per-GPU and per-rank steps (analysis/parallel.h): 0 means $WATTLINE_THREADS
   // or the machine's cores. The results do not depend on it.

@@ -14,6 +14,7 @@
 #include "analysis/data_quality.h"
 #include "analysis/domain_analysis.h"
 #include "analysis/energy_attribution.h"
+#include "analysis/energy_ledger.h"
 #include "analysis/iterations.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/kernel_table.h"
@@ -52,6 +53,7 @@ struct RankAnalysis {
   CategoryTimes corrected_categories{};
   std::optional<ThrottleSlowdown> slowdown;  // when the rank's GPU telemetry was analysed
   std::optional<EnergyAttribution> energy;   // when the rank's GPU has power samples
+  std::optional<EnergyLedger> ledger;        // likewise (analysis/energy_ledger.h)
   SpreadStats iteration_s;
 };
 

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/energy_ledger.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/energy_attribution.h"
+#include "analysis/kernel_breakdown.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/sensors.h"
+#include "loaders/format/run_file.h"
+
+namespace wl {
+namespace {
+
+constexpr size_t P = kLedgerParts;
+
+struct Segment {
+  int64_t start, end;
+  size_t part;
+};
+
+// Solves a x = b (P x P, Gaussian elimination with pivoting); false if singular.
+bool solve(std::array<std::array<double, P>, P> a, std::array<double, P>& b) {
+  for (size_t c = 0; c < P; ++c) {
+    size_t p = c;
+    for (size_t r = c + 1; r < P; ++r)
+      if (std::abs(a[r][c]) > std::abs(a[p][c])) p = r;
+    if (std::abs(a[p][c]) < 1e-12) return false;
+    std::swap(a[p], a[c]), std::swap(b[p], b[c]);
+    for (size_t r = 0; r < P; ++r) {
+      if (r == c) continue;
+      const double f = a[r][c] / a[c][c];
+      for (size_t k = c; k < P; ++k)
+        a[r][k] -= f * a[c][k];
+      b[r] -= f * b[c];
+    }
+  }
+  for (size_t c = 0; c < P; ++c)
+    b[c] /= a[c][c];
+  return true;
+}
+
+// The share of each part in the window [a, b] of the segments (a point when b == a); false when
+// the window is not wholly inside them.
+bool shares(const std::vector<Segment>& segs, int64_t a, int64_t b, std::array<double, P>& x) {
+  x.fill(0.0);
+  auto it = std::upper_bound(segs.begin(), segs.end(), a,
+                             [](int64_t t, const Segment& s) { return t < s.end; });
+  if (b <= a) {
+    if (it == segs.end() || it->start > a) return false;
+    x[it->part] = 1.0;
+    return true;
+  }
+  int64_t covered = 0;
+  for (; it != segs.end() && it->start < b; ++it) {
+    const int64_t o = std::min(b, it->end) - std::max(a, it->start);
+    if (o > 0) x[it->part] += static_cast<double>(o), covered += o;
+  }
+  if (covered < b - a) return false;
+  for (double& v : x)
+    v /= static_cast<double>(b - a);
+  return true;
+}
+
+}  // namespace
+
+const char* ledgerPartId(LedgerPart p) {
+  switch (p) {
+    case LedgerPart::Compute:
+      return "compute";
+    case LedgerPart::Communication:
+      return "communication";
+    case LedgerPart::Idle:
+      return "idle";
+    case LedgerPart::Optimizer:
+      return "optimizer";
+  }
+  return "?";
+}
+
+LedgerSensor ledgerSensorOf(const std::vector<SensorInfo>& sensors) {
+  LedgerSensor s;
+  for (const SensorInfo& i : sensors) {
+    if (i.metric != metric::kPower) continue;
+    s.average = i.kind == SensorKind::Average && i.window_s > 0;
+    s.window_s = s.average ? i.window_s : 0.0;
+    s.period_s = i.period_s;
+    s.lag_s = std::isfinite(i.lag_s) ? i.lag_s : 0.0;
+    s.assumed = i.assumed;
+    s.basis = i.basis;
+    return s;
+  }
+  s.basis = "no power sensor entry: an instantaneous reading assumed";
+  return s;
+}
+
+std::array<IntervalSet, kLedgerParts> ledgerParts(const LedgerInput& in, const Iteration& it) {
+  const IntervalSet whole = {{it.start_ns, it.end_ns}};
+  std::array<IntervalSet, P> part;
+  part[3] = clip(in.optimizer, it.start_ns, it.end_ns);
+  part[0] = subtract(clip(in.nonCommunication, it.start_ns, it.end_ns), part[3]);
+  part[1] = subtract(subtract(clip(in.communication, it.start_ns, it.end_ns), part[3]), part[0]);
+  part[2] = subtract(subtract(subtract(whole, part[0]), part[1]), part[3]);
+  return part;
+}
+
+LedgerInput ledgerInputOf(const RunFile& run, int rank, TimeRange range, int64_t telemetryShiftNs) {
+  LedgerInput in;
+  in.range = range;
+  in.telemetry_shift_ns = telemetryShiftNs;
+  in.sensor = ledgerSensorOf(run.sensors());
+  std::vector<std::vector<KernelEvent>> events;
+  for (size_t t = 0; t < run.tracks().size(); ++t)
+    if (run.tracks()[t].rank == rank)
+      events.push_back(run.readAllKernels(t, RunFile::kKernelClass | RunFile::kKernelKind));
+  std::vector<std::span<const KernelEvent>> spans(events.begin(), events.end());
+  const ClassUnions u = classUnions(spans, range);
+  in.nonCommunication = unite(unite(u.compute, u.memory), u.other);
+  in.communication = u.communication;
+  std::vector<Interval> opt;
+  for (const Annotation& an : run.annotations())
+    if (an.rank == rank && phaseOf(run.str(an.name)) == "optimizer")
+      opt.push_back({an.start_ns, an.start_ns + an.dur_ns});
+  in.optimizer = unionOf(std::move(opt));
+  for (const Iteration& it : run.iterations())
+    if (it.rank == rank) in.iterations.push_back(it);
+  int gpu = -1;
+  for (const RankInfo& r : run.ranks())
+    if (r.rank == rank) gpu = r.gpu;
+  const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
+  if (gpu >= 0 && static_cast<size_t>(gpu) < meta.entities && meta.metric(metric::kPower)) {
+    const Samples s = run.readAllSamples(SeriesKind::Gpu, static_cast<size_t>(gpu), metric::kPower);
+    in.t_ns = s.t_ns, in.power_w = s.v;
+    in.sample_interval_s =
+        static_cast<double>(meta.medianIntervalNs[static_cast<size_t>(gpu)]) * 1e-9;
+  }
+  return in;
+}
+
+EnergyLedger energyLedger(const LedgerInput& in) {
+  EnergyLedger L;
+  L.sensor = in.sensor;
+  L.sample_interval_s = in.sample_interval_s;
+  L.power_w.fill(kNaN);
+  L.power_se_w.fill(kNaN);
+  double res = in.sensor.window_s;
+  if (std::isfinite(in.sample_interval_s)) res = std::max(res, in.sample_interval_s);
+  if (std::isfinite(in.sensor.period_s)) res = std::max(res, in.sensor.period_s);
+  L.resolution_s = res;
+
+  // The analysed iterations, split into parts.
+  std::vector<Iteration> its;
+  for (const Iteration& it : in.iterations)
+    if (it.start_ns >= in.range.t0 && it.end_ns <= in.range.t1 && it.end_ns > it.start_ns)
+      its.push_back(it);
+  std::sort(its.begin(), its.end(),
+            [](const Iteration& a, const Iteration& b) { return a.start_ns < b.start_ns; });
+  std::vector<Segment> segs;
+  std::vector<std::array<int64_t, P>> longest;
+  int64_t covered = INT64_MIN;
+  for (const Iteration& it : its) {
+    if (it.start_ns < covered) continue;  // overlapping iterations: the first counts
+    covered = it.end_ns;
+    const std::array<IntervalSet, P> part = ledgerParts(in, it);
+    LedgerIteration li;
+    li.step = it.step, li.start_ns = it.start_ns, li.end_ns = it.end_ns;
+    std::array<int64_t, P> lg{};
+    const size_t first = segs.size();
+    for (size_t p = 0; p < P; ++p) {
+      li.parts[p].s = static_cast<double>(totalLength(part[p])) * 1e-9;
+      for (const Interval& v : part[p]) {
+        segs.push_back({v.start, v.end, p});
+        lg[p] = std::max(lg[p], v.length());
+      }
+    }
+    std::sort(segs.begin() + static_cast<std::ptrdiff_t>(first), segs.end(),
+              [](const Segment& a, const Segment& b) { return a.start < b.start; });
+    L.iterations.push_back(li);
+    longest.push_back(lg);
+  }
+  if (L.iterations.empty()) {
+    L.missing = "no whole iteration in the range";
+    return L;
+  }
+
+  // The samples as the sensor saw the parts.
+  const int64_t windowNs = std::llround(in.sensor.window_s * 1e9);
+  const int64_t lagNs = std::llround(in.sensor.lag_s * 1e9);
+  struct Row {
+    std::array<double, P> x;
+    double y;
+    int64_t a, b;
+  };
+  std::vector<Row> rows;
+  for (size_t k = 0; k < in.t_ns.size() && k < in.power_w.size(); ++k) {
+    if (!std::isfinite(in.power_w[k])) continue;
+    const int64_t b = in.t_ns[k] + in.telemetry_shift_ns - lagNs, a = b - windowNs;
+    Row r{{}, in.power_w[k], a, b};
+    if (shares(segs, a, b, r.x)) rows.push_back(r);
+  }
+  std::array<double, P> seen{};
+  for (const Row& r : rows)
+    for (size_t p = 0; p < P; ++p)
+      seen[p] += r.x[p];
+  std::array<bool, P> use{};
+  size_t k = 0;
+  for (size_t p = 0; p < P; ++p)
+    if ((use[p] = seen[p] > 1e-6)) ++k;
+  if (rows.size() < k + 2 || k == 0) {
+    L.missing = "too few power samples inside the traced iterations";
+    L.iterations.clear();
+    return L;
+  }
+  std::array<std::array<double, P>, P> xx{};
+  std::array<double, P> xy{};
+  for (const Row& r : rows)
+    for (size_t i = 0; i < P; ++i) {
+      for (size_t j = 0; j < P; ++j)
+        xx[i][j] += r.x[i] * r.x[j];
+      xy[i] += r.x[i] * r.y;
+    }
+  for (size_t i = 0; i < P; ++i)
+    if (!use[i]) {
+      for (size_t j = 0; j < P; ++j)
+        xx[i][j] = xx[j][i] = 0;
+      xx[i][i] = 1, xy[i] = 0;
+    }
+  std::array<double, P> coef = xy;
+  if (!solve(xx, coef)) {
+    L.missing = "the parts cannot be told apart in the power samples";
+    L.iterations.clear();
+    return L;
+  }
+  double rss = 0;
+  std::vector<double> fitted(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    double f = 0;
+    for (size_t p = 0; p < P; ++p)
+      f += coef[p] * rows[r].x[p];
+    fitted[r] = f;
+    rss += (rows[r].y - f) * (rows[r].y - f);
+  }
+  const double sigma2 = rss / static_cast<double>(rows.size() - k);
+  L.residual_w = std::sqrt(sigma2);
+  L.samples = rows.size();
+  for (size_t p = 0; p < P; ++p) {
+    if (!use[p]) continue;
+    std::array<double, P> e{};
+    e[p] = 1.0;
+    if (solve(xx, e)) L.power_se_w[p] = std::sqrt(std::max(0.0, sigma2 * e[p]));
+    L.power_w[p] = coef[p];
+  }
+
+  // Per iteration: the class powers scaled by what the samples that saw it say.
+  size_t r0 = 0;
+  for (size_t i = 0; i < L.iterations.size(); ++i) {
+    LedgerIteration& li = L.iterations[i];
+    while (r0 < rows.size() && rows[r0].b < li.start_ns)
+      ++r0;
+    double sy = 0, sf = 0;
+    for (size_t r = r0; r < rows.size() && rows[r].a < li.end_ns; ++r)
+      sy += rows[r].y, sf += fitted[r], ++li.samples;
+    const double scale = li.samples > 0 && sf > 0 ? sy / sf : 1.0;
+    double total = 0, u2 = 0;
+    for (size_t p = 0; p < P; ++p) {
+      LedgerValue& v = li.parts[p];
+      if (v.s <= 0) {
+        v.j = 0, v.u_j = 0, v.resolved = true;
+        continue;
+      }
+      if (!use[p]) {  // never seen by a sample: unknown, and so is the total
+        total = u2 = kNaN;
+        continue;
+      }
+      v.j = scale * coef[p] * v.s;
+      v.u_j = 2.0 * v.s * std::hypot(L.power_se_w[p], L.residual_w);
+      v.resolved = static_cast<double>(longest[i][p]) * 1e-9 >= L.resolution_s;
+      total += v.j, u2 += v.u_j * v.u_j;
+    }
+    li.total_j = total;
+    li.total_u_j = std::sqrt(u2);
+  }
+  return L;
+}
+
+}  // namespace wl
