@@ -304,7 +304,39 @@ double clockRatio(const GpuSeries& g, size_t k, double window, double fmax) {
   return n ? s / n / fmax : kNaN;
 }
 
-void fitPower(const GpuSeries& g, const RankTrace& rt, double window, double fmax, PowerFit& pf) {
+// The power fit at each clock exponent of the grid; the run's GPUs share one exponent (the one
+// with the least residual over all of them: a GPU that its cap hardly moved cannot tell the
+// exponents apart, one that the cap held at many clocks can), see pickClockExponent.
+constexpr std::array kClockExponents = {0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5};
+struct PowerTry {
+  double sse = INFINITY;
+  PowerFit fit;
+};
+using PowerTries = std::array<PowerTry, kClockExponents.size()>;
+
+void pickClockExponent(const std::vector<PowerTries>& tries, std::vector<GpuCalibration>& gpus) {
+  size_t best = kClockExponents.size();
+  double bestSse = INFINITY;
+  for (size_t e = 0; e < kClockExponents.size(); ++e) {
+    double sse = 0;
+    bool any = false;
+    for (const PowerTries& t : tries)
+      if (std::isfinite(t[0].sse)) sse += t[e].sse, any = true;
+    if (any && sse < bestSse) bestSse = sse, best = e;
+  }
+  if (best == kClockExponents.size()) return;
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    if (!std::isfinite(tries[g][best].sse)) continue;
+    PowerFit& pf = gpus[g].power;
+    const PowerFit& f = tries[g][best].fit;
+    pf.intercept_w = f.intercept_w, pf.temp_ref_c = f.temp_ref_c;
+    pf.temp_coef_w_per_c = f.temp_coef_w_per_c, pf.clock_exponent = f.clock_exponent;
+    pf.group_w = f.group_w, pf.quality = f.quality;
+  }
+}
+
+void fitPower(const GpuSeries& g, const RankTrace& rt, double window, double fmax, PowerFit& pf,
+              PowerTries& tries) {
   struct Row {
     std::array<double, kPowerGroupCount> share;
     double x, temp, power;
@@ -329,7 +361,8 @@ void fitPower(const GpuSeries& g, const RankTrace& rt, double window, double fma
   if (rows.size() < 3 * (kPowerGroupCount + 2)) return;
   pf.temp_ref_c = tsum / static_cast<double>(rows.size());
   double best = INFINITY;
-  for (double gexp : {0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5}) {
+  for (size_t e = 0; e < kClockExponents.size(); ++e) {
+    const double gexp = kClockExponents[e];
     LeastSquares ls(kPowerGroupCount + 2);
     std::vector<double> x(kPowerGroupCount + 2);
     for (const Row& r : rows) {
@@ -341,12 +374,19 @@ void fitPower(const GpuSeries& g, const RankTrace& rt, double window, double fma
     }
     double sse = 0;
     const std::vector<double> coef = ls.solve(&sse);
-    if (coef.empty() || !(sse < best)) continue;
-    best = sse;
-    pf.intercept_w = coef[0], pf.temp_coef_w_per_c = coef[1], pf.clock_exponent = gexp;
+    if (coef.empty()) {
+      tries[0].sse = INFINITY;  // no pooled exponent for this GPU
+      continue;
+    }
+    PowerFit f = pf;
+    f.intercept_w = coef[0], f.temp_coef_w_per_c = coef[1], f.clock_exponent = gexp;
     for (size_t c = 0; c < kPowerGroupCount; ++c)
-      pf.group_w[c] = coef[2 + c];
-    pf.quality = ls.quality(sse);
+      f.group_w[c] = coef[2 + c];
+    f.quality = ls.quality(sse);
+    if (e == 0 || std::isfinite(tries[0].sse)) tries[e] = PowerTry{sse, f};
+    if (!(sse < best)) continue;
+    best = sse;
+    pf = f;
   }
 }
 
@@ -711,6 +751,7 @@ Calibration calibrateRun(const RunFile& run, const CalibrationOptions& options) 
   }
   Instances inst;
   bool anyTraced = false;
+  std::vector<PowerTries> powerTries(n);
   for (size_t g = 0; g < n; ++g) {
     const GpuInfo& info = run.gpus()[g];
     const GpuSeries& s = series[g];
@@ -729,7 +770,7 @@ Calibration calibrateRun(const RunFile& run, const CalibrationOptions& options) 
       const RankTrace rt = readRankTrace(run, info.rank, &s, fmax, inst);
       if (!std::isnan(rt.first)) {
         anyTraced = true;
-        fitPower(s, rt, window, fmax, gc.power);
+        fitPower(s, rt, window, fmax, gc.power, powerTries[g]);
       }
     }
     gc.governor =
@@ -741,6 +782,7 @@ Calibration calibrateRun(const RunFile& run, const CalibrationOptions& options) 
         fmt::format("{}: cannot calibrate: no kernel trace belongs to a GPU's rank (the "
                     "power and clock fits need the kernels each GPU ran)",
                     run.path().string()));
+  pickClockExponent(powerTries, cal.gpus);
   const std::vector<ThermalFit> thermal = fitThermal(series, run.gpus(), power);
   for (size_t g = 0; g < n; ++g)
     cal.gpus[g].thermal = thermal[g];

@@ -25,6 +25,8 @@ constexpr std::array kCommands = {
             &cmdExplain},
     Command{"calibrate", "fit the run's own power, thermal and clock model, with each fit's error",
             &cmdCalibrate},
+    Command{"whatif", "project the run to another power limit, inlet or unthrottled GPU",
+            &cmdWhatif},
     Command{"compare", "compare runs: table with deltas, ranks and the Pareto front", &cmdCompare},
     Command{"summarize", "write the runs' summary cache that studies read (one job per run)",
             &cmdSummarize},

@@ -33,6 +33,7 @@ int cmdSimulate(const Args& args);
 int cmdAnalyze(const Args& args);
 int cmdExplain(const Args& args);
 int cmdCalibrate(const Args& args);
+int cmdWhatif(const Args& args);
 int cmdCompare(const Args& args);
 int cmdSummarize(const Args& args);
 int cmdExport(const Args& args);

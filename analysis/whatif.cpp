@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/whatif.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "analysis/kernel_categories.h"
+#include "loaders/core/error.h"
+#include "loaders/core/metrics.h"
+#include "loaders/core/throttle_reasons.h"
+#include "loaders/format/run_file.h"
+
+namespace wl {
+namespace {
+
+constexpr double kNsPerS = 1e9;
+constexpr uint32_t kLimitBits = throttle::kSwPowerCap | throttle::kSwThermal |
+                                throttle::kHwSlowdown | throttle::kHwThermal |
+                                throttle::kHwPowerBrake;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return kNaN;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+struct Series {
+  std::vector<double> t;  // s since the run start
+  std::vector<double> power, temp, clock, util;
+  std::vector<uint32_t> reasons;
+};
+
+std::vector<double> aligned(const RunFile& run, size_t gpu, std::string_view id,
+                            const std::vector<int64_t>& t) {
+  std::vector<double> out(t.size(), kNaN);
+  if (!run.series().metric(id)) return out;
+  const Samples s = run.readAllSamples(SeriesKind::Gpu, gpu, id);
+  if (s.t_ns.size() == t.size()) return s.v;
+  size_t j = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    while (j < s.t_ns.size() && s.t_ns[j] < t[i])
+      ++j;
+    if (j < s.t_ns.size() && s.t_ns[j] == t[i]) out[i] = s.v[j];
+  }
+  return out;
+}
+
+Series readSeries(const RunFile& run, size_t gpu) {
+  Series g;
+  if (!run.series().metric(metric::kTemp)) return g;
+  const Samples p = run.readAllSamples(SeriesKind::Gpu, gpu, metric::kTemp);
+  const int64_t t0 = run.info().start_ns;
+  for (int64_t t : p.t_ns)
+    g.t.push_back(static_cast<double>(t - t0) / kNsPerS);
+  g.temp = p.v;
+  g.power = aligned(run, gpu, metric::kPower, p.t_ns);
+  g.clock = aligned(run, gpu, metric::kSmClock, p.t_ns);
+  g.util = aligned(run, gpu, metric::kUtil, p.t_ns);
+  if (run.series().hasThrottle && !p.t_ns.empty()) {
+    g.reasons = run.readThrottle(gpu, p.first, p.t_ns.size());
+    if (g.reasons.size() != p.t_ns.size()) g.reasons.clear();
+  }
+  return g;
+}
+
+uint32_t reasonAt(const Series& s, size_t i) {
+  return i < s.reasons.size() && s.reasons[i] != throttle::kUnknown ? s.reasons[i] : 0u;
+}
+
+// Busy time of the four compute classes of one rank (merged intervals, s since the run start).
+struct Busy {
+  std::vector<double> start, end, before;
+  double in(double a, double b) const {
+    if (start.empty() || b <= a) return 0;
+    auto cum = [&](double t) {
+      const auto it = std::upper_bound(start.begin(), start.end(), t);
+      if (it == start.begin()) return 0.0;
+      const size_t i = static_cast<size_t>(it - start.begin()) - 1;
+      return before[i] + std::min(t, end[i]) - start[i];
+    };
+    return cum(b) - cum(a);
+  }
+};
+constexpr size_t kComputeClasses = 4;  // matmul, attention, norm, elementwise
+using RankBusy = std::array<Busy, kComputeClasses>;
+
+size_t classIndex(KernelCategory c) {
+  switch (c) {
+    case KernelCategory::MatMul:
+      return 0;
+    case KernelCategory::Attention:
+      return 1;
+    case KernelCategory::LayerNorm:
+      return 2;
+    case KernelCategory::AllReduce:
+    case KernelCategory::ReduceScatter:
+    case KernelCategory::AllGather:
+    case KernelCategory::SendRecv:
+    case KernelCategory::Communication:
+      return kComputeClasses;
+    default:
+      return 3;
+  }
+}
+
+RankBusy readRank(const RunFile& run, int rank) {
+  std::array<std::vector<std::pair<double, double>>, kComputeClasses> iv;
+  const int64_t t0 = run.info().start_ns;
+  for (size_t tr = 0; tr < run.tracks().size(); ++tr) {
+    if (run.tracks()[tr].rank != rank) continue;
+    for (const KernelEvent& e : run.readAllKernels(tr)) {
+      if (e.dur_ns <= 0) continue;
+      const size_t c = classIndex(correctedCategory(run.str(e.name), e.cls, e.kind));
+      if (c >= kComputeClasses) continue;
+      const double a = static_cast<double>(e.start_ns - t0) / kNsPerS;
+      iv[c].emplace_back(a, a + static_cast<double>(e.dur_ns) / kNsPerS);
+    }
+  }
+  RankBusy out;
+  for (size_t c = 0; c < kComputeClasses; ++c) {
+    std::sort(iv[c].begin(), iv[c].end());
+    Busy& b = out[c];
+    double total = 0;
+    for (const auto& [a, e] : iv[c]) {
+      if (!b.end.empty() && a <= b.end.back()) {
+        if (e > b.end.back()) total += e - b.end.back(), b.end.back() = e;
+        continue;
+      }
+      b.before.push_back(total), b.start.push_back(a), b.end.push_back(e);
+      total += e - a;
+    }
+  }
+  return out;
+}
+
+// The whole iterations of the run (every rank that reports iterations finished them).
+struct Window {
+  double a = kNaN, b = kNaN;  // s since the run start
+  int steps = 0;
+};
+
+Window wholeIterations(const RunFile& run) {
+  std::map<int64_t, std::pair<int64_t, int64_t>> span;
+  std::map<int64_t, int> ranks;
+  std::vector<int> rankIds;
+  for (const Iteration& it : run.iterations()) {
+    auto [pos, fresh] = span.try_emplace(it.step, it.start_ns, it.end_ns);
+    if (!fresh)
+      pos->second.first = std::min(pos->second.first, it.start_ns),
+      pos->second.second = std::max(pos->second.second, it.end_ns);
+    ++ranks[it.step];
+    rankIds.push_back(it.rank);
+  }
+  std::sort(rankIds.begin(), rankIds.end());
+  const int world = static_cast<int>(std::unique(rankIds.begin(), rankIds.end()) - rankIds.begin());
+  Window w;
+  const int64_t t0 = run.info().start_ns;
+  for (const auto& [step, se] : span) {
+    if (ranks[step] < world) continue;
+    const double a = static_cast<double>(se.first - t0) / kNsPerS;
+    const double b = static_cast<double>(se.second - t0) / kNsPerS;
+    w.a = std::isnan(w.a) ? a : std::min(w.a, a);
+    w.b = std::isnan(w.b) ? b : std::max(w.b, b);
+    ++w.steps;
+  }
+  if (w.steps == 0)
+    throw Error(
+        fmt::format("{}: cannot project: the run has no whole iteration (the step time "
+                    "needs ProfilerStep annotations or simulator iterations)",
+                    run.path().string()));
+  return w;
+}
+
+double tokensPerStep(const RunFile& run) {
+  const ParallelConfig& c = run.info().config;
+  return c.gbs && c.seq_len ? static_cast<double>(*c.gbs) * *c.seq_len : kNaN;
+}
+
+// Sample i's share of the window [a, b] (sample and hold: it stands for (t[i-1], t[i]]).
+double heldSpan(const Series& s, size_t i, double a, double b) {
+  const double lo = std::max(a, i ? s.t[i - 1] : s.t[i]), hi = std::min(b, s.t[i]);
+  return std::max(0.0, hi - lo);
+}
+
+struct Perturbation {
+  double powerSd = 0;        // the cap holds this many power-fit rms errors more
+  double sensitivitySd = 0;  // clock sensitivities shifted by this many spreads
+};
+
+// Everything the replay needs of the run, read once.
+struct Inputs {
+  const Calibration* cal = nullptr;
+  Window window;
+  double tokens = kNaN;
+  std::vector<Series> series;
+  std::vector<RankBusy> busy;              // per GPU (its rank's kernels)
+  std::vector<std::vector<double>> share;  // per GPU, per class and sample: busy time in (t-1, t]
+  std::array<double, kComputeClasses> sensitivity{}, spread{};
+  double capFrac = 1.0;
+  double thermalThresholdC = kNaN;  // where the SW thermal slowdown starts
+  double thermalPerC = kNaN;        // clock ratio lost per degree above it
+  double inletC = kNaN;             // the measured setting's inlet
+  double pipelineFactor = 1.0;      // (m + p - 1) / m
+  std::vector<std::string> notes;
+};
+
+Inputs readInputs(const RunFile& run, const Calibration& cal) {
+  Inputs in;
+  in.cal = &cal;
+  in.window = wholeIterations(run);
+  in.tokens = tokensPerStep(run);
+  const size_t n = run.gpus().size();
+  if (cal.gpus.size() != n)
+    throw Error(fmt::format("{}: cannot project: the calibration has {} GPUs, the run {}",
+                            run.path().string(), cal.gpus.size(), n));
+  std::map<int, RankBusy> rankBusy;
+  for (size_t g = 0; g < n; ++g) {
+    in.series.push_back(readSeries(run, g));
+    const int rank = run.gpus()[g].rank;
+    if (rank >= 0 && !rankBusy.count(rank)) rankBusy[rank] = readRank(run, rank);
+    in.busy.push_back(rank >= 0 ? rankBusy[rank] : RankBusy{});
+    const Series& s = in.series.back();
+    if (s.t.empty() ||
+        std::all_of(s.clock.begin(), s.clock.end(), [](double v) { return std::isnan(v); }))
+      throw Error(
+          fmt::format("{}: cannot project: GPU {} has no temperature or SM clock "
+                      "telemetry",
+                      run.path().string(), g));
+  }
+  for (const ClassResponse& r : cal.classes) {
+    const size_t c = static_cast<size_t>(r.cls);
+    if (c >= kComputeClasses) continue;
+    const bool compute = r.cls == ActivityClass::Matmul || r.cls == ActivityClass::Attention;
+    in.sensitivity[c] = std::isfinite(r.clock_sensitivity)
+                            ? std::clamp(r.clock_sensitivity, 0.0, 1.0)
+                            : (compute ? 1.0 : 0.0);
+    in.spread[c] = std::isfinite(r.spread) ? r.spread : 0.0;
+    if (!std::isfinite(r.clock_sensitivity))
+      in.notes.push_back(fmt::format("{}: no clock sensitivity fitted; {} assumed",
+                                     activityClassId(r.cls), compute ? 1 : 0));
+  }
+  // The power the cap holds over the limit: the GPUs capped steadily; 1 where none was.
+  std::vector<double> fr, thr, slope, inlets;
+  for (const GpuCalibration& g : cal.gpus) {
+    if (g.governor.steady_capped_samples >= 20 && std::isfinite(g.governor.cap_power_frac))
+      fr.push_back(g.governor.cap_power_frac);
+    if (std::isfinite(g.governor.thermal_clock_per_c) && g.governor.thermal_clock_per_c < 0)
+      slope.push_back(-g.governor.thermal_clock_per_c / g.governor.max_clock_mhz);
+    if (g.thermal.upstream_gpu < 0 && std::isfinite(g.thermal.inlet_c))
+      inlets.push_back(g.thermal.inlet_c);
+  }
+  // What the cap holds where it holds all the time: the dense bursts after a pipeline wait lift
+  // the sensor's average above the setpoint where the cap acts only now and then (the
+  // calibration's median), not where it never lets go. The tenth percentile of the power of the
+  // samples whose whole sensor window was capped, over the limit.
+  std::vector<double> capped;
+  for (size_t g = 0; g < n; ++g) {
+    const Series& s = in.series[g];
+    const double limit = cal.gpus[g].governor.power_limit_w;
+    size_t run = 0;
+    for (size_t i = 0; i < s.t.size(); ++i) {
+      run = reasonAt(s, i) & throttle::kSwPowerCap ? run + 1 : 0;
+      if (run > 1 && s.t[i] - s.t[i + 1 - run] >= cal.power_window_s && !std::isnan(s.power[i]) &&
+          limit > 0)
+        capped.push_back(s.power[i] / limit);
+    }
+  }
+  if (capped.size() >= 20) {
+    std::sort(capped.begin(), capped.end());
+    in.capFrac = capped[capped.size() / 10];
+  } else {
+    in.capFrac = fr.empty() ? 1.0 : median(fr);
+    if (fr.empty())
+      in.notes.push_back("no GPU was held at its power cap: the cap is assumed to hold the limit");
+  }
+  in.inletC = median(inlets);
+  // The SW thermal slowdown: its slope from the calibration, where it starts from the samples
+  // with the thermal bit and no power cap bit (the clock's ceiling fmax - k (T - T0)).
+  if (!slope.empty()) {
+    in.thermalPerC = median(slope);
+    for (size_t g = 0; g < n; ++g) {
+      const Series& s = in.series[g];
+      const double fmax = cal.gpus[g].governor.max_clock_mhz;
+      for (size_t i = 0; i < s.t.size(); ++i) {
+        const uint32_t r = reasonAt(s, i);
+        if ((r & throttle::kSwThermal) && !(r & throttle::kSwPowerCap) && s.clock[i] > 0)
+          thr.push_back(s.temp[i] - (1.0 - s.clock[i] / fmax) / in.thermalPerC);
+      }
+    }
+    in.thermalThresholdC = median(thr);
+  }
+  if (std::isnan(in.thermalThresholdC))
+    in.notes.push_back(
+        "the run never reached its SW thermal slowdown: a projection that would is not slowed "
+        "by it");
+  const ParallelConfig& pc = cal.config;
+  if (pc.pp && *pc.pp > 1 && pc.gbs && pc.mbs && pc.dp && *pc.dp * *pc.mbs > 0) {
+    const double m = static_cast<double>(*pc.gbs) / (*pc.dp * *pc.mbs);
+    if (m >= 1) in.pipelineFactor = (m + *pc.pp - 1) / m;
+  }
+  // Per sample: compute-class busy time in (t[i-1], t[i]].
+  for (size_t g = 0; g < n; ++g) {
+    const Series& s = in.series[g];
+    std::vector<double> sh(s.t.size() * kComputeClasses, 0.0);
+    for (size_t i = 1; i < s.t.size(); ++i)
+      for (size_t c = 0; c < kComputeClasses; ++c)
+        sh[i * kComputeClasses + c] = in.busy[g][c].in(s.t[i - 1], s.t[i]);
+    in.share.push_back(std::move(sh));
+  }
+  return in;
+}
+
+// Mean clock over (t - window, t], as the calibration's power fit reads it.
+double windowClock(const Series& s, size_t k, double window) {
+  double sum = 0;
+  int n = 0;
+  for (size_t i = k + 1; i-- > 0 && s.t[i] > s.t[k] - window;)
+    if (!std::isnan(s.clock[i])) sum += s.clock[i], ++n;
+  return n ? sum / n : kNaN;
+}
+
+struct GpuReplay {
+  double compute = 0, computeNew = 0;  // compute-class busy time in the window (s)
+  double energy = 0;                   // J in the window, before the step's stretch
+  double stretchEnergy = 0;            // J of the busy time's own stretch
+  double waitPower = kNaN;
+  double peak = kNaN;
+  size_t busy = 0, limited = 0;
+};
+
+WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbation& pert,
+                     double measuredStep) {
+  const Calibration& cal = *in.cal;
+  const size_t n = in.series.size();
+  std::vector<GpuReplay> out(n);
+  std::vector<std::vector<double>> dP(n);  // power change per sample
+  std::vector<double> dt(n, 0.0);
+  const double dInlet =
+      set.inlet_temp_c && std::isfinite(in.inletC) ? *set.inlet_temp_c - in.inletC : 0.0;
+  std::array<double, kComputeClasses> sens{};
+  for (size_t c = 0; c < kComputeClasses; ++c)
+    sens[c] = std::clamp(in.sensitivity[c] + pert.sensitivitySd * in.spread[c], 0.0, 1.0);
+  // GPUs in front first: a rear GPU's inlet follows the power of the GPU it breathes from.
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return (cal.gpus[a].thermal.upstream_gpu >= 0) < (cal.gpus[b].thermal.upstream_gpu >= 0);
+  });
+  const double window = cal.power_window_s;
+  for (size_t g : order) {
+    const Series& s = in.series[g];
+    const GpuCalibration& gc = cal.gpus[g];
+    const PowerFit& pf = gc.power;
+    const ThermalFit& th = gc.thermal;
+    const double fmax = gc.governor.max_clock_mhz;
+    const bool free = std::find(set.unthrottled_gpus.begin(), set.unthrottled_gpus.end(), gc.gpu) !=
+                      set.unthrottled_gpus.end();
+    const double limit = set.power_limit_w.value_or(gc.governor.power_limit_w);
+    const double cap = in.capFrac * limit + pert.powerSd * pf.quality.rmse;
+    const double gexp = std::isfinite(pf.clock_exponent) ? pf.clock_exponent : 1.5;
+    // The power above idle follows the clock: the idle power (the lowest clock) bounds what does
+    // not (board, memory, fans), and the leakage the fitted intercept holds at the busy
+    // temperature falls with the voltage as the clock does.
+    const double idleW = std::isfinite(pf.idle_w) ? pf.idle_w : 0.0;
+    const double cT = std::isfinite(pf.temp_coef_w_per_c) ? pf.temp_coef_w_per_c : 0.0;
+    const double rDie = std::isfinite(th.die_resistance_c_per_w) ? th.die_resistance_c_per_w : 0;
+    const double rSink = std::isfinite(th.sink_resistance_c_per_w) ? th.sink_resistance_c_per_w : 0;
+    const double tau = std::isfinite(th.tau_s) ? th.tau_s : 30.0;
+    const int up = th.upstream_gpu;
+    const double rUp = up >= 0 && std::isfinite(th.upstream_c_per_w) ? th.upstream_c_per_w : 0;
+    const bool hasPower =
+        std::any_of(s.power.begin(), s.power.end(), [](double v) { return !std::isnan(v); });
+    GpuReplay& r = out[g];
+    dP[g].assign(s.t.size(), 0.0);
+    double lagP = 0, lagUp = 0, dT = dInlet;
+    double waitE = 0, waitT = 0;
+    for (size_t i = 0; i < s.t.size(); ++i) {
+      const double step = i ? s.t[i] - s.t[i - 1] : 0.0;
+      const double y = s.clock[i] / fmax;
+      const double busyShare = std::isnan(s.util[i]) ? 0.0 : s.util[i] / 100.0;
+      const uint32_t reason = reasonAt(s, i);
+      double yNew = y, yFree = y;
+      if (busyShare > 0 && y > 0) {
+        if (reason & kLimitBits) yFree = std::max(y, 1.0);
+        yNew = yFree;
+        if (!free) {
+          // The cap: the clock at which the window's power would be what the cap holds.
+          const double xw = windowClock(s, i, window) / fmax;
+          const double p = s.power[i];
+          if (hasPower && !std::isnan(p) && xw > 0) {
+            const double a = std::max(1.0, (p - idleW) / std::pow(xw, gexp));
+            const double xg = std::pow(xw * yFree / y, gexp);
+            const double pFree = p + cT * dT + a * (xg - std::pow(xw, gexp));
+            if (pFree > cap) {
+              const double xc = std::pow(
+                  std::max(1e-6, std::pow(xw, gexp) + (cap - p - cT * dT) / a), 1.0 / gexp);
+              yNew = std::min(yNew, y * xc / xw);
+            }
+          }
+          // The SW thermal slowdown.
+          if (std::isfinite(in.thermalThresholdC) && s.temp[i] + dT > in.thermalThresholdC)
+            yNew = std::min(yNew, 1.0 - in.thermalPerC * (s.temp[i] + dT - in.thermalThresholdC));
+        }
+        yNew = std::clamp(yNew, 0.2, std::max(1.0, y));
+      }
+      // Power at the new clock (the calibrated model's change added to the measured power).
+      double pNew = s.power[i];
+      if (hasPower && !std::isnan(pNew)) {
+        const double xw = windowClock(s, i, window) / fmax;
+        if (xw > 0 && y > 0 && yNew != y) {
+          const double a = std::max(0.0, (pNew - idleW) / std::pow(xw, gexp));
+          pNew += a * (std::pow(xw * yNew / y, gexp) - std::pow(xw, gexp));
+        }
+        pNew += cT * dT;
+        dP[g][i] = pNew - s.power[i];
+      }
+      // Temperature: the die follows at once, the heatsink with its lag; the GPU in front too.
+      const double d = i ? std::exp(-step / tau) : 0.0;
+      lagP = i ? dP[g][i - 1] + (lagP - dP[g][i - 1]) * d : dP[g][i];
+      double upNow = 0;
+      if (up >= 0 && static_cast<size_t>(up) < n && !dP[static_cast<size_t>(up)].empty()) {
+        const auto& u = dP[static_cast<size_t>(up)];
+        const auto& ut = in.series[static_cast<size_t>(up)].t;
+        const size_t j = static_cast<size_t>(std::max<std::ptrdiff_t>(
+            0, std::upper_bound(ut.begin(), ut.end(), s.t[i]) - ut.begin() - 1));
+        upNow = j < u.size() ? u[j] : 0.0;
+      }
+      lagUp = i ? lagUp + (upNow - lagUp) * (1 - d) : upNow;
+      dT = dInlet + rDie * dP[g][i] + rSink * lagP + rUp * lagUp;
+      const double tNew = s.temp[i] + dT;
+      // Inside the whole iterations: time, energy, peak, throttled share.
+      const double held = heldSpan(s, i, in.window.a, in.window.b);
+      if (held <= 0) continue;
+      const double frac = step > 0 ? held / step : 0.0;
+      double comp = 0, compNew = 0;
+      for (size_t c = 0; c < kComputeClasses; ++c) {
+        const double b = in.share[g][i * kComputeClasses + c] * frac;
+        comp += b;
+        compNew += b * (1 - sens[c] + (yNew > 0 && y > 0 ? sens[c] * y / yNew : sens[c]));
+      }
+      r.compute += comp, r.computeNew += compNew;
+      if (!std::isnan(pNew)) {
+        r.energy += pNew * held;
+        r.stretchEnergy += pNew * (compNew - comp);
+        if (comp < 0.5 * held) waitE += pNew * held, waitT += held;
+      }
+      dt[g] += held;
+      r.peak = std::isnan(r.peak) ? tNew : std::max(r.peak, tNew);
+      if (busyShare > 0) {
+        ++r.busy;
+        if (yNew < yFree - 0.002) ++r.limited;
+      }
+    }
+    r.waitPower = waitT > 0 ? waitE / waitT : (dt[g] > 0 ? r.energy / dt[g] : kNaN);
+  }
+  // The step: the slowest GPU's compute time sets it.
+  const double steps = in.window.steps;
+  double maxOld = 0, maxNew = 0;
+  for (const GpuReplay& r : out)
+    maxOld = std::max(maxOld, r.compute), maxNew = std::max(maxNew, r.computeNew);
+  WhatifOutcome o;
+  o.step_s = measuredStep + in.pipelineFactor * (maxNew - maxOld) / steps;
+  const double extra = (o.step_s - measuredStep) * steps;  // more time in the window
+  double energy = 0, peak = kNaN;
+  size_t busy = 0, limited = 0;
+  for (const GpuReplay& r : out) {
+    double e = r.energy + r.stretchEnergy;
+    if (std::isfinite(r.waitPower)) e += r.waitPower * (extra - (r.computeNew - r.compute));
+    energy += e;
+    if (!std::isnan(r.peak)) peak = std::isnan(peak) ? r.peak : std::max(peak, r.peak);
+    busy += r.busy, limited += r.limited;
+  }
+  o.tokens_per_s = in.tokens / o.step_s;
+  o.energy_per_token_j = energy / (steps * in.tokens);
+  o.peak_temp_c = peak;
+  o.throttled_fraction = busy ? static_cast<double>(limited) / static_cast<double>(busy) : kNaN;
+  return o;
+}
+
+nlohmann::json num(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json outcomeJson(const WhatifOutcome& o) {
+  return {{"step_s", num(o.step_s)},
+          {"tokens_per_s", num(o.tokens_per_s)},
+          {"energy_per_token_j", num(o.energy_per_token_j)},
+          {"peak_temp_c", num(o.peak_temp_c)},
+          {"throttled_fraction", num(o.throttled_fraction)}};
+}
+
+}  // namespace
+
+WhatifOutcome measureRun(const RunFile& run) {
+  const Window w = wholeIterations(run);
+  const double tokens = tokensPerStep(run);
+  double energy = 0, peak = kNaN;
+  size_t busy = 0, limited = 0;
+  for (size_t g = 0; g < run.gpus().size(); ++g) {
+    const Series s = readSeries(run, g);
+    for (size_t i = 0; i < s.t.size(); ++i) {
+      const double held = heldSpan(s, i, w.a, w.b);
+      if (held <= 0) continue;
+      if (!std::isnan(s.power[i])) energy += s.power[i] * held;
+      if (!std::isnan(s.temp[i])) peak = std::isnan(peak) ? s.temp[i] : std::max(peak, s.temp[i]);
+      if (s.util[i] > 0) {
+        ++busy;
+        if (reasonAt(s, i) & kLimitBits) ++limited;
+      }
+    }
+  }
+  WhatifOutcome o;
+  o.step_s = (w.b - w.a) / w.steps;
+  o.tokens_per_s = tokens / o.step_s;
+  o.energy_per_token_j = energy / (w.steps * tokens);
+  o.peak_temp_c = peak;
+  o.throttled_fraction = busy ? static_cast<double>(limited) / static_cast<double>(busy) : kNaN;
+  return o;
+}
+
+WhatifProjection projectRun(const RunFile& run, const Calibration& cal,
+                            const std::vector<WhatifSetting>& settings) {
+  const Inputs in = readInputs(run, cal);
+  WhatifProjection p;
+  p.run = run.path().string();
+  p.steps = in.window.steps;
+  p.tokens_per_step = in.tokens;
+  p.notes = in.notes;
+  if (std::isnan(in.tokens))
+    p.notes.push_back(
+        "the run's configuration lacks the global batch or sequence length: no tokens per "
+        "second or energy per token");
+  const WhatifOutcome measured = measureRun(run);
+  double limit = kNaN;
+  for (const GpuCalibration& g : cal.gpus)
+    if (std::isfinite(g.governor.power_limit_w))
+      limit =
+          std::isnan(limit) ? g.governor.power_limit_w : std::max(limit, g.governor.power_limit_w);
+  const WhatifSetting here{limit, in.inletC, {}};
+  auto row = [&](std::string kind, const WhatifSetting& s) {
+    WhatifRow r;
+    r.kind = std::move(kind);
+    r.power_limit_w = s.power_limit_w.value_or(limit);
+    r.inlet_temp_c = s.inlet_temp_c.value_or(in.inletC);
+    r.unthrottled_gpus = s.unthrottled_gpus;
+    r.value = replay(in, s, {}, measured.step_s);
+    // One standard error: the cap one power-fit rms higher, the clock sensitivities one spread
+    // higher, the temperature one thermal-fit rms.
+    const WhatifOutcome a = replay(in, s, {1.0, 0.0}, measured.step_s);
+    const WhatifOutcome b = replay(in, s, {0.0, 1.0}, measured.step_s);
+    double thermalRms = 0;
+    for (const GpuCalibration& g : cal.gpus)
+      if (std::isfinite(g.thermal.quality.rmse))
+        thermalRms = std::max(thermalRms, g.thermal.quality.rmse);
+    auto q = [](double x, double y) { return std::sqrt(x * x + y * y); };
+    r.uncertainty.step_s = q(a.step_s - r.value.step_s, b.step_s - r.value.step_s);
+    r.uncertainty.tokens_per_s = r.value.tokens_per_s * r.uncertainty.step_s / r.value.step_s;
+    r.uncertainty.energy_per_token_j = q(a.energy_per_token_j - r.value.energy_per_token_j,
+                                         b.energy_per_token_j - r.value.energy_per_token_j);
+    r.uncertainty.peak_temp_c =
+        q(q(a.peak_temp_c - r.value.peak_temp_c, b.peak_temp_c - r.value.peak_temp_c), thermalRms);
+    r.uncertainty.throttled_fraction = q(a.throttled_fraction - r.value.throttled_fraction,
+                                         b.throttled_fraction - r.value.throttled_fraction);
+    return r;
+  };
+  WhatifRow m;
+  m.kind = "measured";
+  m.power_limit_w = limit;
+  m.inlet_temp_c = in.inletC;
+  m.value = measured;
+  p.rows.push_back(m);
+  p.rows.push_back(row("model at the measured setting", here));
+  for (const WhatifSetting& s : settings)
+    p.rows.push_back(row("projected", s));
+  return p;
+}
+
+nlohmann::json toJson(const WhatifProjection& p) {
+  nlohmann::json settings = nlohmann::json::array();
+  auto base = [](const WhatifRow& r) {
+    nlohmann::json j = {{"power_limit_w", num(r.power_limit_w)},
+                        {"inlet_temp_c", num(r.inlet_temp_c)},
+                        {"unthrottled_gpus", r.unthrottled_gpus}};
+    j.update(outcomeJson(r.value));
+    return j;
+  };
+  for (size_t i = 0; i < p.rows.size(); ++i) {
+    const WhatifRow& r = p.rows[i];
+    if (r.kind == "model at the measured setting") continue;
+    nlohmann::json j = base(r);
+    j["kind"] = r.kind;
+    if (r.kind == "measured") {
+      // The model's reproduction of the measured point: its error there.
+      for (const WhatifRow& mr : p.rows)
+        if (mr.kind == "model at the measured setting") {
+          nlohmann::json model = outcomeJson(mr.value);
+          model["uncertainty"] = outcomeJson(mr.uncertainty);
+          j["model"] = model;
+        }
+      j["uncertainty"] = nullptr;
+    } else {
+      j["uncertainty"] = outcomeJson(r.uncertainty);
+    }
+    settings.push_back(j);
+  }
+  return {{"run", p.run},
+          {"projected", true},
+          {"whole_iterations", p.steps},
+          {"tokens_per_step", num(p.tokens_per_step)},
+          {"settings", settings},
+          {"notes", p.notes}};
+}
+
+}  // namespace wl

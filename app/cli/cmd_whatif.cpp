@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// wattline whatif RUN.h5 [--power-limit W] [--inlet-temp C] [--unthrottle-gpu N[,M...]]
+//                        [--sweep power-limit=A:B:STEP] [--power-window S] [--json|--csv]
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "analysis/calibration.h"
+#include "analysis/whatif.h"
+#include "app/cli/arg_parser.h"
+#include "app/cli/commands.h"
+#include "loaders/core/error.h"
+#include "loaders/format/run_file.h"
+
+namespace wl::cli {
+namespace {
+
+std::string f(double v, int digits) {
+  return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : std::string("-");
+}
+
+std::string pm(double v, double u, int digits) {
+  return std::isfinite(u) ? fmt::format("{} +- {}", f(v, digits), f(u, digits)) : f(v, digits);
+}
+
+std::string gpus(const std::vector<int>& g) {
+  std::string s;
+  for (int x : g)
+    s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s.empty() ? "-" : s;
+}
+
+double number(const std::string& opt, const std::string& s) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(fmt::format("{}: expected a number, got '{}'", opt, s));
+}
+
+std::vector<int> gpuList(const std::string& s) {
+  std::vector<int> out;
+  size_t a = 0;
+  while (a <= s.size()) {
+    const size_t b = std::min(s.find(',', a), s.size());
+    const double v = number("--unthrottle-gpu", s.substr(a, b - a));
+    if (v < 0 || v != std::floor(v))
+      throw UsageError("--unthrottle-gpu: expected GPU indices (0, 1, ...)");
+    out.push_back(static_cast<int>(v));
+    a = b + 1;
+  }
+  return out;
+}
+
+std::string text(const WhatifProjection& p) {
+  std::string s = fmt::format(
+      "{}: {} whole iterations, {} tokens per step; projected from the run's own calibration, "
+      "not measured\n",
+      p.run, p.steps, f(p.tokens_per_step, 0));
+  s += fmt::format("{:<30} {:>7} {:>7} {:>10} {:>16} {:>18} {:>16} {:>9}\n", "setting", "limit W",
+                   "inlet C", "unthrottled", "step s", "energy/token J", "peak C", "throttled");
+  for (const WhatifRow& r : p.rows)
+    s += fmt::format(
+        "{:<30} {:>7} {:>7} {:>10} {:>16} {:>18} {:>16} {:>9}\n", r.kind, f(r.power_limit_w, 0),
+        f(r.inlet_temp_c, 1), gpus(r.unthrottled_gpus), pm(r.value.step_s, r.uncertainty.step_s, 3),
+        pm(r.value.energy_per_token_j, r.uncertainty.energy_per_token_j, 4),
+        pm(r.value.peak_temp_c, r.uncertainty.peak_temp_c, 1), f(r.value.throttled_fraction, 2));
+  for (const std::string& n : p.notes)
+    s += "note: " + n + "\n";
+  return s;
+}
+
+std::string csv(const WhatifProjection& p) {
+  std::string s =
+      "kind,power_limit_w,inlet_temp_c,unthrottled_gpus,step_s,tokens_per_s,energy_per_token_j,"
+      "peak_temp_c,throttled_fraction,step_s_sd,energy_per_token_j_sd,peak_temp_c_sd\n";
+  auto c = [](double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string(); };
+  for (const WhatifRow& r : p.rows) {
+    std::string g = gpus(r.unthrottled_gpus);
+    if (g == "-") g.clear();
+    s += fmt::format("{},{},{},\"{}\",{},{},{},{},{},{},{},{}\n", r.kind, c(r.power_limit_w),
+                     c(r.inlet_temp_c), g, c(r.value.step_s), c(r.value.tokens_per_s),
+                     c(r.value.energy_per_token_j), c(r.value.peak_temp_c),
+                     c(r.value.throttled_fraction), c(r.uncertainty.step_s),
+                     c(r.uncertainty.energy_per_token_j), c(r.uncertainty.peak_temp_c));
+  }
+  return s;
+}
+
+}  // namespace
+
+int cmdWhatif(const Args& args) {
+  ArgParser p("whatif",
+              "Project a measured run to another power limit, inlet temperature or set of "
+              "unthrottled GPUs with its own calibration (wattline calibrate): step time, "
+              "throughput, energy per token, peak temperature and throttled share per setting, "
+              "each with an uncertainty from the calibration's errors; the measured setting "
+              "first, with the model's reproduction of it (docs/whatif.md). Projections are not "
+              "measurements.");
+  p.option("power-limit", "W", "the power limit per GPU (per package on MI250)")
+      .option("inlet-temp", "C", "the cold-aisle inlet temperature")
+      .option("unthrottle-gpu", "N[,M...]",
+              "these GPUs are never slowed by a power or thermal limit (a fixed fan)")
+      .option("sweep", "power-limit=A:B:STEP",
+              "project every power limit from A to B in steps of STEP (with the other options)")
+      .option("power-window", "S", "the power sensor's averaging window (as calibrate's)")
+      .flag("json", "print the projection as JSON (schema in docs/whatif.md)")
+      .flag("csv", "print the projection as CSV, one row per setting")
+      .positionals("RUN.h5", "a Wattline run with telemetry, kernel traces and iterations", 1, 1);
+  if (!p.parse(args)) return 0;
+  if (p.has("json") && p.has("csv")) throw UsageError("--json and --csv exclude each other");
+  WhatifSetting base;
+  if (auto v = p.value("power-limit")) {
+    base.power_limit_w = number("--power-limit", *v);
+    if (!(*base.power_limit_w > 0 && *base.power_limit_w <= 5000))
+      throw UsageError("--power-limit: expected 1 to 5000 W");
+  }
+  if (auto v = p.value("inlet-temp")) {
+    base.inlet_temp_c = number("--inlet-temp", *v);
+    if (!(*base.inlet_temp_c >= -20 && *base.inlet_temp_c <= 80))
+      throw UsageError("--inlet-temp: expected -20 to 80 C");
+  }
+  if (auto v = p.value("unthrottle-gpu")) base.unthrottled_gpus = gpuList(*v);
+  std::vector<WhatifSetting> settings;
+  if (auto v = p.value("sweep")) {
+    const std::string prefix = "power-limit=";
+    const std::string spec = v->rfind(prefix, 0) == 0 ? v->substr(prefix.size()) : std::string();
+    const size_t c1 = spec.find(':'), c2 = c1 == std::string::npos ? c1 : spec.find(':', c1 + 1);
+    if (c2 == std::string::npos)
+      throw UsageError("--sweep: expected power-limit=FROM:TO:STEP, e.g. power-limit=400:700:50");
+    const double a = number("--sweep", spec.substr(0, c1));
+    const double b = number("--sweep", spec.substr(c1 + 1, c2 - c1 - 1));
+    const double st = number("--sweep", spec.substr(c2 + 1));
+    if (!(a > 0 && b >= a && st > 0 && (b - a) / st <= 1000))
+      throw UsageError("--sweep: expected 0 < FROM <= TO and STEP > 0 (at most 1000 settings)");
+    for (double w = a; w <= b + 1e-9 * b; w += st) {
+      WhatifSetting s = base;
+      s.power_limit_w = w;
+      settings.push_back(s);
+    }
+  } else if (base.power_limit_w || base.inlet_temp_c || !base.unthrottled_gpus.empty()) {
+    settings.push_back(base);
+  }
+  CalibrationOptions opt;
+  if (auto w = p.doubleValue("power-window")) {
+    if (!(*w >= 0 && *w <= 60)) throw UsageError("--power-window: expected 0 to 60 seconds");
+    opt.power_window_s = *w;
+  }
+  const auto run = RunFile::open(p.positional().front());
+  for (int g : base.unthrottled_gpus)
+    if (static_cast<size_t>(g) >= run->gpus().size())
+      throw UsageError(
+          fmt::format("--unthrottle-gpu: the run has GPUs 0 to {}", run->gpus().size() - 1));
+  const Calibration cal = calibrateRun(*run, opt);
+  const WhatifProjection proj = projectRun(*run, cal, settings);
+  if (p.has("json")) {
+    nlohmann::json j = toJson(proj);
+    j["calibration"] = toJson(cal);
+    std::fputs((j.dump(2) + "\n").c_str(), stdout);
+  } else if (p.has("csv"))
+    std::fputs(csv(proj).c_str(), stdout);
+  else
+    std::fputs(text(proj).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace wl::cli
