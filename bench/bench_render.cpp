@@ -75,23 +75,19 @@ Scene scene64() {
   return s;
 }
 
-// As the timeline view paints: the rows' geometry first, on two threads (prepareRows), unless
-// WATTLINE_BENCH_SERIAL is set (then paint builds each row, on one thread).
-void paintFrame(Scene& s, const wl::TimeMapping& map, QImage& img, const wl::TileFetch& fetch) {
-  static const bool serial = std::getenv("WATTLINE_BENCH_SERIAL") != nullptr;
-  if (!serial) {
-    std::vector<const wl::TrackRow*> rows;
-    for (const wl::TrackRow& r : s.rows)
-      rows.push_back(&r);
-    s.renderer->prepareRows(rows, map, fetch, nullptr);
-  }
+// As the timeline view paints: the frame planned (planFrame), every row's geometry and image
+// built (prepareFrame: counters on two threads), then painted from the caches (paintFrame).
+void paintRows(wl::TimelineRenderer& renderer, const std::vector<wl::TrackRow>& rows,
+               const wl::TimeMapping& map, QImage& img, const wl::TileFetch& fetch) {
+  wl::FrameSpec spec;
+  spec.theme = renderer.theme();
+  wl::FrameLayout f = wl::planFrame(rows, {map.t0, map.t1}, spec, QRectF(img.rect()));
+  wl::prepareFrame(f, renderer, fetch);
   QPainter p(&img);
-  double y = 0;
-  for (const wl::TrackRow& r : s.rows) {
-    wl::paintScreenRow(p, *s.renderer, r, QRectF(0, y, img.width(), r.height), 200, map, fetch,
-                       nullptr, false, {});
-    y += r.height;
-  }
+  wl::paintFrame(p, f, renderer);
+}
+void paintFrame(Scene& s, const wl::TimeMapping& map, QImage& img, const wl::TileFetch& fetch) {
+  paintRows(*s.renderer, s.rows, map, img, fetch);
 }
 
 // The measured frame (a separate function so profilers can isolate it from the warm-up).
@@ -180,13 +176,11 @@ void heatmap(benchmark::State& state, double fraction, bool cold) {
   const auto span = static_cast<int64_t>(static_cast<double>(run->info().end_ns - t0) * fraction);
   const wl::TileFetch load = [](const wl::TileKey& k) { return store.load(k); };
   int i = 0;
+  const std::vector<wl::TrackRow> rows{r};
   if (!cold)
     for (int w = 0; w < 8; ++w) {  // warm the tiles of the frames below
-      QPainter p(&img);
       const int64_t off = w * span / 64;
-      wl::paintScreenRow(p, renderer, r, QRectF(0, 0, img.width(), img.height()), 200,
-                         wl::TimeMapping{t0 + off, t0 + off + span, kWidth}, load, nullptr, false,
-                         {});
+      paintRows(renderer, rows, wl::TimeMapping{t0 + off, t0 + off + span, kWidth}, img, load);
     }
   for (auto _ : state) {
     if (cold) {
@@ -197,10 +191,7 @@ void heatmap(benchmark::State& state, double fraction, bool cold) {
     }
     const int64_t off = (i++ % 8) * span / 64;
     renderer.bumpEpoch();
-    QPainter p(&img);
-    wl::paintScreenRow(p, renderer, r, QRectF(0, 0, img.width(), img.height()), 200,
-                       wl::TimeMapping{t0 + off, t0 + off + span, kWidth}, load, nullptr, false,
-                       {});
+    paintRows(renderer, rows, wl::TimeMapping{t0 + off, t0 + off + span, kWidth}, img, load);
   }
 }
 void BM_Heatmap1024_FullRun(benchmark::State& st) {

@@ -216,35 +216,19 @@ MainWindow::MainWindow(QWidget* parent)
 }
 
 void MainWindow::rebuildRows() {
-  RowPlanOptions o;
+  const auto& runs = page_->store()->runs();
+  RowPlanOptions o = windowRowOptions(runs);
   o.heatmap = heatmapAction_ && heatmapAction_->isChecked();
   o.throttleStrip = true;
-  // Compact rows when there are many GPUs, so kernels are not far below the counters.
-  size_t gpus = 0;
-  for (const auto& r : page_->store()->runs())
-    gpus += r->gpus().size();
-  if (gpus >= 8) {
-    o.counterHeight = 32;
-    o.kernelHeight = 20;
-  }
-  o.compareCounterHeight = o.differenceHeight = o.counterHeight;
   if (heatmapMetric_ && !heatmapMetric_->currentData().toString().isEmpty())
     o.heatmapMetric = heatmapMetric_->currentData().toString().toStdString();
   ComparePlan cmp;
   if (compare_->active()) {
     const CompareSettings& cs = compare_->settings();
-    cmp.active = true;
-    cmp.runA = cs.runA;
-    cmp.runB = cs.runB;
-    cmp.pairs = cs.pairs;
-    cmp.differenceMetrics = cs.differenceMetrics;
+    CompareLayout layout = CompareLayout::Stacked;
     if (compareLayout_ && compareLayout_->checkedAction())
-      cmp.layout = static_cast<CompareLayout>(compareLayout_->checkedAction()->data().toInt());
-    const auto& runs = page_->store()->runs();
-    const RunDifferences d =
-        runDifferences(*runs[static_cast<size_t>(cs.runA)], *runs[static_cast<size_t>(cs.runB)]);
-    cmp.labelA = QString::fromStdString(d.label_a);
-    cmp.labelB = QString::fromStdString(d.label_b);
+      layout = static_cast<CompareLayout>(compareLayout_->checkedAction()->data().toInt());
+    cmp = comparePlan(runs, cs.runA, cs.runB, cs.pairs, cs.differenceMetrics, layout);
     page_->view()->renderer().setRunLabel(cs.runA, cmp.labelA);
     page_->view()->renderer().setRunLabel(cs.runB, cmp.labelB);
   }

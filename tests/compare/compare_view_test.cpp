@@ -123,8 +123,7 @@ TEST_F(WarpedTimeline, AKernelOfBIsDrawnAtTheXOfItsWarpedStart) {
   EXPECT_NEAR(want0, byHand, 0.5);
   // The box the hit test finds under that x (the piece's linear map) starts there.
   const TimeMapping local = r.rowMappingAt(row, display, want0 + 1);
-  const KernelGeometry* g =
-      r.kernelGeometry(std::get<KernelsRow>(row.content), local, load, nullptr);
+  const KernelGeometry* g = r.kernelGeometry(std::get<KernelsRow>(row.content), local, load);
   const KernelBox* box = nullptr;
   for (const KernelBox& kb : g->boxes)
     if (kb.start_ns == comm->start_ns) box = &kb;
@@ -135,8 +134,10 @@ TEST_F(WarpedTimeline, AKernelOfBIsDrawnAtTheXOfItsWarpedStart) {
   QImage img(1200, 24, QImage::Format_RGB32);
   img.fill(Qt::white);
   {
+    std::vector<TimelineRenderer::RowTarget> frame{{&row, display, {}}};
+    EXPECT_TRUE(r.prepare(frame, load, QFont()).empty());
     QPainter p(&img);
-    r.paintContent(p, row, QRectF(0, 0, 1200, 24), display, load, nullptr, {});
+    r.paintContent(p, row, QRectF(0, 0, 1200, 24), display, {});
   }
   const QRgb bg = img.pixel(static_cast<int>(want1) + 3, 12);
   EXPECT_NE(img.pixel(static_cast<int>((want0 + want1) / 2), 12), bg);
@@ -263,8 +264,10 @@ TEST_F(WarpedTimeline, AnOverlayRowDrawsBothRunsInTheirColours) {
   const TimeMapping display{a->info().start_ns, a->info().end_ns, 900};
   QImage img(900, 60, QImage::Format_RGB32);
   {
+    std::vector<TimelineRenderer::RowTarget> frame{{&row, display, {}}};
+    EXPECT_TRUE(r.prepare(frame, load, QFont()).empty());
     QPainter p(&img);
-    r.paintContent(p, row, QRectF(0, 0, 900, 60), display, load, nullptr, {});
+    r.paintContent(p, row, QRectF(0, 0, 900, 60), display, {});
   }
   // Both colours occur (A's line and B's over it).
   const QColor ca = r.theme().compareColor(false), cb = r.theme().compareColor(true);

@@ -259,50 +259,63 @@ TEST_F(ThrottleRows, StripUnderEachGpuHeaderAndTheReasonHeatmap) {
   EXPECT_EQ(fig[1].kind(), RowKind::ThrottleHeatmap);
 }
 
+// The tiles a frame of one heatmap row over the whole run misses, and the row's range
+// (TimelineRenderer::prepare).
+std::pair<std::vector<TileKey>, ValueRange> prepareHeatmap(TimelineRenderer& r, const RunFile& run,
+                                                           int metric, const TileFetch& fetch) {
+  TrackRow row;
+  row.content = HeatmapRow{0, metric, false};
+  std::vector<TimelineRenderer::RowTarget> frame{
+      {&row, TimeMapping{run.info().start_ns, run.info().end_ns, 400}, {}}};
+  std::vector<TileKey> missing = r.prepare(frame, fetch, QFont());
+  return {std::move(missing), frame[0].range.value_or(ValueRange{})};
+}
+
 // The timeline's renderer never reads the file in paint: the whole-run tiles a value range comes
-// from are listed for the view's request, the range meanwhile is the placeholder, and once the
-// loader thread has them the range is the one an exporter (which loads on its own thread) gets.
+// from are listed, first, in what the prepare step misses, for the view's request; the range
+// meanwhile is the placeholder, and once the loader thread has them the range is the one an
+// exporter (which loads on its own thread) gets.
 TEST_F(ThrottleRows, AScreenRendererQueuesTheTilesOfItsRangesInsteadOfReadingThem) {
   const int power = metricIndex(*run, "power_w");
   ASSERT_GE(power, 0);
   TileStore loading;
   loading.addRun(run);
   TimelineRenderer exporter(loading);
-  const ValueRange whole = exporter.heatmapRange(0, power);
+  const auto [none, whole] =
+      prepareHeatmap(exporter, *run, power, [&](const TileKey& k) { return loading.load(k); });
   EXPECT_LT(whole.min, whole.max);
-  EXPECT_TRUE(exporter.takeMissingTiles().empty());
+  EXPECT_TRUE(none.empty());
 
   TileStore store;
   store.addRun(run);
   TimelineRenderer screen(store);
   screen.setTileReads(TimelineRenderer::TileReads::Queue);
-  const ValueRange first = screen.heatmapRange(0, power);
+  const TileFetch find = [&store](const TileKey& k) { return store.find(k); };
+  const auto [missing, first] = prepareHeatmap(screen, *run, power, find);
   EXPECT_EQ(store.bytesInUse(), 0u);  // nothing was read on this thread
   EXPECT_DOUBLE_EQ(first.min, 0);     // no value yet: the placeholder range
   EXPECT_DOUBLE_EQ(first.max, 1);
-  const std::vector<TileKey> missing = screen.takeMissingTiles();
   ASSERT_FALSE(missing.empty());
   const int top = static_cast<int>(run->series().grid.levels()) - 1;
   for (const TileKey& k : missing) {
     EXPECT_EQ(k.kind, TileKind::Heatmap);
     EXPECT_EQ(k.metric, power);
-    EXPECT_EQ(k.level, top);
   }
-  EXPECT_TRUE(screen.takeMissingTiles().empty());  // handed over once
+  EXPECT_EQ(missing.front().level, top);  // the range's tiles first
 
   store.request(missing);
   for (int i = 0; i < 500 && store.pending() > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_EQ(store.pending(), 0u);
-  const ValueRange after = screen.heatmapRange(0, power);
+  const auto [again, after] = prepareHeatmap(screen, *run, power, find);
   EXPECT_DOUBLE_EQ(after.min, whole.min);
   EXPECT_DOUBLE_EQ(after.max, whole.max);
-  EXPECT_TRUE(screen.takeMissingTiles().empty());  // complete now, and cached
+  EXPECT_TRUE(again.empty());  // complete now, and cached
 }
 
-// A pan or zoom repaint builds the visible counter rows' geometry on two threads first
-// (prepareRows); painting then reads no tile, and every row comes out as it does when paint
-// builds it alone.
+// A pan or zoom repaint builds the visible counter rows' geometry and images on two threads
+// first (prepare); painting then reads no tile, and every row comes out as it does when it is
+// built on one thread.
 TEST_F(ThrottleRows, RowsPreparedOnTwoThreadsPaintAsRowsBuiltInPaint) {
   int argc = 1;
   char name[] = "test";
@@ -318,9 +331,6 @@ TEST_F(ThrottleRows, RowsPreparedOnTwoThreadsPaintAsRowsBuiltInPaint) {
   for (const TrackRow& r : planRows({run}, {}, {}, {}))
     if (r.kind() == RowKind::Counter) rows.push_back(r);
   ASSERT_GE(rows.size(), 8u);
-  std::vector<const TrackRow*> ptrs;
-  for (const TrackRow& r : rows)
-    ptrs.push_back(&r);
   const int64_t t0 = run->info().start_ns, t1 = run->info().end_ns;
   int fetches = 0;
   const TileFetch load = [&store, &fetches](const TileKey& k) {
@@ -330,24 +340,29 @@ TEST_F(ThrottleRows, RowsPreparedOnTwoThreadsPaintAsRowsBuiltInPaint) {
   for (const TimeMapping display :
        {TimeMapping{t0, t1, 700}, TimeMapping{t0, t0 + (t1 - t0) / 7, 700}}) {
     TimelineRenderer serial(store), prepared(store);
+    // Two threads: rows drawn into images; one: geometry only, rasterized in paint.
+    std::vector<TimelineRenderer::RowTarget> images, plain;
+    for (const TrackRow& r : rows) {
+      images.push_back({&r, prepared.contentMapping(r, display), QSize(700, r.height)});
+      plain.push_back({&r, serial.contentMapping(r, display), QSize()});
+    }
     fetches = 0;
-    std::vector<TileKey> missing;
-    prepared.prepareRows(ptrs, display, load, &missing);
+    EXPECT_TRUE(prepared.prepare(images, load, QFont()).empty());  // everything loads here
     EXPECT_GT(fetches, 0);
-    EXPECT_TRUE(missing.empty());  // everything loads here
+    EXPECT_TRUE(serial.prepare(plain, load, QFont()).empty());
     fetches = 0;
     for (const TrackRow& r : rows) {
       QImage a(700, r.height, QImage::Format_RGB32), b(700, r.height, QImage::Format_RGB32);
       const QRectF rect(0, 0, 700, r.height);
       {
         QPainter p(&b);
-        prepared.paintContent(p, r, rect, prepared.contentMapping(r, display), load, nullptr, {});
+        prepared.paintContent(p, r, rect, prepared.contentMapping(r, display), {});
       }
-      EXPECT_EQ(fetches, 0) << r.label.toStdString();  // built before paint
       {
         QPainter p(&a);
-        serial.paintContent(p, r, rect, serial.contentMapping(r, display), load, nullptr, {});
+        serial.paintContent(p, r, rect, serial.contentMapping(r, display), {});
       }
+      EXPECT_EQ(fetches, 0) << r.label.toStdString();  // built before paint
       fetches = 0;
       EXPECT_TRUE(a == b) << r.label.toStdString();
     }

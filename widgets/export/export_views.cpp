@@ -276,27 +276,19 @@ std::unique_ptr<Figure> makeCompareFigure(const ExportRequest& rq) {
   const int ib = store->addRun(rq.compare);
   const auto [warp, how] = compareAlignment(a, b, rq.align);
   const RunDifferences diff = runDifferences(a, b);
+  const ComparePlan cmp =
+      comparePlan(store->runs(), ia, ib, pairs, metrics, rq.layout.value_or(CompareLayout::Paired));
   TimelineFigureSpec spec;
   spec.range = r.range;
   spec.origin = a.info().start_ns;
   spec.runWarps = {{ib, warp}};
-  spec.runLabels = {{ia, QString::fromStdString(diff.label_a)},
-                    {ib, QString::fromStdString(diff.label_b)}};
+  spec.runLabels = {{ia, cmp.labelA}, {ib, cmp.labelB}};
   FigureSelection selA, selB;
   for (const auto& [ga, gb] : pairs) {
     selA.gpus.push_back(ga);
     selB.gpus.push_back(gb);
   }
   selA.metrics = selB.metrics = metrics;
-  ComparePlan cmp;
-  cmp.active = true;
-  cmp.runA = ia;
-  cmp.runB = ib;
-  cmp.layout = rq.layout.value_or(CompareLayout::Paired);
-  cmp.pairs = pairs;
-  cmp.differenceMetrics = metrics;
-  cmp.labelA = spec.runLabels[0].second;
-  cmp.labelB = spec.runLabels[1].second;
   TreeState tree = figureTreeState(a, ia, selA);
   const TreeState treeB = figureTreeState(b, ib, selB);  // keys of run B: "r1/..."
   tree.shown.insert(treeB.shown.begin(), treeB.shown.end());

@@ -68,8 +68,8 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
   renderer_->setTheme(canvas.theme);
   renderer_->setYMode(spec_.yMode);
   ensureThrottleViews();
-  FigureFrameSpec frame;
-  frame.range = spec_.range;
+  FrameSpec frame;
+  frame.style = FrameStyle::Figure;
   frame.origin = spec_.origin;
   frame.theme = canvas.theme;
   frame.fonts = FrameFonts{canvas.font(canvas.textPt()),
@@ -82,8 +82,13 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
   renderer_->setVectorStyle({frame.fonts.hairline, frame.fonts.small});
   TileStore& store = *store_;
   const TileFetch load = [&store](const TileKey& k) { return store.load(k); };
-  const FrameLayout layout = layoutFigureFrame(spec_.rows, *renderer_, store, load, frame, body);
-  paintFigureFrame(p, layout, *renderer_, store, load);
+  frame.store = &store;
+  frame.legend = [&](const TimeMapping& deviceMap) {
+    return figureLegend(spec_.rows, *renderer_, store, deviceMap, load, canvas.theme);
+  };
+  FrameLayout layout = planFrame(spec_.rows, spec_.range, frame, body);
+  prepareFrame(layout, *renderer_, load);
+  paintFrame(p, layout, *renderer_);
 }
 
 }  // namespace wl

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "loaders/core/throttle_reasons.h"
+#include "widgets/timeline/read_failures.h"
 #include "widgets/timeline/throttle_strip.h"
 
 namespace wl {
@@ -134,7 +135,7 @@ std::vector<LegendEntry> figureLegend(const std::vector<TrackRow>& rows, Timelin
       for (size_t c = 0; c < kKernelClassCount; ++c)
         classes[c] = classes[c] || ti.classCount[c] > 0;
     } else if (const auto* c = r.as<CounterRow>()) {
-      for (const ThrottleBand& b : renderer.counterGeometry(*c, map, fetch, nullptr)->bands) {
+      for (const ThrottleBand& b : renderer.counterGeometry(*c, map, fetch)->bands) {
         reasons |= b.reasons & throttle::kSlowdownMask;
         otherBand = otherBand || (b.reasons & throttle::kSlowdownMask) == 0;
       }
@@ -417,20 +418,52 @@ void paintScreenLabel(QPainter& p, const Theme& theme, const TrackRow& row, cons
 
 }  // namespace
 
-void paintScreenRow(QPainter& p, TimelineRenderer& renderer, const TrackRow& row,
-                    const QRectF& rect, double labelWidth, const TimeMapping& display,
-                    const TileFetch& fetch, std::vector<TileKey>* missing, bool collapsed,
-                    const TimelineRenderer::Highlight& highlight) {
-  const TimeMapping map = renderer.contentMapping(row, display);
-  const QRectF label(rect.left(), rect.top(), labelWidth, rect.height());
-  const QRectF content(rect.left() + labelWidth, rect.top(), rect.width() - labelWidth,
-                       rect.height());
-  renderer.paintContent(p, row, content, map, fetch, missing, highlight);
-  paintScreenLabel(p, renderer.theme(), row, label, collapsed, renderer.rowRange(row, map, fetch));
+namespace {
+
+// A screen row's content, its label and the separator under it.
+void paintScreenRow(QPainter& p, const FrameLayout& f, const FrameRow& fr,
+                    TimelineRenderer& renderer, const TimelineRenderer::Highlight& highlight) {
+  const TrackRow& row = *fr.row;
+  const TimeMapping map = renderer.contentMapping(row, f.map);
+  renderer.paintContent(p, row, fr.content, map, highlight);
+  paintScreenLabel(p, f.theme, row, fr.label, fr.collapsed, fr.range);
   // Integer rectangles: the raster engine fills them as plain spans.
+  const QRectF rect = fr.label.united(fr.content);
   p.fillRect(QRectF(rect.left(), std::floor(rect.bottom()) - 1, rect.width(), 1),
-             renderer.theme().separator);
+             f.theme.separator);
 }
+
+// Screen: the rows not folded away; pinned rows at the top (at most 40 % of the height), the
+// others scrolled under them.
+void planScreenRows(FrameLayout& f, const std::vector<TrackRow>& rows,
+                    const std::set<QString>& collapsed, double scroll) {
+  const std::vector<size_t> shown = unfoldedRows(rows, collapsed);
+  double pinned = 0;
+  for (size_t i : shown)
+    (rows[i].pinned ? pinned : f.scrollHeight) += rows[i].height;
+  f.pinnedHeight = std::min(pinned, 0.4 * f.body.height());
+  double pinnedY = f.body.top(), y = f.body.top() + f.pinnedHeight - scroll;
+  const double bottom = f.body.bottom(), pinnedBottom = f.body.top() + f.pinnedHeight;
+  for (size_t i : shown) {
+    const TrackRow& r = rows[i];
+    const auto h = static_cast<double>(r.height);
+    double& at = r.pinned ? pinnedY : y;
+    const bool visible = r.pinned ? at < pinnedBottom : at + h > pinnedBottom && at < bottom;
+    if (visible) {
+      FrameRow fr;
+      fr.row = &r;
+      fr.index = i;
+      fr.pinned = r.pinned;
+      fr.collapsed = collapsed.count(r.key) > 0;
+      fr.label = QRectF(f.body.left(), at, f.labelWidth, h);
+      fr.content = QRectF(f.contentLeft, at, f.contentWidth, h);
+      f.rows.push_back(std::move(fr));
+    }
+    at += h;
+  }
+}
+
+}  // namespace
 
 // ---- Figures ----
 
@@ -447,7 +480,7 @@ namespace {
 
 // Label column: as wide as the longest row title plus room for tick labels, up to 40 % of the
 // figure (longer titles are then wrapped, drawFigureTitle).
-void layoutLabelColumn(FrameLayout& f, const std::vector<TrackRow>& rows, TileStore& store) {
+void layoutLabelColumn(FrameLayout& f, const std::vector<TrackRow>& rows, const TileStore& store) {
   const QFontMetricsF tm(f.fonts.text), sm(f.fonts.small);
   double titleW = 0, stripW = 0;
   f.tickWidth = sm.horizontalAdvance(QStringLiteral("00000"));
@@ -530,9 +563,8 @@ std::vector<AxisTick> gpuTicks(const RunFile& run, const QRectF& content, double
 }
 
 // Rows share the height left after the legend and the time axis, in proportion to their natural
-// heights; counters get their range and y ticks, heatmaps their colour range and GPU axis.
-void layoutRows(FrameLayout& f, const std::vector<TrackRow>& rows, TimelineRenderer& renderer,
-                TileStore& store, const TileFetch& fetch, double top) {
+// heights.
+void placeFigureRows(FrameLayout& f, const std::vector<TrackRow>& rows, double top) {
   const QFontMetricsF tm(f.fonts.text), sm(f.fonts.small);
   const double axisH = f.tickLength + sm.height() + 4 + tm.height() + 2;
   const double rowsH = std::max(10.0, f.body.bottom() - axisH - top);
@@ -541,66 +573,130 @@ void layoutRows(FrameLayout& f, const std::vector<TrackRow>& rows, TimelineRende
     natural += figureRowHeight(r);
   const double k = natural > 0 ? rowsH / natural : 1.0;
   double y = top;
-  for (const TrackRow& r : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const TrackRow& r = rows[i];
     const double h = figureRowHeight(r) * k;
     FrameRow fr;
     fr.row = &r;
+    fr.index = i;
     fr.label = QRectF(f.body.left(), y, f.labelWidth, h);
     fr.content = QRectF(f.contentLeft, y, f.contentWidth, h);
     y += h;
-    if (const auto* c = r.as<CounterRow>()) {
-      fr.range =
-          renderer.counter(*c, renderer.contentMapping(r, f.deviceMap), fetch, nullptr).range;
-      const int approx = std::max(2, static_cast<int>(h / (1.8 * sm.height())));
-      fr.ticks = valueTicks(fr.range->min, fr.range->max, approx);
-    } else if (const auto* o = r.as<OverlayRow>()) {
-      fr.range = renderer.overlayRange(*o, f.deviceMap, fetch);
-      const int approx = std::max(2, static_cast<int>(h / (1.8 * sm.height())));
-      fr.ticks = valueTicks(fr.range->min, fr.range->max, approx);
-    } else if (const auto* d = r.as<DifferenceRow>()) {
-      const TimelineRenderer::DifferenceView v =
-          renderer.difference(*d, renderer.contentMapping(r, f.deviceMap), fetch, nullptr);
-      fr.range = v.range;
-      // Where the runs have no data in common only the zero line is there to be labelled.
-      fr.ticks = differenceTicks(std::isnan(v.geometry->maxV) ? 0.0 : v.range.max);
-    } else if (const auto* hm = r.as<HeatmapRow>()) {
-      fr.range = renderer.heatmapRange(hm->run, hm->metric);
-      fr.ticks = gpuTicks(store.run(hm->run), fr.content, sm.height());
-    } else if (const auto* th = r.as<ThrottleHeatmapRow>()) {
-      fr.ticks = gpuTicks(store.run(th->run), fr.content, sm.height());
-    }
     f.rows.push_back(std::move(fr));
   }
   f.timeAxisY = y;
 }
 
-}  // namespace
+// A figure row's axis: counters get their range and y ticks, heatmaps their colour range and GPU
+// axis (from the geometry the row is drawn from).
+void prepareFigureAxis(const FrameLayout& f, FrameRow& fr, TimelineRenderer& renderer,
+                       const TileFetch& fetch) {
+  const QFontMetricsF sm(f.fonts.small);
+  const TrackRow& r = *fr.row;
+  const double h = fr.content.height();
+  if (const auto* c = r.as<CounterRow>()) {
+    fr.range = renderer.counter(*c, renderer.contentMapping(r, f.deviceMap), fetch).range;
+    const int approx = std::max(2, static_cast<int>(h / (1.8 * sm.height())));
+    fr.ticks = valueTicks(fr.range->min, fr.range->max, approx);
+  } else if (const auto* o = r.as<OverlayRow>()) {
+    fr.range = renderer.overlayRange(*o, f.deviceMap, fetch);
+    const int approx = std::max(2, static_cast<int>(h / (1.8 * sm.height())));
+    fr.ticks = valueTicks(fr.range->min, fr.range->max, approx);
+  } else if (const auto* d = r.as<DifferenceRow>()) {
+    const TimelineRenderer::DifferenceView v =
+        renderer.difference(*d, renderer.contentMapping(r, f.deviceMap), fetch);
+    fr.range = v.range;
+    // Where the runs have no data in common only the zero line is there to be labelled.
+    fr.ticks = differenceTicks(std::isnan(v.geometry->maxV) ? 0.0 : v.range.max);
+  } else if (const auto* hm = r.as<HeatmapRow>()) {
+    fr.range = renderer.heatmapRange(hm->run, hm->metric);
+    fr.ticks = gpuTicks(f.store->run(hm->run), fr.content, sm.height());
+  } else if (const auto* th = r.as<ThrottleHeatmapRow>()) {
+    fr.ticks = gpuTicks(f.store->run(th->run), fr.content, sm.height());
+  }
+}
 
-FrameLayout layoutFigureFrame(const std::vector<TrackRow>& rows, TimelineRenderer& renderer,
-                              TileStore& store, const TileFetch& fetch, const FigureFrameSpec& spec,
-                              const QRectF& body) {
-  FrameLayout f;
-  f.style = FrameStyle::Figure;
-  f.theme = spec.theme;
-  f.fonts = spec.fonts;
-  f.body = body;
-  layoutLabelColumn(f, rows, store);
-  f.map = TimeMapping{spec.range.t0, spec.range.t1, f.contentWidth};
+// The mapping a figure row's content is drawn with (paintFigureContent): raster rows and vector
+// counters and kernels per device pixel, the rest in logical pixels.
+TimeMapping figureContentMapping(const FrameLayout& f, const TrackRow& r,
+                                 const TimelineRenderer& renderer) {
+  const bool device =
+      r.kind() != RowKind::Steps &&
+      (!f.fonts.vector || r.kind() == RowKind::Counter || r.kind() == RowKind::Kernels);
+  return renderer.contentMapping(r, device ? f.deviceMap : f.map);
+}
+
+void planFigure(FrameLayout& f, const std::vector<TrackRow>& rows, const TimeRange& range,
+                const FrameSpec& spec) {
+  layoutLabelColumn(f, rows, *spec.store);
+  f.map = TimeMapping{range.t0, range.t1, f.contentWidth};
   // Raster rows are computed per device pixel.
   const double devW = std::max(1.0, std::round(f.contentWidth * f.fonts.scale));
-  f.deviceMap = TimeMapping{spec.range.t0, spec.range.t1, f.fonts.vector ? f.contentWidth : devW};
+  f.deviceMap = TimeMapping{range.t0, range.t1, f.fonts.vector ? f.contentWidth : devW};
   const QFontMetricsF sm(f.fonts.small);
-  double top = body.top();
+  double top = f.body.top();
   const std::vector<LegendEntry> legend =
-      figureLegend(rows, renderer, store, f.deviceMap, fetch, f.theme);
+      spec.legend ? spec.legend(f.deviceMap) : std::vector<LegendEntry>{};
   if (!legend.empty()) {
-    f.legend = placeLegend(legend, QRectF(f.contentLeft, top, body.right() - f.contentLeft, 0),
+    f.legend = placeLegend(legend, QRectF(f.contentLeft, top, f.body.right() - f.contentLeft, 0),
                            f.fonts.small, FrameStyle::Figure);
     top = f.legend.back().text.top() + sm.height() + 6;
   }
-  layoutRows(f, rows, renderer, store, fetch, top);
+  placeFigureRows(f, rows, top);
   f.time = timeAxis(f.map, spec.origin, sm.horizontalAdvance(QStringLiteral("00000")) * 1.8);
+}
+
+}  // namespace
+
+FrameLayout planFrame(const std::vector<TrackRow>& rows, const TimeRange& range,
+                      const FrameSpec& spec, const QRectF& area, double scroll) {
+  FrameLayout f;
+  f.style = spec.style;
+  f.theme = spec.theme;
+  f.fonts = spec.fonts;
+  f.body = area;
+  f.store = spec.store;
+  if (spec.style == FrameStyle::Figure) {
+    planFigure(f, rows, range, spec);
+    return f;
+  }
+  f.labelWidth = kScreenLabelWidth;
+  f.contentLeft = area.left() + kScreenLabelWidth;
+  f.contentWidth = std::max(1.0, area.width() - kScreenLabelWidth);
+  f.map = f.deviceMap = TimeMapping{range.t0, range.t1, f.contentWidth};
+  planScreenRows(f, rows, spec.collapsed, scroll);
   return f;
+}
+
+std::vector<TileKey> prepareFrame(FrameLayout& f, TimelineRenderer& renderer,
+                                  const TileFetch& fetch) {
+  std::vector<TimelineRenderer::RowTarget> targets;
+  targets.reserve(f.rows.size());
+  const bool screen = f.style == FrameStyle::Screen;
+  for (const FrameRow& fr : f.rows) {
+    const TrackRow& r = *fr.row;
+    const TimeMapping m =
+        screen ? renderer.contentMapping(r, f.map) : figureContentMapping(f, r, renderer);
+    // The screen's rows are drawn into images of their content's size, cached by the renderer.
+    const QSize image = screen
+                            ? QSize(std::max(1, static_cast<int>(std::ceil(fr.content.width()))),
+                                    std::max(1, static_cast<int>(std::ceil(fr.content.height()))))
+                            : QSize();
+    targets.push_back({&r, m, image});
+  }
+  // The font rows are drawn in after the first label (paintScreenLabel resets it).
+  const double base = f.fonts.text.pointSizeF() > 0 ? f.fonts.text.pointSizeF() : 9.0;
+  // Ranges' whole-run tiles first, then the rows' (TimelineRenderer::prepare).
+  std::vector<TileKey> missing =
+      renderer.prepare(targets, fetch, QFont(f.fonts.text.family(), static_cast<int>(base)));
+  for (size_t k = 0; k < f.rows.size(); ++k) {
+    FrameRow& fr = f.rows[k];
+    if (screen)
+      fr.range = targets[k].range;
+    else if (!fr.row->isHeader())
+      prepareFigureAxis(f, fr, renderer, fetch);
+  }
+  return missing;
 }
 
 namespace {
@@ -628,12 +724,12 @@ void paintFigureHeader(QPainter& p, const FrameLayout& f, const FrameRow& fr) {
 // Content: raster rows per device pixel (exactly as the screen draws them), vector rows through
 // the renderer's vector path, steps in logical pixels.
 void paintFigureContent(QPainter& p, const FrameLayout& f, const FrameRow& fr,
-                        TimelineRenderer& renderer, const TileFetch& fetch) {
+                        TimelineRenderer& renderer) {
   const TrackRow& r = *fr.row;
   if (r.kind() == RowKind::Steps) {
     p.save();
     p.setFont(f.fonts.small);
-    renderer.paintContent(p, r, fr.content, renderer.contentMapping(r, f.map), fetch, nullptr, {});
+    renderer.paintContent(p, r, fr.content, renderer.contentMapping(r, f.map), {});
     p.restore();
   } else if (!f.fonts.vector) {
     p.save();
@@ -646,15 +742,13 @@ void paintFigureContent(QPainter& p, const FrameLayout& f, const FrameRow& fr,
     font.setPixelSize(
         std::max(1, static_cast<int>(std::lround(f.fonts.small.pixelSize() * f.fonts.scale))));
     p.setFont(font);
-    renderer.paintContent(p, r, devSnapped, renderer.contentMapping(r, f.deviceMap), fetch, nullptr,
-                          {});
+    renderer.paintContent(p, r, devSnapped, renderer.contentMapping(r, f.deviceMap), {});
     p.restore();
   } else if (r.kind() == RowKind::Counter || r.kind() == RowKind::Kernels) {
-    renderer.paintContent(p, r, fr.content, renderer.contentMapping(r, f.deviceMap), fetch, nullptr,
-                          {});
+    renderer.paintContent(p, r, fr.content, renderer.contentMapping(r, f.deviceMap), {});
   } else {
     p.save();
-    renderer.paintContent(p, r, fr.content, renderer.contentMapping(r, f.map), fetch, nullptr, {});
+    renderer.paintContent(p, r, fr.content, renderer.contentMapping(r, f.map), {});
     p.restore();
   }
 }
@@ -693,8 +787,8 @@ void paintCounterAxis(QPainter& p, const FrameLayout& f, const FrameRow& fr, dou
 }
 
 // A heatmap's label column: its title, a colour bar with the value range, the GPU axis.
-void paintHeatmapAxis(QPainter& p, const FrameLayout& f, const FrameRow& fr, double axisX,
-                      TileStore& store) {
+void paintHeatmapAxis(QPainter& p, const FrameLayout& f, const FrameRow& fr, double axisX) {
+  const TileStore& store = *f.store;
   const QFontMetricsF tm(f.fonts.text), sm(f.fonts.small);
   const HeatmapRow& hm = *fr.row->as<HeatmapRow>();
   const QRectF& label = fr.label;
@@ -755,13 +849,13 @@ void paintThrottleAxis(QPainter& p, const FrameLayout& f, const FrameRow& fr, do
 }
 
 void paintFigureRow(QPainter& p, const FrameLayout& f, const FrameRow& fr,
-                    TimelineRenderer& renderer, TileStore& store, const TileFetch& fetch) {
+                    TimelineRenderer& renderer) {
   const TrackRow& r = *fr.row;
   if (r.isHeader()) {
     paintFigureHeader(p, f, fr);
     return;
   }
-  paintFigureContent(p, f, fr, renderer, fetch);
+  paintFigureContent(p, f, fr, renderer);
   const double hair = f.fonts.hairline;
   p.setPen(QPen(f.theme.separator, hair));
   const double axisX = f.contentLeft - 0.5 * hair;
@@ -772,7 +866,7 @@ void paintFigureRow(QPainter& p, const FrameLayout& f, const FrameRow& fr,
       paintCounterAxis(p, f, fr, axisX);
       break;
     case RowKind::Heatmap:
-      paintHeatmapAxis(p, f, fr, axisX, store);
+      paintHeatmapAxis(p, f, fr, axisX);
       break;
     case RowKind::ThrottleStrip:
     case RowKind::ThrottleHeatmap:
@@ -818,13 +912,36 @@ void paintFigureTimeAxis(QPainter& p, const FrameLayout& f) {
 
 }  // namespace
 
-void paintFigureFrame(QPainter& p, const FrameLayout& f, TimelineRenderer& renderer,
-                      TileStore& store, const TileFetch& fetch) {
-  if (!f.legend.empty())
-    paintLegend(p, f.legend, f.theme, FrameStyle::Figure, f.fonts.hairline, f.fonts.small);
-  for (const FrameRow& fr : f.rows)
-    paintFigureRow(p, f, fr, renderer, store, fetch);
-  paintFigureTimeAxis(p, f);
+void paintFrame(QPainter& p, const FrameLayout& f, TimelineRenderer& renderer,
+                const TimelineRenderer::Highlight& highlight) {
+  if (f.style == FrameStyle::Figure) {
+    if (!f.legend.empty())
+      paintLegend(p, f.legend, f.theme, FrameStyle::Figure, f.fonts.hairline, f.fonts.small);
+    for (const FrameRow& fr : f.rows)
+      paintFigureRow(p, f, fr, renderer);
+    paintFigureTimeAxis(p, f);
+    return;
+  }
+  // Scrolled rows first, clipped below the pinned area; then the pinned rows on top.
+  const double pinnedBottom = f.body.top() + f.pinnedHeight;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const FrameRow& fr : f.rows) {
+      if (fr.pinned != (pass == 1)) continue;
+      p.save();
+      if (!fr.pinned)
+        p.setClipRect(
+            QRectF(f.body.left(), pinnedBottom, f.body.width(), f.body.bottom() - pinnedBottom));
+      paintScreenRow(p, f, fr, renderer, highlight);
+      if (!f.failures.empty())
+        paintReadFailures(p, *fr.row, fr.content, renderer.contentMapping(*fr.row, f.map),
+                          f.failures);
+      p.restore();
+    }
+  }
+  if (f.pinnedHeight > 0) {
+    p.setPen(QPen(f.theme.separator, 2.0));
+    p.drawLine(QPointF(f.body.left(), pinnedBottom), QPointF(f.body.right(), pinnedBottom));
+  }
 }
 
 }  // namespace wl

@@ -20,7 +20,9 @@
 #include <QRectF>
 #include <QString>
 
+#include <functional>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "loaders/core/time_range.h"
@@ -48,12 +50,15 @@ struct PlacedLegendEntry {
 // One row of the frame: where its label column and content go, and what its axis shows.
 struct FrameRow {
   const TrackRow* row = nullptr;
+  size_t index = 0;  // its position among the planned rows
   QRectF label, content;
-  // Counters and differences: the range the content is drawn in (a heatmap: its colour scale).
+  bool pinned = false;  // screen: drawn over the scrolled rows
+  bool collapsed = false;
+  // Filled by prepareFrame. Counters and differences: the range the content is drawn in (a
+  // heatmap: its colour scale).
   std::optional<ValueRange> range;
   // Figures: the y-axis ticks (value at pos) of a counter; a heatmap's GPU rows (y at pos).
   std::vector<AxisTick> ticks;
-  bool collapsed = false;
 };
 
 // Fonts and line widths of a figure's frame (from its canvas).
@@ -78,7 +83,51 @@ struct FrameLayout {
   std::vector<FrameRow> rows;
   TimeAxis time;
   double timeAxisY = 0;  // figures: the axis line under the rows
+  // Screen: the height of the pinned rows at the top (at most 40 % of the area) and of all
+  // scrolled rows (the scroll bar's extent).
+  double pinnedHeight = 0, scrollHeight = 0;
+  const TileStore* store = nullptr;   // the runs' metadata (figures' axes)
+  std::vector<ReadFailure> failures;  // screen: drawn over the rows they concern
 };
+
+// What a frame is planned for besides its rows, its visible range, its area and its scroll
+// position.
+struct FrameSpec {
+  FrameStyle style = FrameStyle::Screen;
+  int64_t origin = 0;  // figures: time zero of the time axis
+  FrameFonts fonts;    // screen: fonts.text is the widget's
+  Theme theme;
+  std::set<QString> collapsed;       // screen: folded groups (hidden rows, "▸" headers)
+  const TileStore* store = nullptr;  // figures: the runs' metadata
+  // Figures: the legend of what the rows show at the content's (device) mapping, which only the
+  // plan knows (figureLegend); none when unset.
+  std::function<std::vector<LegendEntry>(const TimeMapping& deviceMap)> legend;
+};
+
+// The screen's label column.
+inline constexpr double kScreenLabelWidth = 200;
+
+// The one place rows are placed, on screen and in figures.
+//   Screen: the rows not folded away, pinned rows first at the top (at most 40 % of the area;
+//   kept when they do not fit), then the scrolled rows from `scroll` px down, those that show in
+//   `area`; a label column of kScreenLabelWidth px.
+//   Figure: a label column as wide as the titles need, the legend above the rows, rows sharing
+//   the height in proportion to their natural heights (figureRowHeight), the time axis below.
+// Ranges and ticks come from the rows' geometry: prepareFrame fills them.
+FrameLayout planFrame(const std::vector<TrackRow>& rows, const TimeRange& range,
+                      const FrameSpec& spec, const QRectF& area, double scroll = 0);
+
+// Builds what painting a frame needs, for every row of `layout`: its geometry (on the screen
+// also its image, the counter rows' on two threads), the range in its label column and a
+// figure's axes. Returns the one list of tiles not in memory (the whole-run tiles of value
+// ranges first: every axis depends on them), for one request; painting reads nothing more.
+std::vector<TileKey> prepareFrame(FrameLayout& layout, TimelineRenderer& renderer,
+                                  const TileFetch& fetch);
+
+// Paints a prepared frame: on screen the rows (scrolled ones clipped under the pinned ones, the
+// pinned area's edge), in figures also the legend and the time axis.
+void paintFrame(QPainter& p, const FrameLayout& layout, TimelineRenderer& renderer,
+                const TimelineRenderer::Highlight& highlight = {});
 
 // ---- Legend ----
 
@@ -109,29 +158,9 @@ QString rulerTickLabel(int64_t offset, int64_t step);
 void paintRulerTicks(QPainter& p, const TimeAxis& axis, double left, double height,
                      const Theme& theme);
 
-// ---- Rows ----
-
-// The screen: a row's content, its label and the separator under it, into `rect` (label column
-// `labelWidth` wide). `display` is the view's mapping; the row's own clock is the renderer's.
-void paintScreenRow(QPainter& p, TimelineRenderer& renderer, const TrackRow& row,
-                    const QRectF& rect, double labelWidth, const TimeMapping& display,
-                    const TileFetch& fetch, std::vector<TileKey>* missing, bool collapsed,
-                    const TimelineRenderer::Highlight& highlight);
-
 // ---- Figures ----
 
-struct FigureFrameSpec {
-  TimeRange range;     // the visible range
-  int64_t origin = 0;  // time zero of the time axis
-  FrameFonts fonts;
-  Theme theme;
-};
 // The natural height of a row in a figure (counters at least 56 px, headers at least 18 px).
 double figureRowHeight(const TrackRow& row);
-FrameLayout layoutFigureFrame(const std::vector<TrackRow>& rows, TimelineRenderer& renderer,
-                              TileStore& store, const TileFetch& fetch, const FigureFrameSpec& spec,
-                              const QRectF& body);
-void paintFigureFrame(QPainter& p, const FrameLayout& frame, TimelineRenderer& renderer,
-                      TileStore& store, const TileFetch& fetch);
 
 }  // namespace wl

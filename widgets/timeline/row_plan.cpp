@@ -11,6 +11,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "analysis/compare/config_diff.h"
 #include "loaders/core/metrics.h"
 
 namespace wl {
@@ -700,6 +701,36 @@ std::vector<TrackRow> planRows(const std::vector<std::shared_ptr<const RunFile>>
     plan.differenceSection(compare);
   }
   return std::move(plan.rows);
+}
+
+ComparePlan comparePlan(const std::vector<std::shared_ptr<const RunFile>>& runs, int runA, int runB,
+                        std::vector<std::pair<int, int>> pairs,
+                        std::vector<std::string> differenceMetrics, CompareLayout layout) {
+  ComparePlan cmp;
+  cmp.active = true;
+  cmp.runA = runA;
+  cmp.runB = runB;
+  cmp.layout = layout;
+  cmp.pairs = std::move(pairs);
+  cmp.differenceMetrics = std::move(differenceMetrics);
+  const RunDifferences d =
+      runDifferences(*runs[static_cast<size_t>(runA)], *runs[static_cast<size_t>(runB)]);
+  cmp.labelA = QString::fromStdString(d.label_a);
+  cmp.labelB = QString::fromStdString(d.label_b);
+  return cmp;
+}
+
+RowPlanOptions windowRowOptions(const std::vector<std::shared_ptr<const RunFile>>& runs) {
+  RowPlanOptions o;
+  size_t gpus = 0;
+  for (const auto& r : runs)
+    gpus += r->gpus().size();
+  if (gpus >= 8) {
+    o.counterHeight = 32;
+    o.kernelHeight = 20;
+  }
+  o.compareCounterHeight = o.differenceHeight = o.counterHeight;
+  return o;
 }
 
 QString compareLayoutName(CompareLayout layout) {

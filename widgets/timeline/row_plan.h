@@ -192,6 +192,14 @@ struct ComparePlan {
   QString labelA = QStringLiteral("A"), labelB = QStringLiteral("B");  // overlay legends
 };
 
+// The one place a comparison is planned (the window's compare mode and `wattline export --view
+// compare`): runs A and B (indices into `runs`), these GPU pairs, an A - B row per metric in
+// `differenceMetrics`, and the overlay legends named by what differs between the two runs
+// (runDifferences: "mbs4" / "mbs1", else the run names).
+ComparePlan comparePlan(const std::vector<std::shared_ptr<const RunFile>>& runs, int runA, int runB,
+                        std::vector<std::pair<int, int>> pairs,
+                        std::vector<std::string> differenceMetrics, CompareLayout layout);
+
 // "paired" / "overlay" / "stacked" (the CLI's --layout, the GUI's settings) and back; nullopt
 // for another name.
 QString compareLayoutName(CompareLayout layout);
@@ -217,6 +225,10 @@ struct RowPlanOptions {
   int compareCounterHeight = 44;  // the A and B rows of a paired comparison
   int differenceHeight = 44;
 };
+
+// The window's row heights for the open runs: compact rows (counters 32 px, kernels 20 px) from
+// 8 GPUs on, so the kernels are not far below the counters; comparison rows as high as counters.
+RowPlanOptions windowRowOptions(const std::vector<std::shared_ptr<const RunFile>>& runs);
 
 // The rows, in order. Pinned rows come first (in their order). Throws nothing: keys that name no
 // item are ignored.

@@ -28,7 +28,9 @@ Overload(Ts...) -> Overload<Ts...>;
 
 }  // namespace
 
-TimelineRenderer::TimelineRenderer(TileStore& store) : store_(store) {}
+// Until a frame is prepared, paint finds no tile.
+TimelineRenderer::TimelineRenderer(TileStore& store)
+    : store_(store), fetch_([](const TileKey&) { return TilePtr{}; }) {}
 
 void TimelineRenderer::clearCaches() {
   cache_.clear();
@@ -123,9 +125,38 @@ CounterGeometry TimelineRenderer::buildCounter(const CounterRow& row, const Time
   return g;
 }
 
-void TimelineRenderer::prepareRows(const std::vector<const TrackRow*>& rows,
-                                   const TimeMapping& display, const TileFetch& fetch,
-                                   std::vector<TileKey>* missing) {
+std::vector<TileKey> TimelineRenderer::prepare(std::vector<RowTarget>& rows, const TileFetch& fetch,
+                                               const QFont& font) {
+  fetch_ = fetch;
+  std::vector<TileKey> missing;
+  prepareCounters(rows, missing);
+  record_ = &missing;
+  prepareImages(rows);
+  // The other rows' images through paint's own path, into the caches: the blit goes to a
+  // one-pixel scratch image.
+  QImage scratch(1, 1, QImage::Format_RGB32);
+  QPainter sp(&scratch);
+  sp.setFont(font);
+  for (RowTarget& t : rows) {
+    const TrackRow& r = *t.row;
+    if (!t.image.isEmpty() && !r.isHeader() && r.kind() != RowKind::Steps) {
+      paintContent(sp, r, QRectF(QPointF(0, 0), QSizeF(t.image)), t.map, {});
+    } else if (!warped(r.run())) {
+      if (const auto* k = r.as<KernelsRow>()) kernelGeometry(*k, t.map, fetch);
+      if (const auto* h = r.as<HeatmapRow>()) heatmapGeometry(*h, t.map, fetch);
+      if (const auto* st = r.as<ThrottleStripRow>()) throttleStripGeometry(*st, t.map);
+      if (const auto* th = r.as<ThrottleHeatmapRow>()) throttleHeatmapGeometry(*th, t.map);
+    }
+    t.range = rowRange(r, t.map, fetch);
+  }
+  record_ = nullptr;
+  std::vector<TileKey> out = std::exchange(missingTiles_, {});
+  out.insert(out.end(), missing.begin(), missing.end());
+  return out;
+}
+
+void TimelineRenderer::prepareCounters(const std::vector<RowTarget>& rows,
+                                       std::vector<TileKey>& missing) {
   struct Job {
     const CounterRow* row;
     TimeMapping map;
@@ -133,23 +164,23 @@ void TimelineRenderer::prepareRows(const std::vector<const TrackRow*>& rows,
     std::vector<TileKey> missing;
   };
   std::vector<Job> jobs;
-  for (const TrackRow* r : rows) {
-    const auto* c = r->as<CounterRow>();
-    if (!c || warped(c->run)) continue;  // warped rows are built piece by piece in paint
-    const TimeMapping m = contentMapping(*r, display);
+  for (const RowTarget& t : rows) {
+    const auto* c = t.row->as<CounterRow>();
+    // Warped rows are built piece by piece in paint; figures (no image) on the calling thread.
+    if (!c || warped(c->run) || t.image.isEmpty()) continue;
     auto it = cache_.find(RowContent{*c});
-    if (it != cache_.end() && it->second.map == m && it->second.epoch == epoch_ &&
+    if (it != cache_.end() && it->second.map == t.map && it->second.epoch == epoch_ &&
         std::holds_alternative<CounterGeometry>(it->second.geom))
       continue;
     if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return *j.row == *c; })) continue;
-    jobs.push_back({c, m, {}, {}});
+    jobs.push_back({c, t.map, {}, {}});
   }
-  if (jobs.size() < 2) return;  // paint builds a single row itself
-  // Geometry reads only tiles in memory (through `fetch`, which the store locks) and the run's
+  if (jobs.size() < 2) return;  // a single row is built as the others
+  // Geometry reads only tiles in memory (through `fetch_`, which the store locks) and the run's
   // metadata, so the two halves share nothing they write.
   auto build = [&](size_t from, size_t to) {
     for (size_t k = from; k < to; ++k)
-      jobs[k].geometry = buildCounter(*jobs[k].row, jobs[k].map, fetch, &jobs[k].missing);
+      jobs[k].geometry = buildCounter(*jobs[k].row, jobs[k].map, fetch_, &jobs[k].missing);
   };
   const size_t half = jobs.size() / 2;
   std::thread second(build, half, jobs.size());
@@ -157,14 +188,11 @@ void TimelineRenderer::prepareRows(const std::vector<const TrackRow*>& rows,
   second.join();
   for (Job& j : jobs) {
     cache_[RowContent{*j.row}] = Cached{j.map, epoch_, ~uint64_t{0}, {}, std::move(j.geometry)};
-    if (missing) missing->insert(missing->end(), j.missing.begin(), j.missing.end());
+    missing.insert(missing.end(), j.missing.begin(), j.missing.end());
   }
-  prepareImages(rows, display, fetch, missing);
 }
 
-void TimelineRenderer::prepareImages(const std::vector<const TrackRow*>& rows,
-                                     const TimeMapping& display, const TileFetch& fetch,
-                                     std::vector<TileKey>* missing) {
+void TimelineRenderer::prepareImages(const std::vector<RowTarget>& rows) {
   // The value ranges first, here (they may queue tiles); then the stale images rasterized on
   // two threads, each into its own cache entry, as paintContentRaster would.
   struct Job {
@@ -175,17 +203,15 @@ void TimelineRenderer::prepareImages(const std::vector<const TrackRow*>& rows,
     CounterView view;
   };
   std::vector<Job> jobs;
-  for (const TrackRow* r : rows) {
-    const auto* c = r->as<CounterRow>();
-    if (!c || warped(c->run) || r->height <= 0) continue;
-    const TimeMapping m = contentMapping(*r, display);
-    const QSize size(std::max(1, static_cast<int>(std::ceil(m.width))), r->height);
-    const CounterView v = counter(*c, m, fetch, missing);
-    CachedImage& ci = images_[r->content];
-    if (ci.current(size, m, epoch_, style_, v.range.min, v.range.max)) continue;
+  for (const RowTarget& t : rows) {
+    const auto* c = t.row->as<CounterRow>();
+    if (!c || warped(c->run) || t.image.isEmpty()) continue;
+    const CounterView v = counter(*c, t.map, fetch_);
+    CachedImage& ci = images_[t.row->content];
+    if (ci.current(t.image, t.map, epoch_, style_, v.range.min, v.range.max)) continue;
     if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.image == &ci; }))
       continue;
-    jobs.push_back({c, &ci, size, m, v});
+    jobs.push_back({c, &ci, t.image, t.map, v});
   }
   if (jobs.size() < 2) return;
   auto raster = [&](size_t from, size_t to) {
@@ -205,10 +231,9 @@ void TimelineRenderer::prepareImages(const std::vector<const TrackRow*>& rows,
 
 TimelineRenderer::CounterView TimelineRenderer::counter(const CounterRow& row,
                                                         const TimeMapping& map,
-                                                        const TileFetch& fetch,
-                                                        std::vector<TileKey>* missing) {
+                                                        const TileFetch& fetch) {
   Cached& c =
-      cached<CounterGeometry>(row, map, [&] { return buildCounter(row, map, fetch, missing); });
+      cached<CounterGeometry>(row, map, [&] { return buildCounter(row, map, fetch, record_); });
   const auto& g = std::get<CounterGeometry>(c.geom);
   if (c.rangeStyle != style_) {
     c.range = valueRange(row, g);
@@ -219,24 +244,22 @@ TimelineRenderer::CounterView TimelineRenderer::counter(const CounterRow& row,
 
 const KernelGeometry* TimelineRenderer::kernelGeometry(const KernelsRow& row,
                                                        const TimeMapping& map,
-                                                       const TileFetch& fetch,
-                                                       std::vector<TileKey>* missing) {
+                                                       const TileFetch& fetch) {
   const RunFile& run = store_.run(row.run);
   return &std::get<KernelGeometry>(
       cached<KernelGeometry>(row, map, [&] {
-        return buildKernelGeometry(run, KernelSource{row.run, row.track}, map, fetch, missing);
+        return buildKernelGeometry(run, KernelSource{row.run, row.track}, map, fetch, record_);
       }).geom);
 }
 
 const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const HeatmapRow& row,
                                                          const TimeMapping& map,
-                                                         const TileFetch& fetch,
-                                                         std::vector<TileKey>* missing) {
+                                                         const TileFetch& fetch) {
   const RunFile& run = store_.run(row.run);
   return &std::get<HeatmapGeometry>(cached<HeatmapGeometry>(row, map, [&] {
                                       HeatmapGeometry g =
                                           buildHeatmapGeometry(run, row.run, row.metric,
-                                                               heatmapMax_, map, fetch, missing);
+                                                               heatmapMax_, map, fetch, record_);
                                       if (row.domainPower) showDomainPower(g, run);
                                       return g;
                                     }).geom);
@@ -266,8 +289,7 @@ const ThrottleHeatmapGeometry* TimelineRenderer::throttleHeatmapGeometry(
 
 TimelineRenderer::DifferenceView TimelineRenderer::difference(const DifferenceRow& row,
                                                               const TimeMapping& display,
-                                                              const TileFetch& fetch,
-                                                              std::vector<TileKey>* missing) {
+                                                              const TileFetch& fetch) {
   Cached& c = cached<DifferenceGeometry>(row, display, [&] {
     DifferenceSource src;
     src.runA = row.a.run;
@@ -281,7 +303,7 @@ TimelineRenderer::DifferenceView TimelineRenderer::difference(const DifferenceRo
     if (warped(row.a.run)) src.warpA = runWarp(row.a.run);
     if (warped(row.b.run)) src.warpB = runWarp(row.b.run);
     return buildDifferenceGeometry(store_.run(row.a.run), store_.run(row.b.run), src, display,
-                                   fetch, missing);
+                                   fetch, record_);
   });
   const auto& g = std::get<DifferenceGeometry>(c.geom);
   if (c.rangeStyle != style_) {
@@ -297,9 +319,9 @@ std::optional<ValueRange> TimelineRenderer::rowRange(const TrackRow& row, const 
     // A warped row is drawn piece by piece: a geometry over the whole display would only evict
     // the pieces' (and the range, but for fitting the visible data, needs none).
     if (warped(c->run) && yMode_ != YMode::FitVisible) return valueRange(*c, CounterGeometry{});
-    return counter(*c, map, fetch, nullptr).range;
+    return counter(*c, map, fetch).range;
   }
-  if (const auto* d = row.as<DifferenceRow>()) return difference(*d, map, fetch, nullptr).range;
+  if (const auto* d = row.as<DifferenceRow>()) return difference(*d, map, fetch).range;
   if (const auto* o = row.as<OverlayRow>()) return overlayRange(*o, map, fetch);
   if (const auto* h = row.as<HeatmapRow>()) return heatmapRange(h->run, h->metric);
   return std::nullopt;
@@ -479,8 +501,7 @@ ValueRange TimelineRenderer::heatmapRange(int run, int metric) {
 }
 
 void TimelineRenderer::paintContent(QPainter& p, const TrackRow& row, const QRectF& c,
-                                    const TimeMapping& map, const TileFetch& fetch,
-                                    std::vector<TileKey>* missing, const Highlight& highlight) {
+                                    const TimeMapping& map, const Highlight& highlight) {
   switch (row.kind()) {
     case RowKind::RunHeader:
     case RowKind::GroupHeader:
@@ -496,20 +517,20 @@ void TimelineRenderer::paintContent(QPainter& p, const TrackRow& row, const QRec
     case RowKind::Difference:
       break;
     case RowKind::Overlay:
-      paintOverlay(p, std::get<OverlayRow>(row.content), c, map, fetch, missing);
+      paintOverlay(p, std::get<OverlayRow>(row.content), c, map);
       return;
     default:
       if (warped(row.run())) {
-        paintWarped(p, row, c, map, fetch, missing);
+        paintWarped(p, row, c, map);
         return;
       }
       break;
   }
   const bool raster = p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster;
   if (raster)
-    paintContentRaster(p, row, c, map, fetch, missing, highlight);
+    paintContentRaster(p, row, c, map, highlight);
   else
-    paintContentVector(p, row, c, map, fetch, missing);
+    paintContentVector(p, row, c, map);
 }
 
 ValueRange TimelineRenderer::overlayRange(const OverlayRow& row, const TimeMapping& display,
@@ -520,7 +541,7 @@ ValueRange TimelineRenderer::overlayRange(const OverlayRow& row, const TimeMappi
     const TimeMapping m{display.t0 - off, display.t1 - off, display.width};
     // Whole-run ranges need no geometry (building one would evict a warped side's pieces).
     const ValueRange r = yMode_ != YMode::FitVisible ? valueRange(side, CounterGeometry{})
-                                                     : counter(side, m, fetch, nullptr).range;
+                                                     : counter(side, m, fetch).range;
     out.min = std::isnan(out.min) ? r.min : std::min(out.min, r.min);
     out.max = std::isnan(out.max) ? r.max : std::max(out.max, r.max);
   }
@@ -528,8 +549,8 @@ ValueRange TimelineRenderer::overlayRange(const OverlayRow& row, const TimeMappi
 }
 
 void TimelineRenderer::paintOverlayInto(QPainter& p, const OverlayRow& row, const QRectF& c,
-                                        const TimeMapping& display, const TileFetch& fetch,
-                                        std::vector<TileKey>* missing, double lineWidth) {
+                                        const TimeMapping& display, double lineWidth) {
+  const TileFetch& fetch = fetch_;
   p.fillRect(c, theme_.trackBackground);
   const ValueRange vr = overlayRange(row, display, fetch);
   const QRectF data = c.adjusted(0, kDataTop, 0, -kDataBottom);
@@ -548,16 +569,15 @@ void TimelineRenderer::paintOverlayInto(QPainter& p, const OverlayRow& row, cons
         p.save();
         p.setClipRect(QRectF(c.left() + s.x0, c.top(), s.x1 - s.x0, c.height()));
         const QRectF sub(c.left() + s.px0, data.top(), s.local.width, data.height());
-        paintCounterVector(p, sub, *counter(side, s.local, fetch, missing).geometry, vr, colour,
-                           lineWidth, false);
+        paintCounterVector(p, sub, *counter(side, s.local, fetch_).geometry, vr, colour, lineWidth,
+                           false);
         p.restore();
       }
       continue;
     }
     const int64_t off = runOffset(side.run);
     const TimeMapping m{display.t0 - off, display.t1 - off, display.width};
-    paintCounterVector(p, data, *counter(side, m, fetch, missing).geometry, vr, colour, lineWidth,
-                       false);
+    paintCounterVector(p, data, *counter(side, m, fetch_).geometry, vr, colour, lineWidth, false);
   }
   // The legend: a swatch and what differs, per run, in the top right corner.
   QFont f = p.font();
@@ -580,11 +600,10 @@ void TimelineRenderer::paintOverlayInto(QPainter& p, const OverlayRow& row, cons
 }
 
 void TimelineRenderer::paintOverlay(QPainter& p, const OverlayRow& row, const QRectF& c,
-                                    const TimeMapping& display, const TileFetch& fetch,
-                                    std::vector<TileKey>* missing) {
+                                    const TimeMapping& display) {
   const bool raster = p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster;
   if (!raster) {
-    paintOverlayInto(p, row, c, display, fetch, missing, vector_.hairline);
+    paintOverlayInto(p, row, c, display, vector_.hairline);
     return;
   }
   const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
@@ -595,15 +614,14 @@ void TimelineRenderer::paintOverlay(QPainter& p, const OverlayRow& row, const QR
     QPainter ip(&ci.image);
     ip.setRenderHint(QPainter::Antialiasing);
     ip.setFont(p.font());
-    paintOverlayInto(ip, row, QRectF(QPointF(0, 0), QSizeF(size)), display, fetch, missing, 1.0);
+    paintOverlayInto(ip, row, QRectF(QPointF(0, 0), QSizeF(size)), display, 1.0);
     ci.stamp(display, epoch_, style_);
   }
   p.drawImage(c.topLeft(), ci.image);
 }
 
 void TimelineRenderer::paintWarped(QPainter& p, const TrackRow& row, const QRectF& c,
-                                   const TimeMapping& display, const TileFetch& fetch,
-                                   std::vector<TileKey>* missing) {
+                                   const TimeMapping& display) {
   const std::vector<WarpSpan> spans = warpSpans(warps_.at(row.run()), display);
   // Each span draws into its own whole pixels, clipped to its exact extent.
   auto drawSpans = [&](QPainter& q, const QRectF& target) {
@@ -613,9 +631,9 @@ void TimelineRenderer::paintWarped(QPainter& p, const TrackRow& row, const QRect
       q.setClipRect(QRectF(target.left() + s.x0, target.top(), s.x1 - s.x0, target.height()));
       const bool raster = q.paintEngine() && q.paintEngine()->type() == QPaintEngine::Raster;
       if (raster)
-        paintContentRaster(q, row, sub, s.local, fetch, missing, {});
+        paintContentRaster(q, row, sub, s.local, {});
       else
-        paintContentVector(q, row, sub, s.local, fetch, missing);
+        paintContentVector(q, row, sub, s.local);
       q.restore();
     }
   };
@@ -671,9 +689,7 @@ void TimelineRenderer::rasterCounterImage(QImage& img, const CounterRow& row,
 }
 
 void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, const QRectF& c,
-                                          const TimeMapping& map, const TileFetch& fetch,
-                                          std::vector<TileKey>* missing,
-                                          const Highlight& highlight) {
+                                          const TimeMapping& map, const Highlight& highlight) {
   const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
                    std::max(1, static_cast<int>(std::ceil(c.height()))));
   CachedImage& ci = images_[row.content];
@@ -686,10 +702,10 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
   };
   const QRectF local(0, 0, size.width(), size.height());
   if (const auto* cr = row.as<CounterRow>()) {
-    const CounterView v = counter(*cr, map, fetch, missing);
+    const CounterView v = counter(*cr, map, fetch_);
     render(v.range.min, v.range.max, [&](QImage& img) { rasterCounterImage(img, *cr, v); });
   } else if (const auto* kr = row.as<KernelsRow>()) {
-    const KernelGeometry* g = kernelGeometry(*kr, map, fetch, missing);
+    const KernelGeometry* g = kernelGeometry(*kr, map, fetch_);
     const RunFile& run = store_.run(kr->run);
     render(0, 0, [&](QImage& img) {
       rasterKernelBusy(img, *g, theme_);
@@ -704,7 +720,7 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
     paintKernelHighlight(p, c, *g, theme_, hl);
     return;
   } else if (const auto* dr = row.as<DifferenceRow>()) {
-    const DifferenceView v = difference(*dr, map, fetch, missing);
+    const DifferenceView v = difference(*dr, map, fetch_);
     render(v.range.min, v.range.max, [&](QImage& img) {
       img.fill(theme_.trackBackground);
       QPainter ip(&img);
@@ -712,7 +728,7 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
                       theme_);
     });
   } else if (const auto* hr = row.as<HeatmapRow>()) {
-    const HeatmapGeometry* g = heatmapGeometry(*hr, map, fetch, missing);
+    const HeatmapGeometry* g = heatmapGeometry(*hr, map, fetch_);
     const ValueRange vr = heatmapRange(hr->run, hr->metric);
     render(vr.min, vr.max, [&](QImage& img) {
       img.fill(theme_.trackAltBackground);
@@ -738,10 +754,9 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
 }
 
 void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, const QRectF& c,
-                                          const TimeMapping& map, const TileFetch& fetch,
-                                          std::vector<TileKey>* missing) {
+                                          const TimeMapping& map) {
   if (const auto* cr = row.as<CounterRow>()) {
-    const CounterView v = counter(*cr, map, fetch, missing);
+    const CounterView v = counter(*cr, map, fetch_);
     p.fillRect(c, theme_.trackBackground);
     paintThrottleBandsVector(p, c, v.geometry->bands, theme_);
     const QRectF data = c.adjusted(0, kDataTop, 0, -kDataBottom);
@@ -755,7 +770,7 @@ void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, cons
     const std::string& id = run.series().metrics[static_cast<size_t>(cr->metric)].id;
     paintCounterVector(p, data, *v.geometry, v.range, theme_.metricColor(id), vector_.hairline);
   } else if (const auto* kr = row.as<KernelsRow>()) {
-    const KernelGeometry* g = kernelGeometry(*kr, map, fetch, missing);
+    const KernelGeometry* g = kernelGeometry(*kr, map, fetch_);
     const RunFile& run = store_.run(kr->run);
     p.fillRect(c, theme_.trackAltBackground);
     p.save();
@@ -766,11 +781,11 @@ void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, cons
     p.restore();
   } else if (const auto* dr = row.as<DifferenceRow>()) {
     p.fillRect(c, theme_.trackBackground);
-    const DifferenceView v = difference(*dr, map, fetch, missing);
+    const DifferenceView v = difference(*dr, map, fetch_);
     paintDifference(p, c.adjusted(0, kDataTop, 0, -kDataBottom), *v.geometry, v.range, theme_);
   } else if (const auto* hr = row.as<HeatmapRow>()) {
     p.fillRect(c, theme_.trackAltBackground);
-    const HeatmapGeometry* g = heatmapGeometry(*hr, map, fetch, missing);
+    const HeatmapGeometry* g = heatmapGeometry(*hr, map, fetch_);
     paintHeatmap(p, c, *g, heatmapRange(hr->run, hr->metric), theme_, nodeSeparators(hr->run));
   } else if (const auto* sr = row.as<ThrottleStripRow>()) {
     paintThrottleStrip(p, c, *throttleStripGeometry(*sr, map), theme_);

@@ -179,16 +179,25 @@ class TimelineRenderer {
   // the tiles arrived computes the whole one.
   enum class TileReads { Load, Queue };
   void setTileReads(TileReads mode) { reads_ = mode; }
-  // The tiles value ranges asked for under Queue since the last call, for the view's request.
-  std::vector<TileKey> takeMissingTiles() { return std::exchange(missingTiles_, {}); }
-  // Builds the geometry and the raster image the next paint at `display` would build for the
-  // counter rows among `rows` (each `height` pixels high), half of them on a second thread, so
-  // that paint finds them cached and only blits. A pan or zoom repaint spends half its time there
-  // (one pass over each row's tiles, O(pixels + samples), then the rasterizing, O(pixels)); value
-  // ranges and the painting stay on the calling thread. Rows already cached, warped rows and a
-  // single row are left to paint.
-  void prepareRows(const std::vector<const TrackRow*>& rows, const TimeMapping& display,
-                   const TileFetch& fetch, std::vector<TileKey>* missing);
+  // A row of a frame to prepare: the mapping its content is drawn with (contentMapping), and on a
+  // raster screen the size of the image it is drawn into (empty: geometry only, figures).
+  // prepare() sets `range` to the range of its label column (rowRange).
+  struct RowTarget {
+    const TrackRow* row = nullptr;
+    TimeMapping map;
+    QSize image;
+    std::optional<ValueRange> range = std::nullopt;
+  };
+  // The prepare step of a frame (frame.h's prepareFrame): builds the geometry of every row, and
+  // the images of the rows with one, so that paint only blits and draws from the caches. The
+  // counter rows' geometry and images are built on two threads (one pass over each row's tiles,
+  // O(pixels + samples), then the rasterizing, O(pixels): half a pan or zoom repaint), the rest
+  // on the calling thread; `font` is the one kernel names and steps are drawn in. Returns the
+  // one list of tiles `fetch` did not have: the whole-run tiles of value ranges first (under
+  // Queue; every axis depends on them), then those of the rows. Paint reads tiles only through
+  // this frame's `fetch` (a warped row's pieces in figures) and never records what is missing.
+  std::vector<TileKey> prepare(std::vector<RowTarget>& rows, const TileFetch& fetch,
+                               const QFont& font);
   void clearCaches();
   // Drops the cached geometry and images of every row content not among `rows`. A screen calls
   // it after each frame with the rows it drew, so the caches hold one screen's worth: paging
@@ -208,7 +217,6 @@ class TimelineRenderer {
   // Paints a row's content into `content` with `map` (contentMapping): the raster path on a
   // raster paint engine, else the vector path. Headers are a plain background.
   void paintContent(QPainter& p, const TrackRow& row, const QRectF& content, const TimeMapping& map,
-                    const TileFetch& fetch, std::vector<TileKey>* missing,
                     const Highlight& highlight);
 
   // Geometry of a row (cached by what the row draws) with the range it is drawn in. Counters,
@@ -217,27 +225,25 @@ class TimelineRenderer {
     const CounterGeometry* geometry = nullptr;
     ValueRange range;
   };
-  CounterView counter(const CounterRow& row, const TimeMapping& map, const TileFetch& fetch,
-                      std::vector<TileKey>* missing);
+  CounterView counter(const CounterRow& row, const TimeMapping& map, const TileFetch& fetch);
   const CounterGeometry* counterGeometry(const CounterRow& row, const TimeMapping& map,
-                                         const TileFetch& fetch, std::vector<TileKey>* missing) {
-    return counter(row, map, fetch, missing).geometry;
+                                         const TileFetch& fetch) {
+    return counter(row, map, fetch).geometry;
   }
   struct DifferenceView {
     const DifferenceGeometry* geometry = nullptr;
     ValueRange range;
   };
   DifferenceView difference(const DifferenceRow& row, const TimeMapping& display,
-                            const TileFetch& fetch, std::vector<TileKey>* missing);
+                            const TileFetch& fetch);
   const DifferenceGeometry* differenceGeometry(const DifferenceRow& row, const TimeMapping& display,
-                                               const TileFetch& fetch,
-                                               std::vector<TileKey>* missing) {
-    return difference(row, display, fetch, missing).geometry;
+                                               const TileFetch& fetch) {
+    return difference(row, display, fetch).geometry;
   }
   const KernelGeometry* kernelGeometry(const KernelsRow& row, const TimeMapping& map,
-                                       const TileFetch& fetch, std::vector<TileKey>* missing);
+                                       const TileFetch& fetch);
   const HeatmapGeometry* heatmapGeometry(const HeatmapRow& row, const TimeMapping& map,
-                                         const TileFetch& fetch, std::vector<TileKey>* missing);
+                                         const TileFetch& fetch);
   const ThrottleStripGeometry* throttleStripGeometry(const ThrottleStripRow& row,
                                                      const TimeMapping& map);
   const ThrottleHeatmapGeometry* throttleHeatmapGeometry(const ThrottleHeatmapRow& row,
@@ -278,22 +284,20 @@ class TimelineRenderer {
   // Whole-run min/max per GPU of a metric (from the top pyramid level).
   const std::vector<std::pair<float, float>>& extents(int run, int metric);
   // Top-level tile `key` through the TileReads mode: null when it is not in memory (Queue; the
-  // key is listed for takeMissingTiles() and `complete` cleared) or could not be read.
+  // key is listed in missingTiles_ and `complete` cleared) or could not be read.
   TilePtr topTile(const TileKey& key, bool& complete);
   // The same over the top level's buckets in which the GPU was busy (utilization at or above the
   // throttle detector's busy threshold); extents() when the run has no utilization.
   const std::vector<std::pair<float, float>>& busyExtents(int run, int metric);
   void paintContentRaster(QPainter& p, const TrackRow& row, const QRectF& content,
-                          const TimeMapping& map, const TileFetch& fetch,
-                          std::vector<TileKey>* missing, const Highlight& highlight);
+                          const TimeMapping& map, const Highlight& highlight);
   // Thread-safe: it writes only `img`.
   void rasterCounterImage(QImage& img, const CounterRow& row, const CounterView& v) const;
-  // prepareRows' second step: the counter rows' images, rasterized on two threads.
-  void prepareImages(const std::vector<const TrackRow*>& rows, const TimeMapping& display,
-                     const TileFetch& fetch, std::vector<TileKey>* missing);
+  // prepare's steps: the counter rows' geometry, then their images, on two threads.
+  void prepareCounters(const std::vector<RowTarget>& rows, std::vector<TileKey>& missing);
+  void prepareImages(const std::vector<RowTarget>& rows);
   void paintContentVector(QPainter& p, const TrackRow& row, const QRectF& content,
-                          const TimeMapping& map, const TileFetch& fetch,
-                          std::vector<TileKey>* missing);
+                          const TimeMapping& map);
   // Steps of a rank; with a warp, `map` is the display's and the run's times go through it.
   void paintSteps(QPainter& p, const StepsRow& row, const QRectF& r, const TimeMapping& map,
                   const TimeWarp* warp = nullptr);
@@ -301,14 +305,11 @@ class TimelineRenderer {
   // its pixels; the raster result is cached per row like the unwarped image.
   // A and B of an overlay row in one track, each through its alignment, with a small legend.
   void paintOverlay(QPainter& p, const OverlayRow& row, const QRectF& content,
-                    const TimeMapping& display, const TileFetch& fetch,
-                    std::vector<TileKey>* missing);
+                    const TimeMapping& display);
   void paintOverlayInto(QPainter& p, const OverlayRow& row, const QRectF& content,
-                        const TimeMapping& display, const TileFetch& fetch,
-                        std::vector<TileKey>* missing, double lineWidth);
+                        const TimeMapping& display, double lineWidth);
   void paintWarped(QPainter& p, const TrackRow& row, const QRectF& content,
-                   const TimeMapping& display, const TileFetch& fetch,
-                   std::vector<TileKey>* missing);
+                   const TimeMapping& display);
 
   TileStore& store_;
   Theme theme_ = Theme::light();
@@ -347,7 +348,10 @@ class TimelineRenderer {
   std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> partialExtents_,
       partialBusyExtents_;
   TileReads reads_ = TileReads::Load;
-  std::vector<TileKey> missingTiles_;
+  std::vector<TileKey> missingTiles_;  // ranges' tiles not in memory (Queue)
+  // The frame's tiles (prepare's fetch) and, while preparing, where the rows' missing tiles go.
+  TileFetch fetch_;
+  std::vector<TileKey>* record_ = nullptr;
   std::map<int, std::vector<size_t>> nodeSeparators_;
   std::map<std::pair<int, int>, std::vector<TimeSpan>> untraced_;  // (run, rank)
   std::map<int, std::vector<std::vector<ThrottleSpan>>> throttleSpans_;

@@ -108,20 +108,20 @@ void TimelineView::setCollapsed(const QString& groupKey, bool collapsed) {
   viewport()->update();
 }
 
+FrameLayout TimelineView::frame(double scroll) const {
+  FrameSpec spec;
+  spec.style = FrameStyle::Screen;
+  spec.theme = renderer_.theme();
+  spec.fonts.text = viewport()->font();
+  spec.collapsed = collapsed_;
+  return planFrame(rows_, vp_->range(), spec, QRectF(viewport()->rect()), scroll);
+}
+
 void TimelineView::relayout() {
-  visibleRows_.clear();
-  totalHeight_ = 0;
-  pinnedHeight_ = 0;
-  for (size_t i : unfoldedRows(rows_, collapsed_)) {
-    const TrackRow& r = rows_[i];
-    visibleRows_.push_back(i);
-    if (r.pinned)
-      pinnedHeight_ += r.height;
-    else
-      totalHeight_ += r.height;
-  }
-  // Pinned rows never take more than 40% of the height.
-  pinnedHeight_ = std::min(pinnedHeight_, 0.4 * viewport()->height());
+  visibleRows_ = unfoldedRows(rows_, collapsed_);
+  const FrameLayout f = frame(0);
+  totalHeight_ = f.scrollHeight;
+  pinnedHeight_ = f.pinnedHeight;
   const double avail = viewport()->height() - pinnedHeight_;
   verticalScrollBar()->setRange(0, std::max(0, static_cast<int>(std::ceil(totalHeight_ - avail))));
   verticalScrollBar()->setPageStep(static_cast<int>(std::max(20.0, avail)));
@@ -131,30 +131,13 @@ double TimelineView::pinnedHeight() const {
   return pinnedHeight_;
 }
 
-std::vector<TimelineView::Placed> TimelineView::placedRows() const {
-  std::vector<Placed> out;
-  double pinnedY = 0, y = pinnedHeight_ - verticalScrollBar()->value();
-  const double h = viewport()->height();
-  for (size_t i : visibleRows_) {
-    const TrackRow& r = rows_[i];
-    if (r.pinned) {
-      if (pinnedY < pinnedHeight_) out.push_back({i, pinnedY, static_cast<double>(r.height)});
-      pinnedY += r.height;
-      continue;
-    }
-    if (y + r.height > pinnedHeight_ && y < h) out.push_back({i, y, static_cast<double>(r.height)});
-    y += r.height;
-  }
-  return out;
-}
-
 const TrackRow* TimelineView::rowAt(QPoint pos, QRectF* rowRect) const {
-  for (const Placed& pl : placedRows()) {
-    if (pos.y() >= pl.y && pos.y() < pl.y + pl.h) {
-      const TrackRow& r = rows_[pl.row];
-      if (!r.pinned && pos.y() < pinnedHeight_) continue;
-      if (rowRect) *rowRect = QRectF(0, pl.y, viewport()->width(), pl.h);
-      return &r;
+  const FrameLayout f = frame(verticalScrollBar()->value());
+  for (const FrameRow& fr : f.rows) {
+    if (pos.y() >= fr.label.top() && pos.y() < fr.label.bottom()) {
+      if (!fr.pinned && pos.y() < f.pinnedHeight) continue;
+      if (rowRect) *rowRect = QRectF(0, fr.label.top(), viewport()->width(), fr.label.height());
+      return fr.row;
     }
   }
   return nullptr;
@@ -171,37 +154,14 @@ void TimelineView::paintEvent(QPaintEvent*) {
     return;
   }
   const TimeMapping map = mapping();
-  const TileFetch fetch = uiFetch();
-  std::vector<TileKey> missing;
   const double w = viewport()->width();
   const TimelineRenderer::Highlight hl{selected_.run, selected_.track, selected_.event};
-  const auto placed = placedRows();
-  const std::vector<ReadFailure> failures = store_->failures();
-  std::vector<const TrackRow*> visible;
-  visible.reserve(placed.size());
-  for (const Placed& pl : placed)
-    visible.push_back(&rows_[pl.row]);
-  renderer_.prepareRows(visible, map, fetch, &missing);  // geometry on both cores
-  // Scrolled rows first, clipped below the pinned area; then the pinned rows on top.
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const Placed& pl : placed) {
-      const TrackRow& row = rows_[pl.row];
-      if (row.pinned != (pass == 1)) continue;
-      p.save();
-      if (!row.pinned)
-        p.setClipRect(QRectF(0, pinnedHeight_, w, viewport()->height() - pinnedHeight_));
-      paintScreenRow(p, renderer_, row, QRectF(0, pl.y, w, pl.h), kLabelWidth, map, fetch, &missing,
-                     collapsed_.count(row.key) > 0, hl);
-      if (!failures.empty())
-        paintReadFailures(p, row, QRectF(kLabelWidth, pl.y, w - kLabelWidth, pl.h),
-                          renderer_.contentMapping(row, map), failures);
-      p.restore();
-    }
-  }
-  if (pinnedHeight_ > 0) {
-    p.setPen(QPen(th.separator, 2.0));
-    p.drawLine(QPointF(0, pinnedHeight_), QPointF(w, pinnedHeight_));
-  }
+  FrameLayout f = frame(verticalScrollBar()->value());
+  f.failures = store_->failures();
+  // Every visible row's geometry and image (counters on both cores), and the one list of tiles
+  // that were not in memory.
+  const std::vector<TileKey> missing = prepareFrame(f, renderer_, uiFetch());
+  paintFrame(p, f, renderer_, hl);
 
   // Selection and cursor over the content area.
   const QRectF content(kLabelWidth, 0, w - kLabelWidth, viewport()->height());
@@ -225,10 +185,11 @@ void TimelineView::paintEvent(QPaintEvent*) {
     p.drawLine(QPointF(kLabelWidth + *hoverX_, 0),
                QPointF(kLabelWidth + *hoverX_, content.bottom()));
   }
+  std::vector<const TrackRow*> visible;
+  visible.reserve(f.rows.size());
+  for (const FrameRow& fr : f.rows)
+    visible.push_back(fr.row);
   renderer_.retainOnly(visible);  // the caches hold this screen's rows, not every row drawn
-  // The whole-run tiles the value ranges need come first: every row's axis depends on them.
-  std::vector<TileKey> ranges = renderer_.takeMissingTiles();
-  missing.insert(missing.begin(), ranges.begin(), ranges.end());
   if (!missing.empty()) store_->request(missing);
 }
 
@@ -244,8 +205,8 @@ std::optional<KernelRef> TimelineView::kernelAt(QPoint pos) {
   if (!kr || pos.x() < kLabelWidth) return std::nullopt;
   const double cx = contentX(pos);
   // The run's own clock at the cursor (for a warped run, the warp's piece under it).
-  const KernelGeometry* g = renderer_.kernelGeometry(
-      *kr, renderer_.rowMappingAt(*row, mapping(), cx), uiFetch(), nullptr);
+  const KernelGeometry* g =
+      renderer_.kernelGeometry(*kr, renderer_.rowMappingAt(*row, mapping(), cx), uiFetch());
   const KernelBox* best = nullptr;
   for (const KernelBox& b : g->boxes)
     if (cx >= b.x0 - 1 && cx < b.x1 + 1 && (!best || b.x1 - b.x0 < best->x1 - best->x0)) best = &b;
@@ -521,7 +482,7 @@ QString TimelineView::tooltipAt(QPoint pos) {
 QString TimelineView::counterTip(const CounterRow& row, const TimeMapping& map, double cx) {
   const RunFile& run = store_->run(row.run);
   const MetricInfo& m = run.series().metrics[static_cast<size_t>(row.metric)];
-  const CounterGeometry* g = renderer_.counterGeometry(row, map, uiFetch(), nullptr);
+  const CounterGeometry* g = renderer_.counterGeometry(row, map, uiFetch());
   QString tip = QStringLiteral("<b>GPU %1 · %2</b><br>").arg(row.gpu).arg(esc(m.label));
   if (g->raw()) {
     // Sample-and-hold: the last sample at or before the cursor, within its segment.
@@ -758,7 +719,7 @@ QString TimelineView::kernelTip(const KernelsRow& row, QPoint pos, const TimeMap
              timeText(run, k->data.start_ns))
         .arg(ti.rank)
         .arg(ti.stream);
-  const KernelGeometry* g = renderer_.kernelGeometry(row, map, uiFetch(), nullptr);
+  const KernelGeometry* g = renderer_.kernelGeometry(row, map, uiFetch());
   const auto c = static_cast<size_t>(std::max(0.0, cx));
   if (c >= g->busy[0].size()) return {};
   double total = 0;
@@ -801,7 +762,7 @@ QString TimelineView::stepsTip(const StepsRow& row, int64_t t) {
 QString TimelineView::heatmapTip(const HeatmapRow& row, const TimeMapping& map, double cx,
                                  double yFraction) {
   const RunFile& run = store_->run(row.run);
-  const HeatmapGeometry* g = renderer_.heatmapGeometry(row, map, uiFetch(), nullptr);
+  const HeatmapGeometry* g = renderer_.heatmapGeometry(row, map, uiFetch());
   if (g->rows == 0) return {};
   const auto r = static_cast<size_t>(yFraction * static_cast<double>(g->rows));
   const auto c = static_cast<size_t>(std::max(0.0, cx));
@@ -823,7 +784,7 @@ QString TimelineView::heatmapTip(const HeatmapRow& row, const TimeMapping& map, 
 }
 
 QString TimelineView::differenceTip(const TrackRow& row, const DifferenceRow& d, double cx) {
-  const DifferenceGeometry* g = renderer_.differenceGeometry(d, mapping(), uiFetch(), nullptr);
+  const DifferenceGeometry* g = renderer_.differenceGeometry(d, mapping(), uiFetch());
   const std::string unit = row.detail.toStdString();
   QString tip = QStringLiteral("<b>%1</b><br>").arg(row.label.toHtmlEscaped());
   if (g->samples) {

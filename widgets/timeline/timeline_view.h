@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 
+#include "widgets/timeline/frame.h"
 #include "widgets/timeline/timeline_renderer.h"
 #include "widgets/timeline/viewport.h"
 
@@ -39,7 +40,7 @@ class TimelineView : public QAbstractScrollArea {
   void setTheme(const Theme& theme);
   void setYMode(YMode mode);
 
-  static constexpr int kLabelWidth = 200;
+  static constexpr int kLabelWidth = static_cast<int>(kScreenLabelWidth);
   // The time <-> x mapping of the content area (x = 0 at the content's left edge).
   TimeMapping mapping() const;
 
@@ -86,13 +87,9 @@ class TimelineView : public QAbstractScrollArea {
   bool viewportEvent(QEvent* event) override;
 
  private:
-  struct Placed {
-    size_t row;
-    double y;  // in viewport coordinates
-    double h;
-  };
+  // The frame at a scroll position (frame.h's planFrame, screen style).
+  FrameLayout frame(double scroll) const;
   void relayout();
-  std::vector<Placed> placedRows() const;
   double pinnedHeight() const;
   std::optional<KernelRef> kernelAt(QPoint pos);
   double contentX(QPoint pos) const { return pos.x() - kLabelWidth; }
