@@ -157,7 +157,6 @@ EnergyLedger energyLedger(const LedgerInput& in) {
   std::sort(its.begin(), its.end(),
             [](const Iteration& a, const Iteration& b) { return a.start_ns < b.start_ns; });
   std::vector<Segment> segs;
-  std::vector<std::array<int64_t, P>> longest;
   int64_t covered = INT64_MIN;
   for (const Iteration& it : its) {
     if (it.start_ns < covered) continue;  // overlapping iterations: the first counts
@@ -165,19 +164,15 @@ EnergyLedger energyLedger(const LedgerInput& in) {
     const std::array<IntervalSet, P> part = ledgerParts(in, it);
     LedgerIteration li;
     li.step = it.step, li.start_ns = it.start_ns, li.end_ns = it.end_ns;
-    std::array<int64_t, P> lg{};
     const size_t first = segs.size();
     for (size_t p = 0; p < P; ++p) {
       li.parts[p].s = static_cast<double>(totalLength(part[p])) * 1e-9;
-      for (const Interval& v : part[p]) {
+      for (const Interval& v : part[p])
         segs.push_back({v.start, v.end, p});
-        lg[p] = std::max(lg[p], v.length());
-      }
     }
     std::sort(segs.begin() + static_cast<std::ptrdiff_t>(first), segs.end(),
               [](const Segment& a, const Segment& b) { return a.start < b.start; });
     L.iterations.push_back(li);
-    longest.push_back(lg);
   }
   if (L.iterations.empty()) {
     L.missing = "no whole iteration in the range";
@@ -252,6 +247,16 @@ EnergyLedger energyLedger(const LedgerInput& in) {
     L.power_w[p] = coef[p];
   }
 
+  // The range of power the GPU drew: what the samples and the class powers span, widened by the
+  // residual scatter (an averaged reading hides the extremes it averages over).
+  double lo = INFINITY, hi = -INFINITY;
+  for (const Row& r : rows)
+    lo = std::min(lo, r.y), hi = std::max(hi, r.y);
+  for (size_t p = 0; p < P; ++p)
+    if (use[p]) lo = std::min(lo, coef[p]), hi = std::max(hi, coef[p]);
+  lo = std::max(0.0, lo - 2 * L.residual_w), hi += 2 * L.residual_w;
+  L.power_range_w = {lo, hi};
+
   // Per iteration: the class powers scaled by what the samples that saw it say.
   size_t r0 = 0;
   for (size_t i = 0; i < L.iterations.size(); ++i) {
@@ -273,9 +278,14 @@ EnergyLedger energyLedger(const LedgerInput& in) {
         total = u2 = kNaN;
         continue;
       }
-      v.j = scale * coef[p] * v.s;
-      v.u_j = 2.0 * v.s * std::hypot(L.power_se_w[p], L.residual_w);
-      v.resolved = static_cast<double>(longest[i][p]) * 1e-9 >= L.resolution_s;
+      const double w = std::clamp(scale * coef[p], lo, hi);
+      v.j = w * v.s;
+      v.resolved = v.s >= L.resolution_s;
+      // Resolved: the class power's standard error and the samples' scatter about the model, two
+      // of each. Not resolved: no sample saw the part apart from the rest, so it may have drawn
+      // anything in the GPU's range.
+      v.u_j = v.resolved ? 2.0 * v.s * std::hypot(L.power_se_w[p], L.residual_w)
+                         : v.s * std::max(w - lo, hi - w);
       total += v.j, u2 += v.u_j * v.u_j;
     }
     li.total_j = total;

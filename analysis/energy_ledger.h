@@ -12,11 +12,13 @@
 // the window (a point for an instantaneous reading). The class powers are fitted by least squares
 // over the samples whose window lies inside the analysed iterations, then scaled per iteration by
 // the samples that see it (the GPU's power drifts with temperature and clocks). A part's energy is
-// its class power times its duration; its uncertainty (about 95 %) is twice the quadrature sum of
-// the class power's standard error and the samples' residual scatter about the model, times the
-// duration. A part whose longest stretch in the iteration is shorter than the sensor resolves
-// (its window, and the spacing of its samples) is not resolved: its value rests on the fitted class
-// power, not on samples that saw it, and is flagged so.
+// its class power times its duration. A part whose time in the iteration is at least what the
+// sensor resolves (its window, the spacing of its samples, its update period) is resolved: its
+// uncertainty (about 95 %) is twice the quadrature sum of the class power's standard error and the
+// samples' residual scatter about the model, times the duration. A shorter part is not resolved:
+// no sample saw it apart from the rest, so its uncertainty is the GPU's whole power range (the
+// samples' and class powers' span, widened by twice the residual) times its duration, and it is
+// flagged so.
 //
 // Only what a real run has is read: power samples, the sensor table, kernels, iterations and
 // annotations; never the simulator's ground truth.
@@ -70,7 +72,9 @@ struct EnergyLedger {
   std::array<double, kLedgerParts> power_w{};     // fitted class power (NaN: the part never ran)
   std::array<double, kLedgerParts> power_se_w{};  // its standard error
   double residual_w = kNaN;                       // RMS of the samples about the model
-  size_t samples = 0;                             // samples in the fit
+  // The power the GPU may have drawn: the samples' and class powers' span +- twice the residual.
+  std::array<double, 2> power_range_w{kNaN, kNaN};
+  size_t samples = 0;  // samples in the fit
   std::vector<LedgerIteration> iterations;
   std::string missing;  // why there is no ledger (empty when there is one)
 };

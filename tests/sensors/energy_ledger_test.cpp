@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The energy ledger against the simulator's truth (docs/analyses.md, "Energy ledger"; issue 29,
+// items 3 and 4). The simulator reports its true power per physics step (SimObserver::onStep, the
+// power it integrates into /ground_truth's energy); the true energy of a part of an iteration is
+// that power integrated over the part's intervals, which the trace gives exactly. The ledger is
+// computed from the run stripped of its ground truth and parameters (what a real run has: power
+// samples, /sensors, kernels, iterations, annotations), with the telemetry shifted by the
+// alignment estimate when the simulator stamped it off the traces' clock.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "alignment_test_support.h"
+#include "analysis/energy_ledger.h"
+#include "analysis/run_analysis.h"
+#include "loaders/format/run_file.h"
+#include "loaders/sim/engine.h"
+#include "sim/sim_test_support.h"
+#include "support/strip_run.h"
+#include "support/temp_dir.h"
+
+namespace fs = std::filesystem;
+
+namespace wl {
+namespace {
+
+// The true power of every GPU per physics step.
+class TruePower : public sim::SimObserver {
+ public:
+  void onStep(double startS, double dtS, std::span<const double> powerW) override {
+    t0.push_back(startS), dt.push_back(dtS);
+    p.emplace_back(powerW.begin(), powerW.end());
+  }
+  // Joules of GPU g over the set (absolute ns; the run starts at startNs).
+  double over(size_t g, const IntervalSet& set, int64_t startNs) const {
+    double j = 0;
+    for (const Interval& v : set) {
+      const double a = static_cast<double>(v.start - startNs) * 1e-9;
+      const double b = static_cast<double>(v.end - startNs) * 1e-9;
+      auto it = std::upper_bound(t0.begin(), t0.end(), a);
+      size_t k = it == t0.begin() ? 0 : static_cast<size_t>(it - t0.begin()) - 1;
+      for (; k < t0.size() && t0[k] < b; ++k)
+        j += p[k][g] * std::max(0.0, std::min(b, t0[k] + dt[k]) - std::max(a, t0[k]));
+    }
+    return j;
+  }
+  std::vector<double> t0, dt;
+  std::vector<std::vector<double>> p;
+};
+
+struct Tally {
+  size_t cases = 0, inside = 0, resolved = 0, resolvedInside = 0;
+  std::vector<double> widths, resolvedWidths;  // relative half-widths u / true
+};
+
+// Compares every part of every iteration of every rank with the truth.
+void compare(const RunFile& run, const TruePower& truth, int64_t shiftNs, Tally& t) {
+  for (const RankInfo& r : run.ranks()) {
+    const LedgerInput in = ledgerInputOf(run, r.rank, {}, shiftNs);
+    const EnergyLedger l = energyLedger(in);
+    ASSERT_TRUE(l.missing.empty()) << l.missing;
+    ASSERT_GT(l.iterations.size(), 5u);
+    for (const LedgerIteration& li : l.iterations) {
+      const auto parts = ledgerParts(in, {r.rank, li.step, li.start_ns, li.end_ns});
+      for (size_t p = 0; p < kLedgerParts; ++p) {
+        const LedgerValue& v = li.parts[p];
+        if (v.s <= 0) continue;
+        const double want = truth.over(static_cast<size_t>(r.gpu), parts[p], run.info().start_ns);
+        ASSERT_TRUE(std::isfinite(v.j));
+        const bool in = std::abs(v.j - want) <= v.u_j;
+        ++t.cases, t.inside += in;
+        t.resolved += v.resolved, t.resolvedInside += v.resolved && in;
+        if (want > 0) (v.resolved ? t.resolvedWidths : t.widths).push_back(v.u_j / want);
+      }
+    }
+  }
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Per-part energy inside the stated uncertainty in at least 95 % of the cases with an instantaneous
+// or a 1 s averaged power sensor, over runs with the telemetry on the traces' clock and off it
+// (aligned first); the median relative widths are printed for docs/analyses.md. With a 100 ms
+// window the resolved compute parts are biased beyond their uncertainty on two of the three runs
+// (docs/analyses.md: a known shortfall), so only 70 % is held there.
+TEST(EnergyLedger, PartsAgainstTheSimulatorsTruth) {
+  test::TempDir dir;
+  std::printf(
+      "| power window | offset | parts | inside | resolved inside | median width resolved | "
+      "median width not resolved |\n");
+  for (double window : {0.0, 0.1, 1.0})
+    for (double offset : {0.0, 0.3, -0.7}) {
+      SCOPED_TRACE(testing::Message() << "window " << window << " s, offset " << offset << " s");
+      TruePower truth;
+      const fs::path out = dir / "run.h5";
+      test::simulateAndOpen(test::alignmentConfig(offset, window), out, &truth);
+      test::stripToWhatARealRunHas(out);
+      const auto run = RunFile::open(out);
+      int64_t shift = 0;
+      if (offset != 0) {
+        const auto e = test::appliedEstimate(*run);
+        ASSERT_TRUE(e.confident) << import::describe(e);
+        shift = -e.telemetry_ahead_ns;
+      }
+      Tally t;
+      compare(*run, truth, shift, t);
+      const double share = static_cast<double>(t.inside) / static_cast<double>(t.cases);
+      std::printf("| %g s | %+.0f ms | %zu | %.1f %% | %zu of %zu | %.1f %% | %.1f %% |\n", window,
+                  offset * 1e3, t.cases, 100 * share, t.resolvedInside, t.resolved,
+                  100 * median(t.resolvedWidths), 100 * median(t.widths));
+      EXPECT_GE(share, window == 0.1 ? 0.70 : 0.95);
+    }
+}
+
+// The ledger reads only what a real run has: the run stripped of its ground truth, parameters and
+// simulated mark gives the same ledger (analyze's, to the last bit), and it is the one
+// ledgerInputOf() reads.
+TEST(EnergyLedger, TheSameFromWhatARealRunHas) {
+  test::TempDir dir;
+  const fs::path out = dir / "run.h5";
+  std::vector<EnergyLedger> before;
+  {
+    const auto full = test::simulateAndOpen(test::alignmentConfig(0, 1.0), out);
+    for (const RankAnalysis& r : analyzeRun(*full).ranks) {
+      ASSERT_TRUE(r.ledger.has_value());
+      before.push_back(*r.ledger);
+    }
+  }
+  test::stripToWhatARealRunHas(out);
+  const auto run = RunFile::open(out);
+  ASSERT_FALSE(run->hasGroundTruth());
+  const RunAnalysis after = analyzeRun(*run);
+  ASSERT_EQ(before.size(), after.ranks.size());
+  for (size_t r = 0; r < after.ranks.size(); ++r) {
+    ASSERT_TRUE(after.ranks[r].ledger.has_value());
+    const EnergyLedger &a = before[r], &b = *after.ranks[r].ledger;
+    ASSERT_EQ(a.iterations.size(), b.iterations.size());
+    EXPECT_EQ(b.sensor.window_s, 1.0);  // the run's /sensors
+    EXPECT_FALSE(b.sensor.average && b.sensor.assumed);
+    for (size_t i = 0; i < a.iterations.size(); ++i)
+      for (size_t p = 0; p < kLedgerParts; ++p) {
+        EXPECT_EQ(a.iterations[i].parts[p].j, b.iterations[i].parts[p].j);
+        EXPECT_EQ(a.iterations[i].parts[p].u_j, b.iterations[i].parts[p].u_j);
+      }
+    const EnergyLedger direct = energyLedger(ledgerInputOf(*run, b.rank, {}));
+    ASSERT_EQ(direct.iterations.size(), b.iterations.size());
+    EXPECT_NEAR(direct.iterations[2].total_j, b.iterations[2].total_j,
+                1e-9 * b.iterations[2].total_j);
+  }
+}
+
+// A part shorter than the sensor resolves is flagged: with a 1 s window every part of these
+// ~0.3 s iterations is, with an instantaneous reading at 20 Hz the long compute stretches are not.
+TEST(EnergyLedger, PartsFinerThanTheSensorAreFlagged) {
+  test::TempDir dir;
+  for (double window : {0.0, 1.0}) {
+    const auto run = test::simulateAndOpen(test::alignmentConfig(0, window), dir / "r.h5");
+    const EnergyLedger l = energyLedger(ledgerInputOf(*run, 0, {}));
+    ASSERT_TRUE(l.missing.empty()) << l.missing;
+    EXPECT_DOUBLE_EQ(l.resolution_s, std::max(window, l.sample_interval_s));
+    size_t resolvedCompute = 0;
+    for (const LedgerIteration& li : l.iterations) {
+      resolvedCompute += li.parts[0].resolved;
+      for (const LedgerValue& v : li.parts) {
+        if (v.s > 0 && v.resolved) {
+          EXPECT_LT(window, 1.0);
+        }
+      }
+    }
+    if (window == 0) {
+      EXPECT_GT(resolvedCompute, l.iterations.size() / 2);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace wl
