@@ -341,6 +341,22 @@ WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbat
   const size_t n = in.series.size();
   std::vector<GpuReplay> out(n);
   std::vector<std::vector<double>> dP(n);  // power change per sample
+  // Per sample the clock's change (new / measured) and the temperature's: a GPU that reports no
+  // power of its own (the second GCD of an MI250 package, whose socket power the first reports)
+  // follows the GPU that reports its package's power: one power limit and one heatsink.
+  std::vector<std::vector<double>> ratio(n), dTemp(n);
+  std::vector<int> partner(n, -1);
+  for (size_t g = 0; g < n; ++g) {
+    const auto& pw = in.series[g].power;
+    if (std::any_of(pw.begin(), pw.end(), [](double v) { return !std::isnan(v); })) continue;
+    for (size_t o = 0; o < n; ++o) {
+      const auto& po = in.series[o].power;
+      if (o != g && cal.gpus[g].package >= 0 && cal.gpus[o].package == cal.gpus[g].package &&
+          cal.gpus[o].node == cal.gpus[g].node &&
+          std::any_of(po.begin(), po.end(), [](double v) { return !std::isnan(v); }))
+        partner[g] = static_cast<int>(o);
+    }
+  }
   std::vector<double> dt(n, 0.0);
   const double dInlet =
       set.inlet_temp_c && std::isfinite(in.inletC) ? *set.inlet_temp_c - in.inletC : 0.0;
@@ -350,9 +366,11 @@ WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbat
   // GPUs in front first: a rear GPU's inlet follows the power of the GPU it breathes from.
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return (cal.gpus[a].thermal.upstream_gpu >= 0) < (cal.gpus[b].thermal.upstream_gpu >= 0);
-  });
+  auto rankOf = [&](size_t g) {
+    return partner[g] >= 0 ? 2 : cal.gpus[g].thermal.upstream_gpu >= 0 ? 1 : 0;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return rankOf(a) < rankOf(b); });
   const double window = cal.power_window_s;
   for (size_t g : order) {
     const Series& s = in.series[g];
@@ -379,6 +397,15 @@ WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbat
         std::any_of(s.power.begin(), s.power.end(), [](double v) { return !std::isnan(v); });
     GpuReplay& r = out[g];
     dP[g].assign(s.t.size(), 0.0);
+    ratio[g].assign(s.t.size(), 1.0);
+    dTemp[g].assign(s.t.size(), dInlet);
+    // The partner's sample at or before t.
+    auto partnerAt = [&](const std::vector<double>& v, double t) {
+      const auto& pt = in.series[static_cast<size_t>(partner[g])].t;
+      const auto it = std::upper_bound(pt.begin(), pt.end(), t);
+      const size_t j = it == pt.begin() ? 0 : static_cast<size_t>(it - pt.begin()) - 1;
+      return j < v.size() ? v[j] : kNaN;
+    };
     double lagP = 0, lagUp = 0, dT = dInlet;
     double waitE = 0, waitT = 0;
     for (size_t i = 0; i < s.t.size(); ++i) {
@@ -396,7 +423,7 @@ WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbat
           const double p = s.power[i];
           if (hasPower && !std::isnan(p) && xw > 0) {
             const double a = std::max(1.0, (p - idleW) / std::pow(xw, gexp));
-            const double xg = std::pow(xw * yFree / y, gexp);
+            const double xg = std::pow(std::min(1.0, xw * yFree / y), gexp);
             const double pFree = p + cT * dT + a * (xg - std::pow(xw, gexp));
             if (pFree > cap) {
               const double xc = std::pow(
@@ -408,15 +435,20 @@ WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbat
           if (std::isfinite(in.thermalThresholdC) && s.temp[i] + dT > in.thermalThresholdC)
             yNew = std::min(yNew, 1.0 - in.thermalPerC * (s.temp[i] + dT - in.thermalThresholdC));
         }
+        if (partner[g] >= 0 && !free) {
+          const double q = partnerAt(ratio[static_cast<size_t>(partner[g])], s.t[i]);
+          if (std::isfinite(q)) yNew = std::min(yFree, y * q);
+        }
         yNew = std::clamp(yNew, 0.2, std::max(1.0, y));
       }
+      ratio[g][i] = y > 0 ? yNew / y : 1.0;
       // Power at the new clock (the calibrated model's change added to the measured power).
       double pNew = s.power[i];
       if (hasPower && !std::isnan(pNew)) {
         const double xw = windowClock(s, i, window) / fmax;
         if (xw > 0 && y > 0 && yNew != y) {
           const double a = std::max(0.0, (pNew - idleW) / std::pow(xw, gexp));
-          pNew += a * (std::pow(xw * yNew / y, gexp) - std::pow(xw, gexp));
+          pNew += a * (std::pow(std::min(1.0, xw * yNew / y), gexp) - std::pow(xw, gexp));
         }
         pNew += cT * dT;
         dP[g][i] = pNew - s.power[i];
@@ -434,6 +466,11 @@ WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbat
       }
       lagUp = i ? lagUp + (upNow - lagUp) * (1 - d) : upNow;
       dT = dInlet + rDie * dP[g][i] + rSink * lagP + rUp * lagUp;
+      if (partner[g] >= 0) {
+        const double d2 = partnerAt(dTemp[static_cast<size_t>(partner[g])], s.t[i]);
+        if (std::isfinite(d2)) dT = d2;
+      }
+      dTemp[g][i] = dT;
       const double tNew = s.temp[i] + dT;
       // Inside the whole iterations: time, energy, peak, throttled share.
       const double held = heldSpan(s, i, in.window.a, in.window.b);
