@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -156,6 +157,82 @@ TEST(WhatifTruth, H100FanFailureNodeUnthrottled) {
         {{"node 1 (fans failed) unthrottled",
           WhatifSetting{std::nullopt, std::nullopt, {4, 5, 6, 7}}, b}},
         dir.path());
+}
+
+// The projection reads only what a real run has: the same projection from the simulated file and
+// from it stripped of ground truth, parameters (profile, seed) and the simulated mark.
+TEST(WhatifTruth, StrippedRunProjectsTheSame) {
+  test::TempDir dir;
+  const fs::path full = dir.path() / "full.h5", stripped = dir.path() / "stripped.h5";
+  sim::simulate(node("h100", "hot-aisle", 39, 20), full, {}, nullptr);
+  fs::copy_file(full, stripped);
+  test::stripToWhatARealRunHas(stripped);
+  const std::vector<WhatifSetting> s = {{500.0, std::nullopt, {}}, {std::nullopt, 30.0, {3}}};
+  auto project = [&](const fs::path& p) {
+    const auto run = RunFile::open(p);
+    nlohmann::json j = toJson(projectRun(*run, calibrateRun(*run), s));
+    j.erase("run");
+    return j.dump();
+  };
+  EXPECT_EQ(project(full), project(stripped));
+}
+
+// The command line: text, JSON (measured setting first, with the model's reproduction, then the
+// sweep), CSV; bad usage exit 2, a bad or insufficient file exit 1 with one line.
+TEST(WhatifTruth, CommandPrintsTheProjection) {
+  test::TempDir dir;
+  const fs::path path = dir.path() / "run.h5";
+  sim::simulate(node("h100", "hot-aisle", 39, 20), path, {}, nullptr);
+  const auto r = test::runWattline({"whatif", path.string(), "--sweep", "power-limit=400:700:100",
+                                    "--inlet-temp", "30", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["settings"].size(), 5u);
+  EXPECT_EQ(j["settings"][0]["kind"], "measured");
+  EXPECT_EQ(j["settings"][0]["power_limit_w"], 700.0);
+  EXPECT_TRUE(j["settings"][0]["model"]["step_s"].is_number());
+  for (size_t i = 1; i < 5; ++i) {
+    const nlohmann::json& e = j["settings"][i];
+    EXPECT_EQ(e["kind"], "projected");
+    EXPECT_EQ(e["power_limit_w"], 300.0 + 100.0 * static_cast<double>(i));
+    EXPECT_EQ(e["inlet_temp_c"], 30.0);
+    for (const char* k :
+         {"step_s", "tokens_per_s", "energy_per_token_j", "peak_temp_c", "throttled_fraction"})
+      EXPECT_TRUE(e[k].is_number()) << k;
+    EXPECT_TRUE(e["uncertainty"]["step_s"].is_number());
+    // tokens per second is the tokens of a step over the step
+    EXPECT_NEAR(e["tokens_per_s"].get<double>() * e["step_s"].get<double>(), 64.0 * 2048,
+                1e-6 * 64 * 2048);
+  }
+  // A lower limit never gives a faster step.
+  EXPECT_GT(j["settings"][1]["step_s"].get<double>(), j["settings"][4]["step_s"].get<double>());
+  EXPECT_EQ(j["calibration"]["gpus"].size(), 8u);
+  const auto csv = test::runWattline({"whatif", path.string(), "--power-limit", "500", "--csv"});
+  ASSERT_EQ(csv.exitCode, 0) << csv.err;
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 4) << csv.out;
+  EXPECT_EQ(csv.out.rfind("kind,power_limit_w,", 0), 0u);
+  const auto text = test::runWattline({"whatif", path.string(), "--unthrottle-gpu", "7"});
+  EXPECT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("not measured"), std::string::npos);
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--power-limit", "abc"},
+                                              {"--json", "--csv"},
+                                              {"--sweep", "power-limit=700:400:50"},
+                                              {"--unthrottle-gpu", "8"},
+                                              {"--inlet-temp", "200"}}) {
+    std::vector<std::string> a = {"whatif", path.string()};
+    a.insert(a.end(), bad.begin(), bad.end());
+    EXPECT_EQ(test::runWattline(a).exitCode, 2) << bad.front();
+  }
+  const auto missing = test::runWattline({"whatif", (dir.path() / "none.h5").string()});
+  EXPECT_EQ(missing.exitCode, 1);
+  sim::SimConfig c = node("h100", "hot-aisle", 39, 5);
+  c.trace.ranks = sim::TraceSelection::Ranks::None;
+  const fs::path untraced = dir.path() / "untraced.h5";
+  sim::simulate(c, untraced, {}, nullptr);
+  const auto u = test::runWattline({"whatif", untraced.string()});
+  EXPECT_EQ(u.exitCode, 1);
+  EXPECT_EQ(std::count(u.err.begin(), u.err.end(), '\n'), 1) << u.err;
+  EXPECT_NE(u.err.find("untraced.h5: cannot calibrate"), std::string::npos) << u.err;
 }
 
 }  // namespace
