@@ -204,6 +204,57 @@ json rankJson(const RankAnalysis& r) {
 }
 
 // The top kernels and the kernel categories of all ranks.
+// The energy ledger of one rank (docs/analyses.md, "Energy ledger").
+json ledgerJson(const EnergyLedger& l) {
+  json j;
+  j["rank"] = l.rank;
+  j["gpu"] = l.gpu;
+  j["sensor"] = {{"kind", l.sensor.average ? "average" : "instant"},
+                 {"window_s", l.sensor.window_s},
+                 {"period_s", jsonNumber(l.sensor.period_s)},
+                 {"lag_s", l.sensor.lag_s},
+                 {"assumed", l.sensor.assumed},
+                 {"basis", l.sensor.basis}};
+  j["sample_interval_s"] = jsonNumber(l.sample_interval_s);
+  j["resolution_s"] = jsonNumber(l.resolution_s);
+  if (!l.missing.empty()) {
+    j["missing"] = l.missing;
+    j["iterations"] = json::array();
+    return j;
+  }
+  json power = json::object();
+  for (size_t p = 0; p < kLedgerParts; ++p)
+    power[ledgerPartId(static_cast<LedgerPart>(p))] = {{"w", jsonNumber(l.power_w[p])},
+                                                       {"se_w", jsonNumber(l.power_se_w[p])}};
+  j["class_power"] = power;
+  j["residual_w"] = jsonNumber(l.residual_w);
+  j["samples"] = l.samples;
+  json its = json::array();
+  for (const LedgerIteration& it : l.iterations) {
+    json row = {{"step", it.step}, {"start_ns", it.start_ns}, {"end_ns", it.end_ns}};
+    for (size_t p = 0; p < kLedgerParts; ++p) {
+      const LedgerValue& v = it.parts[p];
+      row[ledgerPartId(static_cast<LedgerPart>(p))] = {{"s", v.s},
+                                                       {"j", jsonNumber(v.j)},
+                                                       {"u_j", jsonNumber(v.u_j)},
+                                                       {"resolved", v.resolved}};
+    }
+    row["total_j"] = jsonNumber(it.total_j);
+    row["total_u_j"] = jsonNumber(it.total_u_j);
+    row["samples"] = it.samples;
+    its.push_back(std::move(row));
+  }
+  j["iterations"] = std::move(its);
+  return j;
+}
+
+json ledgersJson(const RunAnalysis& a) {
+  json out = json::array();
+  for (const RankAnalysis& r : a.ranks)
+    if (r.ledger) out.push_back(ledgerJson(*r.ledger));
+  return out;
+}
+
 json kernelsJson(const RunAnalysis& a) {
   json top = json::array();
   for (const KernelStat& k : a.top_kernels)
@@ -450,6 +501,7 @@ json toJson(const RunAnalysis& a) {
   j["iterations"] = iterationsJson(a);
   j["stragglers"] = stragglersJson(a);
   j["cost"] = toJson(a.cost);
+  j["energy_ledger"] = ledgersJson(a);
   j["spatial"] = spatialJson(a);
   j["histograms"] = {{"power_w", histogram(a.power_hist, "seconds")},
                      {"dpdt_w_per_s", histogram(a.ramp_hist, "segments")}};

@@ -160,6 +160,11 @@ EnergyLedger energyLedger(const LedgerInput& in) {
   int64_t covered = INT64_MIN;
   for (const Iteration& it : its) {
     if (it.start_ns < covered) continue;  // overlapping iterations: the first counts
+    // A step always launches kernels: an iteration without any was not traced, and what ran in
+    // it is unknown (not idle).
+    if (clip(in.nonCommunication, it.start_ns, it.end_ns).empty() &&
+        clip(in.communication, it.start_ns, it.end_ns).empty())
+      continue;
     covered = it.end_ns;
     const std::array<IntervalSet, P> part = ledgerParts(in, it);
     LedgerIteration li;

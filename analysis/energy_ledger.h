@@ -5,7 +5,8 @@
 // uncertainty that follows from the power sensor's model (the run's /sensors entry for power_w:
 // an instantaneous reading or a trailing average over a window, and how often it updates).
 //
-// The iteration's time is split by what the trace shows: optimizer (inside an annotation of the
+// Iterations without any kernel were not traced and are left out. The iteration's time is split by
+// what the trace shows: optimizer (inside an annotation of the
 // optimizer phase), compute (a kernel of any class but communication runs), communication (only
 // communication kernels run) and idle (nothing runs). A sample of power is modelled as the sensor
 // sees the GPU: the mean over its window of the class powers, weighted by each part's share of
