@@ -371,9 +371,12 @@ WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbat
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return rankOf(a) < rankOf(b); });
-  const double window = cal.power_window_s;
   for (size_t g : order) {
     const Series& s = in.series[g];
+    // An instantaneous sensor: the sample spacing is the window (as the calibration reads it).
+    const double spacing =
+        s.t.size() > 1 ? (s.t.back() - s.t.front()) / static_cast<double>(s.t.size() - 1) : 0.0;
+    const double window = std::max(cal.power_window_s, spacing);
     const GpuCalibration& gc = cal.gpus[g];
     const PowerFit& pf = gc.power;
     const ThermalFit& th = gc.thermal;
@@ -496,6 +499,17 @@ WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbat
       }
     }
     r.waitPower = waitT > 0 ? waitE / waitT : (dt[g] > 0 ? r.energy / dt[g] : kNaN);
+    // Only part of the run may be traced: its compute time stands for the whole window's.
+    double first = INFINITY, last = -INFINITY;
+    for (const Busy& b : in.busy[g])
+      if (!b.start.empty())
+        first = std::min(first, b.start.front()), last = std::max(last, b.end.back());
+    const double traced =
+        std::max(0.0, std::min(last, in.window.b) - std::max(first, in.window.a)) /
+        (in.window.b - in.window.a);
+    if (traced > 0.01) {
+      r.compute /= traced, r.computeNew /= traced, r.stretchEnergy /= traced;
+    }
   }
   // The step: the slowest GPU's compute time sets it.
   const double steps = in.window.steps;
