@@ -80,7 +80,7 @@ Scene scene64() {
 void paintRows(wl::TimelineRenderer& renderer, const std::vector<wl::TrackRow>& rows,
                const wl::TimeMapping& map, QImage& img, const wl::TileFetch& fetch) {
   wl::FrameSpec spec;
-  spec.theme = renderer.theme();
+  spec.theme = renderer.style().theme;
   wl::FrameLayout f = wl::planFrame(rows, {map.t0, map.t1}, spec, QRectF(img.rect()));
   wl::prepareFrame(f, renderer, fetch);
   QPainter p(&img);

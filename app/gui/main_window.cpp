@@ -229,8 +229,9 @@ void MainWindow::rebuildRows() {
     if (compareLayout_ && compareLayout_->checkedAction())
       layout = static_cast<CompareLayout>(compareLayout_->checkedAction()->data().toInt());
     cmp = comparePlan(runs, cs.runA, cs.runB, cs.pairs, cs.differenceMetrics, layout);
-    page_->view()->renderer().setRunLabel(cs.runA, cmp.labelA);
-    page_->view()->renderer().setRunLabel(cs.runB, cmp.labelB);
+    TimelineRenderer& r = page_->view()->renderer();
+    r.setRunDisplay(cs.runA, r.displays().of(cs.runA).withLabel(cmp.labelA));
+    r.setRunDisplay(cs.runB, r.displays().of(cs.runB).withLabel(cmp.labelB));
   }
   std::vector<TrackRow> rows = planRows(page_->store()->runs(), tree_->state(), cmp, o);
   page_->setRows(std::move(rows));
@@ -297,8 +298,11 @@ void MainWindow::applyComparison() {
   TimelineRenderer& r = page_->view()->renderer();
   const auto& runs = page_->store()->runs();
   for (size_t i = 0; i < runs.size(); ++i)
-    r.setRunOffset(static_cast<int>(i), 0);
-  if (compare_->active()) r.setRunWarp(compare_->settings().runB, compare_->settings().warp);
+    r.setRunDisplay(static_cast<int>(i), r.displays().of(static_cast<int>(i)).withOffset(0));
+  if (compare_->active()) {
+    const int b = compare_->settings().runB;
+    r.setRunDisplay(b, r.displays().of(b).withWarp(compare_->settings().warp));
+  }
   page_->updateBounds();
   rebuildRows();
 }
@@ -590,7 +594,7 @@ void MainWindow::applyTheme(const QString& name) {
     QApplication::setPalette(systemPalette);
     page_->setTheme(Theme::fromPalette(systemPalette));
   }
-  matrix_->setTheme(page_->view()->renderer().theme());
+  matrix_->setTheme(page_->view()->renderer().style().theme);
 }
 
 void MainWindow::copyTimelineImage() {

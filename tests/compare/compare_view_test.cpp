@@ -99,14 +99,15 @@ class WarpedTimeline : public ::testing::Test {
 
 TEST_F(WarpedTimeline, AKernelOfBIsDrawnAtTheXOfItsWarpedStart) {
   TimelineRenderer r(store);
-  r.setRunWarp(1, warp);
-  ASSERT_TRUE(r.warped(1));
+  r.setRunDisplay(1, r.displays().of(1).withWarp(warp));
+  ASSERT_TRUE(r.displays().warped(1));
   const int track = trackOf(*b, 0, 13);  // the communication stream of rank 0
   ASSERT_GE(track, 0);
   TrackRow row;
   row.content = KernelsRow{1, 0, track};
   const TimeMapping display{a->info().start_ns, a->info().end_ns, 1200};
-  EXPECT_EQ(r.contentMapping(row, display), display);  // drawn piece by piece on A's clock
+  EXPECT_EQ(r.displays().contentMapping(row, display),
+            display);  // drawn piece by piece on A's clock
   // The communication kernel of B's step 2 (over the first half of its optimizer phase).
   const std::vector<KernelEvent> ev = b->readAllKernels(static_cast<size_t>(track));
   const auto bounds = test::phasedStepBounds(sb, 2);
@@ -122,8 +123,8 @@ TEST_F(WarpedTimeline, AKernelOfBIsDrawnAtTheXOfItsWarpedStart) {
   const double byHand = static_cast<double>(1 * kS + 6 * kS + 2'700'000'000) / display.nsPerPx();
   EXPECT_NEAR(want0, byHand, 0.5);
   // The box the hit test finds under that x (the piece's linear map) starts there.
-  const TimeMapping local = r.rowMappingAt(row, display, want0 + 1);
-  const KernelGeometry* g = r.kernelGeometry(std::get<KernelsRow>(row.content), local, load);
+  const TimeMapping local = r.displays().rowMappingAt(row, display, want0 + 1);
+  const KernelGeometry* g = r.geometry(std::get<KernelsRow>(row.content), local, load).kernels;
   const KernelBox* box = nullptr;
   for (const KernelBox& kb : g->boxes)
     if (kb.start_ns == comm->start_ns) box = &kb;
@@ -255,9 +256,8 @@ TEST_F(WarpedTimeline, CompareLayoutsOrderRowsAndNameTheRunsByWhatDiffers) {
 
 TEST_F(WarpedTimeline, AnOverlayRowDrawsBothRunsInTheirColours) {
   TimelineRenderer r(store);
-  r.setRunWarp(1, warp);
-  r.setRunLabel(0, QStringLiteral("fast"));
-  r.setRunLabel(1, QStringLiteral("slow"));
+  r.setRunDisplay(1, r.displays().of(1).withWarp(warp).withLabel(QStringLiteral("slow")));
+  r.setRunDisplay(0, r.displays().of(0).withLabel(QStringLiteral("fast")));
   TrackRow row;
   const int m = metricIndex(*a, "power_w");
   row.content = OverlayRow{{0, 0, m}, {1, 0, metricIndex(*b, "power_w")}};
@@ -270,7 +270,7 @@ TEST_F(WarpedTimeline, AnOverlayRowDrawsBothRunsInTheirColours) {
     r.paintContent(p, row, QRectF(0, 0, 900, 60), display, {});
   }
   // Both colours occur (A's line and B's over it).
-  const QColor ca = r.theme().compareColor(false), cb = r.theme().compareColor(true);
+  const QColor ca = r.style().theme.compareColor(false), cb = r.style().theme.compareColor(true);
   auto near = [](QRgb p, const QColor& c) {
     return std::abs(qRed(p) - c.red()) + std::abs(qGreen(p) - c.green()) +
                std::abs(qBlue(p) - c.blue()) <
@@ -285,7 +285,7 @@ TEST_F(WarpedTimeline, AnOverlayRowDrawsBothRunsInTheirColours) {
   EXPECT_GT(na, 20u);
   EXPECT_GT(nb, 20u);
   // The range covers both runs' powers (idle 100 W .. backward 610 W on GPU 1 of either run).
-  const ValueRange vr = r.overlayRange(*row.as<OverlayRow>(), display, load);
+  const ValueRange vr = *r.rowRange(row, display, load);
   EXPECT_LE(vr.min, 100.0);
   EXPECT_GE(vr.max, 600.0);
 }
@@ -294,7 +294,8 @@ TEST_F(WarpedTimeline, TheTooltipOverBShowsBsOwnTimeAndTheStretch) {
   TimelinePage page;
   const int ia = page.addRun(a);
   const int ib = page.addRun(b);
-  page.view()->renderer().setRunWarp(ib, warp);
+  TimelineRenderer& r = page.view()->renderer();
+  r.setRunDisplay(ib, r.displays().of(ib).withWarp(warp));
   ComparePlan c;
   c.active = true;
   c.runA = ia;

@@ -170,9 +170,9 @@ TEST_F(ExportDialogTest, TimelineFigureOfAComparisonFollowsTheScreensAlignment) 
   const int64_t t0 = run->info().start_ns;
   const TimeWarp warp = TimeWarp::fromKnots(
       {{t0, t0 + 2 * test::kSecond}, {t0 + 100 * test::kSecond, t0 + 150 * test::kSecond}});
-  page.view()->renderer().setRunWarp(ib, warp);
-  page.view()->renderer().setRunLabel(ia, QStringLiteral("first"));
-  page.view()->renderer().setRunLabel(ib, QStringLiteral("second"));
+  TimelineRenderer& r = page.view()->renderer();
+  r.setRunDisplay(ib, r.displays().of(ib).withWarp(warp).withLabel(QStringLiteral("second")));
+  r.setRunDisplay(ia, r.displays().of(ia).withLabel(QStringLiteral("first")));
   ComparePlan c;
   c.active = true;
   c.runA = ia;

@@ -114,13 +114,13 @@ TEST_F(Compare, IterationAlignmentPutsIterationKOfBothRunsAtTheSameX) {
     store.addRun(a);
     store.addRun(b);
     TimelineRenderer r(store);
-    r.setRunOffset(1, *off);
+    r.setRunDisplay(1, r.displays().of(1).withOffset(*off));
     TrackRow rowA, rowB;
     rowA.content = CounterRow{0, 0, 0};
     rowB.content = CounterRow{1, 0, 0};
     const TimeMapping display{kA0, kA0 + 20'000'000'000, 1500};
-    const double xa = r.rowMapping(rowA, display).x(*iterationStart(*a, k));
-    const double xb = r.rowMapping(rowB, display).x(*iterationStart(*b, k));
+    const double xa = r.displays().rowMapping(rowA, display).x(*iterationStart(*a, k));
+    const double xb = r.displays().rowMapping(rowB, display).x(*iterationStart(*b, k));
     EXPECT_NEAR(xa, xb, 1e-9) << "step " << k;
   }
   EXPECT_EQ(alignAtStart(*a, *b), kA0 - kB0);

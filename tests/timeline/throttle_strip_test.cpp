@@ -288,8 +288,7 @@ TEST_F(ThrottleRows, AScreenRendererQueuesTheTilesOfItsRangesInsteadOfReadingThe
 
   TileStore store;
   store.addRun(run);
-  TimelineRenderer screen(store);
-  screen.setTileReads(TimelineRenderer::TileReads::Queue);
+  TimelineRenderer screen(store, TimelineRenderer::TileReads::Queue);
   const TileFetch find = [&store](const TileKey& k) { return store.find(k); };
   const auto [missing, first] = prepareHeatmap(screen, *run, power, find);
   EXPECT_EQ(store.bytesInUse(), 0u);  // nothing was read on this thread
@@ -343,8 +342,8 @@ TEST_F(ThrottleRows, RowsPreparedOnTwoThreadsPaintAsRowsBuiltInPaint) {
     // Two threads: rows drawn into images; one: geometry only, rasterized in paint.
     std::vector<TimelineRenderer::RowTarget> images, plain;
     for (const TrackRow& r : rows) {
-      images.push_back({&r, prepared.contentMapping(r, display), QSize(700, r.height)});
-      plain.push_back({&r, serial.contentMapping(r, display), QSize()});
+      images.push_back({&r, prepared.displays().contentMapping(r, display), QSize(700, r.height)});
+      plain.push_back({&r, serial.displays().contentMapping(r, display), QSize()});
     }
     fetches = 0;
     EXPECT_TRUE(prepared.prepare(images, load, QFont()).empty());  // everything loads here
@@ -356,11 +355,11 @@ TEST_F(ThrottleRows, RowsPreparedOnTwoThreadsPaintAsRowsBuiltInPaint) {
       const QRectF rect(0, 0, 700, r.height);
       {
         QPainter p(&b);
-        prepared.paintContent(p, r, rect, prepared.contentMapping(r, display), {});
+        prepared.paintContent(p, r, rect, prepared.displays().contentMapping(r, display), {});
       }
       {
         QPainter p(&a);
-        serial.paintContent(p, r, rect, serial.contentMapping(r, display), {});
+        serial.paintContent(p, r, rect, serial.displays().contentMapping(r, display), {});
       }
       EXPECT_EQ(fetches, 0) << r.label.toStdString();  // built before paint
       fetches = 0;

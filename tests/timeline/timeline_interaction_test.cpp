@@ -311,7 +311,8 @@ class TimelineInteractionTest : public QObject {
 
   // The throttle analysis arrives from a worker after the run opens.
   bool throttleReady() {
-    return QTest::qWaitFor([this] { return view->renderer().throttleView(0) != nullptr; }, 10000);
+    return QTest::qWaitFor(
+        [this] { return view->renderer().displays().throttleView(0) != nullptr; }, 10000);
   }
 
   void clockAxesAreFittedToTheValues() {
@@ -322,7 +323,7 @@ class TimelineInteractionTest : public QObject {
       return r.as<CounterRow>() && r.label == QStringLiteral("SM clock");
     });
     QVERIFY(clock);
-    const TimeMapping map = view->renderer().rowMapping(*clock, view->mapping());
+    const TimeMapping map = view->renderer().displays().rowMapping(*clock, view->mapping());
     auto fetch = [this](const TileKey& k) { return page->store()->find(k); };
     const auto range = view->renderer().rowRange(*clock, map, fetch);
     QVERIFY(range);
@@ -353,9 +354,9 @@ class TimelineInteractionTest : public QObject {
     QRectF hr;
     const TrackRow* header = view->rowAt(QPoint(5, static_cast<int>(rr.top()) - 2), &hr);
     QVERIFY(header && header->as<GroupHeaderRow>() && header->as<GroupHeaderRow>()->gpu == 0);
-    const TimeMapping map = view->renderer().rowMapping(*strip, view->mapping());
+    const TimeMapping map = view->renderer().displays().rowMapping(*strip, view->mapping());
     const ThrottleStripGeometry* g =
-        view->renderer().throttleStripGeometry(*strip->as<ThrottleStripRow>(), map);
+        view->renderer().geometry(*strip->as<ThrottleStripRow>(), map, {}).strip;
     const auto at = [&](double s) {
       return static_cast<size_t>(map.x(src.info.start_ns + static_cast<int64_t>(s * 1e9)));
     };
@@ -367,7 +368,7 @@ class TimelineInteractionTest : public QObject {
     QCOMPARE(g->deficit[at(7.0)], 0.0f);
     // On screen: the reason's colour at the deficit's strength, the background elsewhere.
     const QImage shot = view->viewport()->grab().toImage();
-    const Theme& th = view->renderer().theme();
+    const Theme& th = view->renderer().style().theme;
     const int y = static_cast<int>(rr.top()) + 4;
     const QColor want = throttleCellColor(th, throttle::kSwPowerCap, deficit, th.trackBackground);
     const QColor got = shot.pixelColor(TimelineView::kLabelWidth + static_cast<int>(at(5.5)), y);
@@ -396,7 +397,9 @@ class TimelineInteractionTest : public QObject {
   void throttledSampleTooltipNamesTheReasonOnce() {
     QFETCH(bool, tint);
     QVERIFY(throttleReady());
-    view->renderer().setThrottleTint(tint);
+    RenderStyle style = view->renderer().style();
+    style.throttleTint = tint;
+    view->renderer().setStyle(style);
     settle(page);
     QRectF rr;
     const TrackRow* power = findRow(view, &rr, [](const TrackRow& r) {
@@ -404,7 +407,7 @@ class TimelineInteractionTest : public QObject {
       return c && c->gpu == 0 && r.label == QStringLiteral("Power");
     });
     QVERIFY(power);
-    const TimeMapping map = view->renderer().rowMapping(*power, view->mapping());
+    const TimeMapping map = view->renderer().displays().rowMapping(*power, view->mapping());
     const int x =
         TimelineView::kLabelWidth + static_cast<int>(map.x(src.info.start_ns + 5'500'000'000));
     const QString tip = view->tooltipAt(QPoint(x, static_cast<int>(rr.center().y())));
@@ -496,7 +499,7 @@ class TimelineInteractionTest : public QObject {
         findRow(view, &rr, [](const TrackRow& r) { return r.as<ThrottleHeatmapRow>(); });
     QVERIFY(heat);
     QCOMPARE(rr.height(), 4.0 * 14);  // 4 GPUs, 14 px each
-    const TimeMapping map = view->renderer().rowMapping(*heat, view->mapping());
+    const TimeMapping map = view->renderer().displays().rowMapping(*heat, view->mapping());
     const int x =
         TimelineView::kLabelWidth + static_cast<int>(map.x(src.info.start_ns + 5'500'000'000));
     const QPoint gpu0(x, static_cast<int>(rr.top()) + 7);

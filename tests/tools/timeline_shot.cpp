@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "timeline_shot: %s did not open\n", argv[1]);
     return 1;
   }
-  for (int i = 0; i < 600 && !page->view()->renderer().throttleView(0); ++i)
+  for (int i = 0; i < 600 && !page->view()->renderer().displays().throttleView(0); ++i)
     settle(w, 50);
   if (heatmap)
     for (QAction* a : w.findChildren<QAction*>())

@@ -202,7 +202,7 @@ class PackageViewTest : public QObject {
     // 1000 columns of 10 ms: column c covers [10 c ms, 10 (c + 1) ms), read from the finest
     // pyramid level (buckets well under a second at 20 Hz sampling).
     const TimeMapping map{test::kT0, test::kT0 + 10 * test::kSec, 1000};
-    const HeatmapGeometry* g = renderer.heatmapGeometry(*rows[1].as<HeatmapRow>(), map, fetch);
+    const HeatmapGeometry* g = renderer.geometry(*rows[1].as<HeatmapRow>(), map, fetch).heatmap;
     QCOMPARE(g->rows, size_t{4});
     QCOMPARE(g->columns, size_t{1000});
     auto at = [g](int gpu, int column) { return g->values[size_t(gpu) * g->columns + column]; };
@@ -213,14 +213,14 @@ class PackageViewTest : public QObject {
     QCOMPARE(at(0, 750), 400.f);
     QCOMPARE(at(3, 450), 300.f);
     // Without the package mapping, GCD 1's own power column is empty.
-    const HeatmapGeometry* own = renderer.heatmapGeometry(HeatmapRow{0, power, false}, map, fetch);
+    const HeatmapGeometry* own = renderer.geometry(HeatmapRow{0, power, false}, map, fetch).heatmap;
     QVERIFY(std::isnan(own->values[1 * own->columns + 250]));
 
     // By GCD temperature: each GCD its own, the 7 C skew of package 0 visible.
     o.heatmapMetric = "temp_c";
     const auto trows = planRows({stepped_}, {}, {}, o);
     QCOMPARE(trows[1].as<HeatmapRow>()->domainPower, false);
-    const HeatmapGeometry* t = renderer.heatmapGeometry(*trows[1].as<HeatmapRow>(), map, fetch);
+    const HeatmapGeometry* t = renderer.geometry(*trows[1].as<HeatmapRow>(), map, fetch).heatmap;
     QCOMPARE(t->values[0 * t->columns + 300], 50.f);
     QCOMPARE(t->values[1 * t->columns + 300], 57.f);
   }

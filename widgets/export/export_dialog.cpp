@@ -369,17 +369,17 @@ std::unique_ptr<TimelineFigure> timelineFigure(const TimelinePage& page, bool on
   spec.range = page.viewport()->range();
   TileStore& store = *page.store();
   spec.origin = store.runs().empty() ? spec.range.t0 : store.run(0).info().start_ns;
-  spec.yMode = view->renderer().yMode();
-  spec.throttleTint = view->renderer().throttleTint();
+  spec.yMode = view->renderer().style().yMode;
+  spec.throttleTint = view->renderer().style().throttleTint;
+  const RunDisplays& displays = view->renderer().displays();
   for (size_t i = 0; i < store.runs().size(); ++i)
-    if (auto tv = view->renderer().sharedThrottleView(static_cast<int>(i)))
+    if (auto tv = displays.sharedThrottleView(static_cast<int>(i)))
       spec.throttleViews[static_cast<int>(i)] = std::move(tv);
   // A comparison exports as the screen aligns it (warp or shift) and names the runs alike.
   for (size_t i = 0; i < store.runs().size(); ++i) {
     const int run = static_cast<int>(i);
-    spec.runWarps.emplace_back(run, view->renderer().runWarp(run));
-    if (!view->renderer().runLabel(run).isEmpty())
-      spec.runLabels.emplace_back(run, view->renderer().runLabel(run));
+    spec.runWarps.emplace_back(run, displays.runWarp(run));
+    if (!displays.runLabel(run).isEmpty()) spec.runLabels.emplace_back(run, displays.runLabel(run));
   }
   auto fig = std::make_unique<TimelineFigure>(store, std::move(spec));
   if (store.runs().size() == 1) {
@@ -447,7 +447,7 @@ bool exportTimeline(QWidget* parent, const TimelinePage& page) {
   const QString base = QStringLiteral("%1-%2").arg(fig->captionTitle, fig->kind());
   // The screen theme is the timeline's own (it may differ from the window's palette).
   return runExportDialog(parent ? parent : page.window(), *fig, base,
-                         page.view()->renderer().theme());
+                         page.view()->renderer().style().theme);
 }
 
 bool exportChart(QWidget* parent, QChart* chart, const QString& captionTitle,

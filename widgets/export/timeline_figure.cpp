@@ -11,20 +11,23 @@ namespace wl {
 
 TimelineFigure::TimelineFigure(TileStore& store, TimelineFigureSpec spec)
     : store_(&store), spec_(std::move(spec)), renderer_(std::make_unique<TimelineRenderer>(store)) {
+  TimelineRenderer& r = *renderer_;
   for (const auto& [run, offset] : spec_.runOffsets)
-    renderer_->setRunOffset(run, offset);
+    r.setRunDisplay(run, r.displays().of(run).withOffset(offset));
   for (const auto& [run, warp] : spec_.runWarps)
-    renderer_->setRunWarp(run, warp);
+    r.setRunDisplay(run, r.displays().of(run).withWarp(warp));
   for (const auto& [run, label] : spec_.runLabels)
-    renderer_->setRunLabel(run, label);
+    r.setRunDisplay(run, r.displays().of(run).withLabel(label));
   std::set<int> runs;
   for (const TrackRow& r : spec_.rows)
     runs.insert(r.run());
   if (runs.size() <= 1)
     std::erase_if(spec_.rows, [](const TrackRow& r) { return r.kind() == RowKind::RunHeader; });
-  renderer_->setThrottleTint(spec_.throttleTint);
+  RenderStyle style = r.style();
+  style.throttleTint = spec_.throttleTint;
+  r.setStyle(style);
   for (const auto& [run, view] : spec_.throttleViews)
-    renderer_->setThrottleView(run, view);
+    r.setRunDisplay(run, r.displays().of(run).withThrottle(view));
 }
 
 void TimelineFigure::ensureThrottleViews() {
@@ -32,9 +35,11 @@ void TimelineFigure::ensureThrottleViews() {
   // when a run opens, here synchronously (an export waits for its data).
   for (const TrackRow& r : spec_.rows) {
     if (r.kind() != RowKind::ThrottleStrip && r.kind() != RowKind::ThrottleHeatmap) continue;
-    if (renderer_->throttleView(r.run())) continue;
-    renderer_->setThrottleView(r.run(), std::make_shared<const RunThrottleView>(
-                                            computeThrottleView(store_->run(r.run()))));
+    if (renderer_->displays().throttleView(r.run())) continue;
+    renderer_->setRunDisplay(
+        r.run(),
+        renderer_->displays().of(r.run()).withThrottle(
+            std::make_shared<const RunThrottleView>(computeThrottleView(store_->run(r.run())))));
   }
 }
 
@@ -65,8 +70,9 @@ QSizeF TimelineFigure::preferredSize(double width) const {
 }
 
 void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QRectF& body) {
-  renderer_->setTheme(canvas.theme);
-  renderer_->setYMode(spec_.yMode);
+  RenderStyle style = renderer_->style();
+  style.theme = canvas.theme;
+  style.yMode = spec_.yMode;
   ensureThrottleViews();
   FrameSpec frame;
   frame.style = FrameStyle::Figure;
@@ -79,7 +85,9 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
                            canvas.scale,
                            canvas.vector,
                            canvas.publication};
-  renderer_->setVectorStyle({frame.fonts.hairline, frame.fonts.small});
+  style.hairline = frame.fonts.hairline;
+  style.labels = frame.fonts.small;
+  renderer_->setStyle(style);
   TileStore& store = *store_;
   const TileFetch load = [&store](const TileKey& k) { return store.load(k); };
   frame.store = &store;

@@ -135,17 +135,17 @@ std::vector<LegendEntry> figureLegend(const std::vector<TrackRow>& rows, Timelin
       for (size_t c = 0; c < kKernelClassCount; ++c)
         classes[c] = classes[c] || ti.classCount[c] > 0;
     } else if (const auto* c = r.as<CounterRow>()) {
-      for (const ThrottleBand& b : renderer.counterGeometry(*c, map, fetch)->bands) {
+      for (const ThrottleBand& b : renderer.geometry(*c, map, fetch).counter->bands) {
         reasons |= b.reasons & throttle::kSlowdownMask;
         otherBand = otherBand || (b.reasons & throttle::kSlowdownMask) == 0;
       }
     } else if (r.kind() == RowKind::ThrottleStrip || r.kind() == RowKind::ThrottleHeatmap) {
       const auto* s = r.as<ThrottleStripRow>();
       const auto* h = r.as<ThrottleHeatmapRow>();
-      const auto& deficit = s ? renderer.throttleStripGeometry(*s, map)->deficit
-                              : renderer.throttleHeatmapGeometry(*h, map)->deficit;
-      const auto& bits = s ? renderer.throttleStripGeometry(*s, map)->reasons
-                           : renderer.throttleHeatmapGeometry(*h, map)->reasons;
+      const auto& deficit = s ? renderer.geometry(*s, map, {}).strip->deficit
+                              : renderer.geometry(*h, map, {}).throttleHeatmap->deficit;
+      const auto& bits = s ? renderer.geometry(*s, map, {}).strip->reasons
+                           : renderer.geometry(*h, map, {}).throttleHeatmap->reasons;
       for (size_t i = 0; i < deficit.size(); ++i)
         if (deficit[i] > 0) {
           cells = true;
@@ -424,7 +424,7 @@ namespace {
 void paintScreenRow(QPainter& p, const FrameLayout& f, const FrameRow& fr,
                     TimelineRenderer& renderer, const TimelineRenderer::Highlight& highlight) {
   const TrackRow& row = *fr.row;
-  const TimeMapping map = renderer.contentMapping(row, f.map);
+  const TimeMapping map = renderer.displays().contentMapping(row, f.map);
   renderer.paintContent(p, row, fr.content, map, highlight);
   paintScreenLabel(p, f.theme, row, fr.label, fr.collapsed, fr.range);
   // Integer rectangles: the raster engine fills them as plain spans.
@@ -595,21 +595,22 @@ void prepareFigureAxis(const FrameLayout& f, FrameRow& fr, TimelineRenderer& ren
   const TrackRow& r = *fr.row;
   const double h = fr.content.height();
   if (const auto* c = r.as<CounterRow>()) {
-    fr.range = renderer.counter(*c, renderer.contentMapping(r, f.deviceMap), fetch).range;
+    fr.range =
+        renderer.geometry(*c, renderer.displays().contentMapping(r, f.deviceMap), fetch).range;
     const int approx = std::max(2, static_cast<int>(h / (1.8 * sm.height())));
     fr.ticks = valueTicks(fr.range->min, fr.range->max, approx);
   } else if (const auto* o = r.as<OverlayRow>()) {
-    fr.range = renderer.overlayRange(*o, f.deviceMap, fetch);
+    fr.range = renderer.rowRange(r, f.deviceMap, fetch);
     const int approx = std::max(2, static_cast<int>(h / (1.8 * sm.height())));
     fr.ticks = valueTicks(fr.range->min, fr.range->max, approx);
   } else if (const auto* d = r.as<DifferenceRow>()) {
-    const TimelineRenderer::DifferenceView v =
-        renderer.difference(*d, renderer.contentMapping(r, f.deviceMap), fetch);
-    fr.range = v.range;
+    const TimelineRenderer::RowGeometry g =
+        renderer.geometry(*d, renderer.displays().contentMapping(r, f.deviceMap), fetch);
+    fr.range = g.range;
     // Where the runs have no data in common only the zero line is there to be labelled.
-    fr.ticks = differenceTicks(std::isnan(v.geometry->maxV) ? 0.0 : v.range.max);
+    fr.ticks = differenceTicks(std::isnan(g.difference->maxV) ? 0.0 : g.range->max);
   } else if (const auto* hm = r.as<HeatmapRow>()) {
-    fr.range = renderer.heatmapRange(hm->run, hm->metric);
+    fr.range = renderer.rowRange(r, f.map, fetch);  // the colour range
     fr.ticks = gpuTicks(f.store->run(hm->run), fr.content, sm.height());
   } else if (const auto* th = r.as<ThrottleHeatmapRow>()) {
     fr.ticks = gpuTicks(f.store->run(th->run), fr.content, sm.height());
@@ -623,7 +624,7 @@ TimeMapping figureContentMapping(const FrameLayout& f, const TrackRow& r,
   const bool device =
       r.kind() != RowKind::Steps &&
       (!f.fonts.vector || r.kind() == RowKind::Counter || r.kind() == RowKind::Kernels);
-  return renderer.contentMapping(r, device ? f.deviceMap : f.map);
+  return renderer.displays().contentMapping(r, device ? f.deviceMap : f.map);
 }
 
 void planFigure(FrameLayout& f, const std::vector<TrackRow>& rows, const TimeRange& range,
@@ -675,8 +676,8 @@ std::vector<TileKey> prepareFrame(FrameLayout& f, TimelineRenderer& renderer,
   const bool screen = f.style == FrameStyle::Screen;
   for (const FrameRow& fr : f.rows) {
     const TrackRow& r = *fr.row;
-    const TimeMapping m =
-        screen ? renderer.contentMapping(r, f.map) : figureContentMapping(f, r, renderer);
+    const TimeMapping m = screen ? renderer.displays().contentMapping(r, f.map)
+                                 : figureContentMapping(f, r, renderer);
     // The screen's rows are drawn into images of their content's size, cached by the renderer.
     const QSize image = screen
                             ? QSize(std::max(1, static_cast<int>(std::ceil(fr.content.width()))),
@@ -729,7 +730,7 @@ void paintFigureContent(QPainter& p, const FrameLayout& f, const FrameRow& fr,
   if (r.kind() == RowKind::Steps) {
     p.save();
     p.setFont(f.fonts.small);
-    renderer.paintContent(p, r, fr.content, renderer.contentMapping(r, f.map), {});
+    renderer.paintContent(p, r, fr.content, renderer.displays().contentMapping(r, f.map), {});
     p.restore();
   } else if (!f.fonts.vector) {
     p.save();
@@ -742,13 +743,13 @@ void paintFigureContent(QPainter& p, const FrameLayout& f, const FrameRow& fr,
     font.setPixelSize(
         std::max(1, static_cast<int>(std::lround(f.fonts.small.pixelSize() * f.fonts.scale))));
     p.setFont(font);
-    renderer.paintContent(p, r, devSnapped, renderer.contentMapping(r, f.deviceMap), {});
+    renderer.paintContent(p, r, devSnapped, renderer.displays().contentMapping(r, f.deviceMap), {});
     p.restore();
   } else if (r.kind() == RowKind::Counter || r.kind() == RowKind::Kernels) {
-    renderer.paintContent(p, r, fr.content, renderer.contentMapping(r, f.deviceMap), {});
+    renderer.paintContent(p, r, fr.content, renderer.displays().contentMapping(r, f.deviceMap), {});
   } else {
     p.save();
-    renderer.paintContent(p, r, fr.content, renderer.contentMapping(r, f.map), {});
+    renderer.paintContent(p, r, fr.content, renderer.displays().contentMapping(r, f.map), {});
     p.restore();
   }
 }
@@ -933,8 +934,8 @@ void paintFrame(QPainter& p, const FrameLayout& f, TimelineRenderer& renderer,
             QRectF(f.body.left(), pinnedBottom, f.body.width(), f.body.bottom() - pinnedBottom));
       paintScreenRow(p, f, fr, renderer, highlight);
       if (!f.failures.empty())
-        paintReadFailures(p, *fr.row, fr.content, renderer.contentMapping(*fr.row, f.map),
-                          f.failures);
+        paintReadFailures(p, *fr.row, fr.content,
+                          renderer.displays().contentMapping(*fr.row, f.map), f.failures);
       p.restore();
     }
   }

@@ -82,7 +82,7 @@ uint32_t reasonBits(const ThrottleInterval& iv) {
 
 void TimelinePage::computeThrottle(int index, const std::shared_ptr<const RunFile>& run) {
   // The analysis's throttle intervals, off the UI thread (a 1,024-GPU hour takes seconds).
-  using Spans = std::vector<std::vector<TimelineRenderer::ThrottleSpan>>;
+  using Spans = std::vector<std::vector<ThrottleSpan>>;
   using Found = std::pair<Spans, std::shared_ptr<const RunThrottleView>>;
   if (throttleJobs_.size() <= static_cast<size_t>(index))
     throttleJobs_.resize(static_cast<size_t>(index) + 1, nullptr);
@@ -107,12 +107,15 @@ void TimelinePage::computeThrottle(int index, const std::shared_ptr<const RunFil
       },
       [this, index](Found found) {
         Spans spans = std::move(found.first);
-        view_->renderer().setThrottleView(index, std::move(found.second));
         std::vector<TimeRange> all;
         for (const auto& g : spans)
           for (const auto& s : g)
             all.push_back({s.t0, s.t1});
-        view_->renderer().setThrottleSpans(index, std::move(spans));
+        TimelineRenderer& r = view_->renderer();
+        r.setRunDisplay(index, r.displays()
+                                   .of(index)
+                                   .withThrottle(std::move(found.second))
+                                   .withThrottleSpans(std::move(spans)));
         if (index == 0) overview_->setThrottled(std::move(all));
         view_->viewport()->update();
       });
@@ -123,8 +126,8 @@ void TimelinePage::updateBounds() {
   for (size_t i = 0; i < store_->runs().size(); ++i) {
     const RunInfo& info = store_->runs()[i]->info();
     const TimelineRenderer& r = view_->renderer();
-    bounds.t0 = std::min(bounds.t0, r.toDisplay(static_cast<int>(i), info.start_ns));
-    bounds.t1 = std::max(bounds.t1, r.toDisplay(static_cast<int>(i), info.end_ns));
+    bounds.t0 = std::min(bounds.t0, r.displays().toDisplay(static_cast<int>(i), info.start_ns));
+    bounds.t1 = std::max(bounds.t1, r.displays().toDisplay(static_cast<int>(i), info.end_ns));
   }
   if (bounds.t0 > bounds.t1) return;
   viewport_->setBounds(bounds);
@@ -144,7 +147,9 @@ void TimelinePage::clearRuns() {
 }
 
 void TimelinePage::setThrottleTint(bool on) {
-  view_->renderer().setThrottleTint(on);
+  RenderStyle style = view_->renderer().style();
+  style.throttleTint = on;
+  view_->renderer().setStyle(style);
   legend_->setThrottleBands(on);
   view_->viewport()->update();
 }

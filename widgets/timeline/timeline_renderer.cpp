@@ -29,8 +29,8 @@ Overload(Ts...) -> Overload<Ts...>;
 }  // namespace
 
 // Until a frame is prepared, paint finds no tile.
-TimelineRenderer::TimelineRenderer(TileStore& store)
-    : store_(store), fetch_([](const TileKey&) { return TilePtr{}; }) {}
+TimelineRenderer::TimelineRenderer(TileStore& store, TileReads reads)
+    : store_(store), reads_(reads), fetch_([](const TileKey&) { return TilePtr{}; }) {}
 
 void TimelineRenderer::clearCaches() {
   cache_.clear();
@@ -52,22 +52,46 @@ const std::vector<TimeSpan>& TimelineRenderer::untracedOf(int run, int rank) {
   return untraced_.emplace(key, untracedSpans(r, traceWindows(r, rank))).first->second;
 }
 
-void TimelineRenderer::setRunWarp(int run, TimeWarp warp) {
-  auto it = warps_.find(run);
-  if (it != warps_.end() && it->second == warp) return;
-  warps_[run] = std::move(warp);
-  ++style_;
+void TimelineRenderer::setStyle(const RenderStyle& style) {
+  if (style.throttleTint != style_.throttleTint) cache_.clear();
+  style_ = style;
+  ++styleVersion_;
 }
 
-TimeMapping TimelineRenderer::rowMappingAt(const TrackRow& row, const TimeMapping& display,
-                                           double x) const {
-  auto it = warps_.find(row.run());
-  if (it == warps_.end()) return display;
-  if (it->second.isShift()) {
-    const int64_t off = runOffset(row.run());
-    return TimeMapping{display.t0 - off, display.t1 - off, display.width};
+void TimelineRenderer::setRunDisplay(int run, RunDisplay d) {
+  const RunDisplay old = displays_.of(run);
+  const bool analysis = old.throttle != d.throttle || old.throttleSpans != d.throttleSpans;
+  if (!analysis && old.warp == d.warp && old.label == d.label) return;
+  if (analysis) cache_.clear();
+  displays_.set(run, std::move(d));
+  ++styleVersion_;
+}
+
+TimelineRenderer::RowGeometry TimelineRenderer::geometry(const RowContent& content,
+                                                         const TimeMapping& map,
+                                                         const TileFetch& fetch) {
+  RowGeometry g;
+  if (const auto* c = std::get_if<CounterRow>(&content)) {
+    const CounterView v = counter(*c, map, fetch);
+    g.counter = v.geometry;
+    g.range = v.range;
+  } else if (const auto* d = std::get_if<DifferenceRow>(&content)) {
+    const DifferenceView v = difference(*d, map, fetch);
+    g.difference = v.geometry;
+    g.range = v.range;
+  } else if (const auto* o = std::get_if<OverlayRow>(&content)) {
+    g.range = overlayRange(*o, map, fetch);
+  } else if (const auto* k = std::get_if<KernelsRow>(&content)) {
+    g.kernels = kernelGeometry(*k, map, fetch);
+  } else if (const auto* h = std::get_if<HeatmapRow>(&content)) {
+    g.heatmap = heatmapGeometry(*h, map, fetch);
+    g.range = heatmapRange(h->run, h->metric);
+  } else if (const auto* st = std::get_if<ThrottleStripRow>(&content)) {
+    g.strip = throttleStripGeometry(*st, map);
+  } else if (const auto* th = std::get_if<ThrottleHeatmapRow>(&content)) {
+    g.throttleHeatmap = throttleHeatmapGeometry(*th, map);
   }
-  return warpMappingAt(it->second, display, x);
+  return g;
 }
 
 void TimelineRenderer::retainOnly(const std::vector<const TrackRow*>& rows) {
@@ -104,11 +128,11 @@ CounterGeometry TimelineRenderer::buildCounter(const CounterRow& row, const Time
   src.gpu = row.gpu;
   src.metric = row.metric;
   src.gapThresholdNs = run.series().gapThresholdNs[static_cast<size_t>(row.gpu)];
-  src.throttleBands = tint_;
+  src.throttleBands = style_.throttleTint;
   CounterGeometry g = buildCounterGeometry(run, src, map, fetch, missing);
-  auto it = throttleSpans_.find(row.run);
-  if (tint_ && it != throttleSpans_.end() && static_cast<size_t>(row.gpu) < it->second.size()) {
-    const auto& spans = it->second[static_cast<size_t>(row.gpu)];
+  const auto* perGpu = displays_.throttleSpans(row.run);
+  if (style_.throttleTint && perGpu && static_cast<size_t>(row.gpu) < perGpu->size()) {
+    const auto& spans = (*perGpu)[static_cast<size_t>(row.gpu)];
     // Spans are sorted by start: skip to the first that can reach the view.
     auto first = std::lower_bound(spans.begin(), spans.end(), map.t0,
                                   [](const ThrottleSpan& s, int64_t t) { return s.t1 < t; });
@@ -208,7 +232,7 @@ void TimelineRenderer::prepareImages(const std::vector<RowTarget>& rows) {
     if (!c || warped(c->run) || t.image.isEmpty()) continue;
     const CounterView v = counter(*c, t.map, fetch_);
     CachedImage& ci = images_[t.row->content];
-    if (ci.current(t.image, t.map, epoch_, style_, v.range.min, v.range.max)) continue;
+    if (ci.current(t.image, t.map, epoch_, styleVersion_, v.range.min, v.range.max)) continue;
     if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.image == &ci; }))
       continue;
     jobs.push_back({c, &ci, t.image, t.map, v});
@@ -226,7 +250,7 @@ void TimelineRenderer::prepareImages(const std::vector<RowTarget>& rows) {
   raster(0, half);
   second.join();
   for (Job& j : jobs)
-    j.image->stamp(j.map, epoch_, style_, j.view.range.min, j.view.range.max);
+    j.image->stamp(j.map, epoch_, styleVersion_, j.view.range.min, j.view.range.max);
 }
 
 TimelineRenderer::CounterView TimelineRenderer::counter(const CounterRow& row,
@@ -235,9 +259,9 @@ TimelineRenderer::CounterView TimelineRenderer::counter(const CounterRow& row,
   Cached& c =
       cached<CounterGeometry>(row, map, [&] { return buildCounter(row, map, fetch, record_); });
   const auto& g = std::get<CounterGeometry>(c.geom);
-  if (c.rangeStyle != style_) {
+  if (c.rangeStyle != styleVersion_) {
     c.range = valueRange(row, g);
-    c.rangeStyle = style_;
+    c.rangeStyle = styleVersion_;
   }
   return {&g, c.range};
 }
@@ -256,20 +280,20 @@ const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const HeatmapRow& row,
                                                          const TimeMapping& map,
                                                          const TileFetch& fetch) {
   const RunFile& run = store_.run(row.run);
-  return &std::get<HeatmapGeometry>(cached<HeatmapGeometry>(row, map, [&] {
-                                      HeatmapGeometry g =
-                                          buildHeatmapGeometry(run, row.run, row.metric,
-                                                               heatmapMax_, map, fetch, record_);
-                                      if (row.domainPower) showDomainPower(g, run);
-                                      return g;
-                                    }).geom);
+  return &std::get<HeatmapGeometry>(
+      cached<HeatmapGeometry>(row, map, [&] {
+        HeatmapGeometry g =
+            buildHeatmapGeometry(run, row.run, row.metric, style_.heatmapMax, map, fetch, record_);
+        if (row.domainPower) showDomainPower(g, run);
+        return g;
+      }).geom);
 }
 
 const ThrottleStripGeometry* TimelineRenderer::throttleStripGeometry(const ThrottleStripRow& row,
                                                                      const TimeMapping& map) {
   return &std::get<ThrottleStripGeometry>(
       cached<ThrottleStripGeometry>(row, map, [&] {
-        const RunThrottleView* v = throttleView(row.run);
+        const RunThrottleView* v = displays_.throttleView(row.run);
         if (!v || static_cast<size_t>(row.gpu) >= v->gpus.size())
           return buildThrottleStrip(GpuThrottleView{}, map);
         return buildThrottleStrip(v->gpus[static_cast<size_t>(row.gpu)], map);
@@ -279,7 +303,8 @@ const ThrottleStripGeometry* TimelineRenderer::throttleStripGeometry(const Throt
 const ThrottleHeatmapGeometry* TimelineRenderer::throttleHeatmapGeometry(
     const ThrottleHeatmapRow& row, const TimeMapping& map) {
   return &std::get<ThrottleHeatmapGeometry>(cached<ThrottleHeatmapGeometry>(row, map, [&] {
-                                              const RunThrottleView* v = throttleView(row.run);
+                                              const RunThrottleView* v =
+                                                  displays_.throttleView(row.run);
                                               if (v) return buildThrottleHeatmap(*v, map);
                                               RunThrottleView none;
                                               none.gpus.resize(store_.run(row.run).gpus().size());
@@ -300,15 +325,15 @@ TimelineRenderer::DifferenceView TimelineRenderer::difference(const DifferenceRo
     src.metricB = row.b.metric;
     src.offsetA = runOffset(row.a.run);
     src.offsetB = runOffset(row.b.run);
-    if (warped(row.a.run)) src.warpA = runWarp(row.a.run);
-    if (warped(row.b.run)) src.warpB = runWarp(row.b.run);
+    if (warped(row.a.run)) src.warpA = displays_.runWarp(row.a.run);
+    if (warped(row.b.run)) src.warpB = displays_.runWarp(row.b.run);
     return buildDifferenceGeometry(store_.run(row.a.run), store_.run(row.b.run), src, display,
                                    fetch, record_);
   });
   const auto& g = std::get<DifferenceGeometry>(c.geom);
-  if (c.rangeStyle != style_) {
+  if (c.rangeStyle != styleVersion_) {
     c.range = differenceRange(g);
-    c.rangeStyle = style_;
+    c.rangeStyle = styleVersion_;
   }
   return {&g, c.range};
 }
@@ -318,7 +343,8 @@ std::optional<ValueRange> TimelineRenderer::rowRange(const TrackRow& row, const 
   if (const auto* c = row.as<CounterRow>()) {
     // A warped row is drawn piece by piece: a geometry over the whole display would only evict
     // the pieces' (and the range, but for fitting the visible data, needs none).
-    if (warped(c->run) && yMode_ != YMode::FitVisible) return valueRange(*c, CounterGeometry{});
+    if (warped(c->run) && style_.yMode != YMode::FitVisible)
+      return valueRange(*c, CounterGeometry{});
     return counter(*c, map, fetch).range;
   }
   if (const auto* d = row.as<DifferenceRow>()) return difference(*d, map, fetch).range;
@@ -463,10 +489,10 @@ ValueRange TimelineRenderer::valueRange(const CounterRow& row, const CounterGeom
   float lo = kNaNf, hi = kNaNf;
   // Fitted clocks: over the time the GPUs were busy (what a clock drop costs), see busyExtents.
   const bool clock = m.id == metric::kSmClock || m.id == metric::kMemClock || m.unit == "MHz";
-  switch (yMode_) {
+  switch (style_.yMode) {
     case YMode::SharedPerMetric:
     case YMode::SharedFitted:
-      for (const auto& [a, b] : yMode_ == YMode::SharedFitted && clock
+      for (const auto& [a, b] : style_.yMode == YMode::SharedFitted && clock
                                     ? busyExtents(row.run, row.metric)
                                     : extents(row.run, row.metric)) {
         if (std::isnan(a)) continue;
@@ -485,7 +511,7 @@ ValueRange TimelineRenderer::valueRange(const CounterRow& row, const CounterGeom
       hi = g.visibleMax;
       break;
   }
-  return counterRange(m.id, m.unit, lo, hi, yMode_ == YMode::SharedFitted);
+  return counterRange(m.id, m.unit, lo, hi, style_.yMode == YMode::SharedFitted);
 }
 
 ValueRange TimelineRenderer::heatmapRange(int run, int metric) {
@@ -505,13 +531,13 @@ void TimelineRenderer::paintContent(QPainter& p, const TrackRow& row, const QRec
   switch (row.kind()) {
     case RowKind::RunHeader:
     case RowKind::GroupHeader:
-      p.fillRect(c, theme_.headerBackground);
+      p.fillRect(c, style_.theme.headerBackground);
       return;
     case RowKind::Steps: {
-      p.fillRect(c, theme_.trackBackground);
+      p.fillRect(c, style_.theme.trackBackground);
       const auto& sr = std::get<StepsRow>(row.content);
-      const auto w = warps_.find(sr.run);
-      paintSteps(p, sr, c, map, warped(sr.run) ? &w->second : nullptr);
+      const TimeWarp w = displays_.runWarp(sr.run);
+      paintSteps(p, sr, c, map, warped(sr.run) ? &w : nullptr);
       return;
     }
     case RowKind::Difference:
@@ -540,8 +566,8 @@ ValueRange TimelineRenderer::overlayRange(const OverlayRow& row, const TimeMappi
     const int64_t off = runOffset(side.run);
     const TimeMapping m{display.t0 - off, display.t1 - off, display.width};
     // Whole-run ranges need no geometry (building one would evict a warped side's pieces).
-    const ValueRange r = yMode_ != YMode::FitVisible ? valueRange(side, CounterGeometry{})
-                                                     : counter(side, m, fetch).range;
+    const ValueRange r = style_.yMode != YMode::FitVisible ? valueRange(side, CounterGeometry{})
+                                                           : counter(side, m, fetch).range;
     out.min = std::isnan(out.min) ? r.min : std::min(out.min, r.min);
     out.max = std::isnan(out.max) ? r.max : std::max(out.max, r.max);
   }
@@ -551,10 +577,10 @@ ValueRange TimelineRenderer::overlayRange(const OverlayRow& row, const TimeMappi
 void TimelineRenderer::paintOverlayInto(QPainter& p, const OverlayRow& row, const QRectF& c,
                                         const TimeMapping& display, double lineWidth) {
   const TileFetch& fetch = fetch_;
-  p.fillRect(c, theme_.trackBackground);
+  p.fillRect(c, style_.theme.trackBackground);
   const ValueRange vr = overlayRange(row, display, fetch);
   const QRectF data = c.adjusted(0, kDataTop, 0, -kDataBottom);
-  p.setPen(QPen(theme_.gridLine, lineWidth, Qt::DotLine));
+  p.setPen(QPen(style_.theme.gridLine, lineWidth, Qt::DotLine));
   for (double v : niceTicks(vr.min, vr.max, 2)) {
     const double y = vr.y(v, data);
     if (y > data.top() + 2 && y < data.bottom() - 2)
@@ -562,10 +588,9 @@ void TimelineRenderer::paintOverlayInto(QPainter& p, const OverlayRow& row, cons
   }
   // A first, B over it: where they agree B's line covers A's.
   for (const CounterRow& side : {row.a, row.b}) {
-    const QColor colour = theme_.compareColor(side.run != row.a.run);
-    const auto w = warps_.find(side.run);
-    if (w != warps_.end() && !w->second.isShift()) {
-      for (const WarpSpan& s : warpSpans(w->second, display)) {
+    const QColor colour = style_.theme.compareColor(side.run != row.a.run);
+    if (warped(side.run)) {
+      for (const WarpSpan& s : warpSpans(displays_.runWarp(side.run), display)) {
         p.save();
         p.setClipRect(QRectF(c.left() + s.x0, c.top(), s.x1 - s.x0, c.height()));
         const QRectF sub(c.left() + s.px0, data.top(), s.local.width, data.height());
@@ -587,14 +612,14 @@ void TimelineRenderer::paintOverlayInto(QPainter& p, const OverlayRow& row, cons
   double x = c.right() - 6;
   for (const CounterRow& side : {row.b, row.a}) {
     const bool isB = side.run != row.a.run;
-    QString name = runLabel(side.run);
+    QString name = displays_.runLabel(side.run);
     if (name.isEmpty()) name = isB ? QStringLiteral("B") : QStringLiteral("A");
     const double tw = fm.horizontalAdvance(name);
     x -= tw;
-    p.setPen(theme_.text);
+    p.setPen(style_.theme.text);
     p.drawText(QPointF(x, c.top() + 2 + fm.ascent()), name);
     x -= 14;
-    p.fillRect(QRectF(x, c.top() + 2 + fm.ascent() / 2 - 1, 10, 3), theme_.compareColor(isB));
+    p.fillRect(QRectF(x, c.top() + 2 + fm.ascent() / 2 - 1, 10, 3), style_.theme.compareColor(isB));
     x -= 10;
   }
 }
@@ -603,26 +628,26 @@ void TimelineRenderer::paintOverlay(QPainter& p, const OverlayRow& row, const QR
                                     const TimeMapping& display) {
   const bool raster = p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster;
   if (!raster) {
-    paintOverlayInto(p, row, c, display, vector_.hairline);
+    paintOverlayInto(p, row, c, display, style_.hairline);
     return;
   }
   const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
                    std::max(1, static_cast<int>(std::ceil(c.height()))));
   CachedImage& ci = warpedImages_[RowContent{row}];
-  if (!ci.current(size, display, epoch_, style_)) {
+  if (!ci.current(size, display, epoch_, styleVersion_)) {
     if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
     QPainter ip(&ci.image);
     ip.setRenderHint(QPainter::Antialiasing);
     ip.setFont(p.font());
     paintOverlayInto(ip, row, QRectF(QPointF(0, 0), QSizeF(size)), display, 1.0);
-    ci.stamp(display, epoch_, style_);
+    ci.stamp(display, epoch_, styleVersion_);
   }
   p.drawImage(c.topLeft(), ci.image);
 }
 
 void TimelineRenderer::paintWarped(QPainter& p, const TrackRow& row, const QRectF& c,
                                    const TimeMapping& display) {
-  const std::vector<WarpSpan> spans = warpSpans(warps_.at(row.run()), display);
+  const std::vector<WarpSpan> spans = warpSpans(displays_.runWarp(row.run()), display);
   // Each span draws into its own whole pixels, clipped to its exact extent.
   auto drawSpans = [&](QPainter& q, const QRectF& target) {
     for (const WarpSpan& s : spans) {
@@ -645,14 +670,14 @@ void TimelineRenderer::paintWarped(QPainter& p, const TrackRow& row, const QRect
   const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
                    std::max(1, static_cast<int>(std::ceil(c.height()))));
   CachedImage& ci = warpedImages_[row.content];
-  if (!ci.current(size, display, epoch_, style_)) {
+  if (!ci.current(size, display, epoch_, styleVersion_)) {
     if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
-    ci.image.fill(row.kind() == RowKind::Counter ? theme_.trackBackground
-                                                 : theme_.trackAltBackground);
+    ci.image.fill(row.kind() == RowKind::Counter ? style_.theme.trackBackground
+                                                 : style_.theme.trackAltBackground);
     QPainter ip(&ci.image);
     ip.setFont(p.font());
     drawSpans(ip, QRectF(QPointF(0, 0), QSizeF(size)));
-    ci.stamp(display, epoch_, style_);
+    ci.stamp(display, epoch_, styleVersion_);
   }
   p.drawImage(c.topLeft(), ci.image);
 }
@@ -662,7 +687,7 @@ void TimelineRenderer::rasterCounterImage(QImage& img, const CounterRow& row,
   const CounterGeometry& g = *v.geometry;
   const ValueRange vr = v.range;
   const std::string& id = store_.run(row.run).series().metrics[static_cast<size_t>(row.metric)].id;
-  const QColor colour = theme_.metricColor(id);
+  const QColor colour = style_.theme.metricColor(id);
   const QRectF data =
       QRectF(0, 0, img.width(), img.height()).adjusted(0, kDataTop, 0, -kDataBottom);
   // Samples closer than the dots' spacing are drawn as their staircase's per-column envelope,
@@ -674,12 +699,12 @@ void TimelineRenderer::rasterCounterImage(QImage& img, const CounterRow& row,
     std::optional<CounterGeometry> steps;
     if (dense) steps = samplesAsEnvelope(g, static_cast<size_t>(img.width()));
     rasterCounter(img, steps ? *steps : g, vr, static_cast<int>(data.top()),
-                  static_cast<int>(data.bottom()), colour, theme_);
+                  static_cast<int>(data.bottom()), colour, style_.theme);
     return;
   }
-  rasterBackground(img, g.bands, theme_.trackBackground, theme_);
+  rasterBackground(img, g.bands, style_.theme.trackBackground, style_.theme);
   QPainter ip(&img);
-  ip.setPen(QPen(theme_.gridLine, 1.0, Qt::DotLine));
+  ip.setPen(QPen(style_.theme.gridLine, 1.0, Qt::DotLine));
   for (double v : niceTicks(vr.min, vr.max, 2)) {
     const double y = vr.y(v, data);
     if (y > data.top() + 2 && y < data.bottom() - 2)
@@ -695,10 +720,10 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
   CachedImage& ci = images_[row.content];
   // Re-renders the image when its mapping, tiles, style, size or value range changed.
   auto render = [&](double vmin, double vmax, auto draw) {
-    if (ci.current(size, map, epoch_, style_, vmin, vmax)) return;
+    if (ci.current(size, map, epoch_, styleVersion_, vmin, vmax)) return;
     if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
     draw(ci.image);
-    ci.stamp(map, epoch_, style_, vmin, vmax);
+    ci.stamp(map, epoch_, styleVersion_, vmin, vmax);
   };
   const QRectF local(0, 0, size.width(), size.height());
   if (const auto* cr = row.as<CounterRow>()) {
@@ -708,44 +733,44 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
     const KernelGeometry* g = kernelGeometry(*kr, map, fetch_);
     const RunFile& run = store_.run(kr->run);
     render(0, 0, [&](QImage& img) {
-      rasterKernelBusy(img, *g, theme_);
+      rasterKernelBusy(img, *g, style_.theme);
       QPainter ip(&img);
       ip.setFont(p.font());
-      paintKernelBoxes(ip, local, *g, theme_,
+      paintKernelBoxes(ip, local, *g, style_.theme,
                        [&run](uint32_t id) { return QString::fromStdString(run.str(id)); });
     });
     p.drawImage(c.topLeft(), ci.image);
-    paintNotTraced(p, c, map, untracedOf(kr->run, kr->rank), theme_);
+    paintNotTraced(p, c, map, untracedOf(kr->run, kr->rank), style_.theme);
     const long hl = highlight.run == kr->run && highlight.track == kr->track ? highlight.event : -1;
-    paintKernelHighlight(p, c, *g, theme_, hl);
+    paintKernelHighlight(p, c, *g, style_.theme, hl);
     return;
   } else if (const auto* dr = row.as<DifferenceRow>()) {
     const DifferenceView v = difference(*dr, map, fetch_);
     render(v.range.min, v.range.max, [&](QImage& img) {
-      img.fill(theme_.trackBackground);
+      img.fill(style_.theme.trackBackground);
       QPainter ip(&img);
       paintDifference(ip, local.adjusted(0, kDataTop, 0, -kDataBottom), *v.geometry, v.range,
-                      theme_);
+                      style_.theme);
     });
   } else if (const auto* hr = row.as<HeatmapRow>()) {
     const HeatmapGeometry* g = heatmapGeometry(*hr, map, fetch_);
     const ValueRange vr = heatmapRange(hr->run, hr->metric);
     render(vr.min, vr.max, [&](QImage& img) {
-      img.fill(theme_.trackAltBackground);
+      img.fill(style_.theme.trackAltBackground);
       QPainter ip(&img);
-      paintHeatmap(ip, local, *g, vr, theme_, nodeSeparators(hr->run));
+      paintHeatmap(ip, local, *g, vr, style_.theme, nodeSeparators(hr->run));
     });
   } else if (const auto* sr = row.as<ThrottleStripRow>()) {
     const ThrottleStripGeometry* g = throttleStripGeometry(*sr, map);
     render(0, 0, [&](QImage& img) {
       QPainter ip(&img);
-      paintThrottleStrip(ip, local, *g, theme_);
+      paintThrottleStrip(ip, local, *g, style_.theme);
     });
   } else if (const auto* th = row.as<ThrottleHeatmapRow>()) {
     const ThrottleHeatmapGeometry* g = throttleHeatmapGeometry(*th, map);
     render(0, 0, [&](QImage& img) {
       QPainter ip(&img);
-      paintThrottleHeatmap(ip, local, *g, theme_, nodeSeparators(th->run));
+      paintThrottleHeatmap(ip, local, *g, style_.theme, nodeSeparators(th->run));
     });
   } else {
     return;
@@ -757,10 +782,10 @@ void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, cons
                                           const TimeMapping& map) {
   if (const auto* cr = row.as<CounterRow>()) {
     const CounterView v = counter(*cr, map, fetch_);
-    p.fillRect(c, theme_.trackBackground);
-    paintThrottleBandsVector(p, c, v.geometry->bands, theme_);
+    p.fillRect(c, style_.theme.trackBackground);
+    paintThrottleBandsVector(p, c, v.geometry->bands, style_.theme);
     const QRectF data = c.adjusted(0, kDataTop, 0, -kDataBottom);
-    p.setPen(QPen(theme_.gridLine, vector_.hairline, Qt::DotLine));
+    p.setPen(QPen(style_.theme.gridLine, style_.hairline, Qt::DotLine));
     for (double t : niceTicks(v.range.min, v.range.max, 2)) {
       const double y = v.range.y(t, data);
       if (y > data.top() + 2 && y < data.bottom() - 2)
@@ -768,29 +793,33 @@ void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, cons
     }
     const RunFile& run = store_.run(cr->run);
     const std::string& id = run.series().metrics[static_cast<size_t>(cr->metric)].id;
-    paintCounterVector(p, data, *v.geometry, v.range, theme_.metricColor(id), vector_.hairline);
+    paintCounterVector(p, data, *v.geometry, v.range, style_.theme.metricColor(id),
+                       style_.hairline);
   } else if (const auto* kr = row.as<KernelsRow>()) {
     const KernelGeometry* g = kernelGeometry(*kr, map, fetch_);
     const RunFile& run = store_.run(kr->run);
-    p.fillRect(c, theme_.trackAltBackground);
+    p.fillRect(c, style_.theme.trackAltBackground);
     p.save();
-    p.setFont(vector_.labels);
-    paintKernelsVector(p, c, *g, theme_,
+    p.setFont(style_.labels);
+    paintKernelsVector(p, c, *g, style_.theme,
                        [&run](uint32_t id) { return QString::fromStdString(run.str(id)); });
-    paintNotTraced(p, c, map, untracedOf(kr->run, kr->rank), theme_);
+    paintNotTraced(p, c, map, untracedOf(kr->run, kr->rank), style_.theme);
     p.restore();
   } else if (const auto* dr = row.as<DifferenceRow>()) {
-    p.fillRect(c, theme_.trackBackground);
+    p.fillRect(c, style_.theme.trackBackground);
     const DifferenceView v = difference(*dr, map, fetch_);
-    paintDifference(p, c.adjusted(0, kDataTop, 0, -kDataBottom), *v.geometry, v.range, theme_);
+    paintDifference(p, c.adjusted(0, kDataTop, 0, -kDataBottom), *v.geometry, v.range,
+                    style_.theme);
   } else if (const auto* hr = row.as<HeatmapRow>()) {
-    p.fillRect(c, theme_.trackAltBackground);
+    p.fillRect(c, style_.theme.trackAltBackground);
     const HeatmapGeometry* g = heatmapGeometry(*hr, map, fetch_);
-    paintHeatmap(p, c, *g, heatmapRange(hr->run, hr->metric), theme_, nodeSeparators(hr->run));
+    paintHeatmap(p, c, *g, heatmapRange(hr->run, hr->metric), style_.theme,
+                 nodeSeparators(hr->run));
   } else if (const auto* sr = row.as<ThrottleStripRow>()) {
-    paintThrottleStrip(p, c, *throttleStripGeometry(*sr, map), theme_);
+    paintThrottleStrip(p, c, *throttleStripGeometry(*sr, map), style_.theme);
   } else if (const auto* th = row.as<ThrottleHeatmapRow>()) {
-    paintThrottleHeatmap(p, c, *throttleHeatmapGeometry(*th, map), theme_, nodeSeparators(th->run));
+    paintThrottleHeatmap(p, c, *throttleHeatmapGeometry(*th, map), style_.theme,
+                         nodeSeparators(th->run));
   }
 }
 
@@ -836,11 +865,11 @@ void TimelineRenderer::paintSteps(QPainter& p, const StepsRow& row, const QRectF
     const double x0 = std::max(-2.0, xOf(it->start_ns));
     const double x1 = std::min(c.width() + 2, xOf(it->end_ns));
     const QRectF r(c.left() + x0, lane.top() + 1, std::max(1.0, x1 - x0), lane.height() - 2);
-    QColor col = theme_.isDark ? QColor(0x55, 0x5f, 0x70) : QColor(0xc9, 0xd3, 0xe3);
+    QColor col = style_.theme.isDark ? QColor(0x55, 0x5f, 0x70) : QColor(0xc9, 0xd3, 0xe3);
     if ((it - itRange.first) % 2) col = col.darker(112);
     p.fillRect(r, col);
     if (r.width() > 40) {
-      p.setPen(theme_.text);
+      p.setPen(style_.theme.text);
       p.drawText(
           r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
           fm.elidedText(QObject::tr("step %1").arg(it->step), Qt::ElideRight, r.width() - 6));
@@ -856,7 +885,7 @@ void TimelineRenderer::paintSteps(QPainter& p, const StepsRow& row, const QRectF
       const QRectF r(c.left() + x0, low.top() + 1, std::max(1.0, x1 - x0), low.height() - 2);
       const QString name = QString::fromStdString(run.str(a->name));
       const QColor col =
-          QColor::fromHsv(static_cast<int>(qHash(name) % 360), 70, theme_.isDark ? 150 : 220);
+          QColor::fromHsv(static_cast<int>(qHash(name) % 360), 70, style_.theme.isDark ? 150 : 220);
       p.fillRect(r, col);
       if (r.width() > 30) {
         p.setPen(QColor(0x10, 0x10, 0x10));

@@ -25,6 +25,7 @@
 #include "widgets/timeline/difference_geometry.h"
 #include "widgets/timeline/geometry.h"
 #include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/run_display.h"
 #include "widgets/timeline/theme.h"
 #include "widgets/timeline/throttle_strip.h"
 #include "widgets/timeline/tile_store.h"
@@ -53,132 +54,37 @@ ValueRange differenceRange(const DifferenceGeometry& g);
 // bottom (device pixels on the raster path), so the line stays visible at the extremes.
 inline constexpr double kDataTop = 3.0, kDataBottom = 2.0;
 
-class TimelineRenderer {
- public:
-  explicit TimelineRenderer(TileStore& store);
-
-  void setTheme(const Theme& t) {
-    theme_ = t;
-    ++style_;
-  }
-  const Theme& theme() const { return theme_; }
-  void setYMode(YMode m) {
-    yMode_ = m;
-    ++style_;
-  }
-  YMode yMode() const { return yMode_; }
-  void setHeatmapUsesMax(bool v) {
-    heatmapMax_ = v;
-    ++style_;
-  }
-  // The vector path's line width (grid lines, counter lines) and the font of kernel names.
-  struct VectorStyle {
-    double hairline = 0.6;
-    QFont labels;
-  };
-  void setVectorStyle(const VectorStyle& s) { vector_ = s; }
-
-  // Throttle intervals the analysis found (busy, clock below its threshold), per GPU of a run:
-  // drawn as strong bands over the weak bands of the recorded reason bits.
-  struct ThrottleSpan {
-    int64_t t0 = 0, t1 = 0;
-    uint32_t reasons = 0;  // NVML bits (inferred causes mapped onto them)
-  };
-  void setThrottleSpans(int run, std::vector<std::vector<ThrottleSpan>> perGpu) {
-    throttleSpans_[run] = std::move(perGpu);
-    cache_.clear();
-    ++style_;
-  }
-  // The analysis's throttle segments and intervals of a run (strips, reason heatmap, tooltips,
-  // navigation); nullptr until computed.
-  void setThrottleView(int run, std::shared_ptr<const RunThrottleView> view) {
-    throttleViews_[run] = std::move(view);
-    cache_.clear();
-    ++style_;
-  }
-  const RunThrottleView* throttleView(int run) const {
-    auto it = throttleViews_.find(run);
-    return it == throttleViews_.end() ? nullptr : it->second.get();
-  }
-  std::shared_ptr<const RunThrottleView> sharedThrottleView(int run) const {
-    auto it = throttleViews_.find(run);
-    return it == throttleViews_.end() ? nullptr : it->second;
-  }
+// What the renderer draws with, as one value: the theme, how counters' ranges are chosen, the
+// heatmap's statistic, the throttle bands behind counters and the vector path's style.
+struct RenderStyle {
+  Theme theme = Theme::light();
+  YMode yMode = YMode::SharedFitted;
+  bool heatmapMax = false;  // heatmaps colour each cell by its maximum instead of its mean
   // Tinting behind counters (the reason bits and the analysis's throttle intervals as bands
   // behind every counter of a GPU). Off by default: the throttle strip says it once per GPU.
-  void setThrottleTint(bool on) {
-    if (tint_ == on) return;
-    tint_ = on;
-    cache_.clear();
-    ++style_;
-  }
-  bool throttleTint() const { return tint_; }
-  // Alignment: run `run` is drawn `offsetNs` later than its own clock (display time = run time +
-  // offset), so iteration k of a second run can sit under iteration k of the first.
-  void setRunOffset(int run, int64_t offsetNs) { setRunWarp(run, TimeWarp::shift(offsetNs)); }
-  // Alignment through a warp (display time = warp.toA(run time)): a comparison's run B drawn on
-  // A's clock so that the same phase of the same iteration lines up (compare/time_warp.h). A
-  // warp that is not a shift is drawn piece by piece (paintContent).
-  void setRunWarp(int run, TimeWarp warp);
-  // The run's offset (for a warp, the one at display time 0 of its first knot).
-  int64_t runOffset(int run) const {
-    auto it = warps_.find(run);
-    return it == warps_.end() ? 0 : it->second.offsetAtA(it->second.knots().front().a_ns);
-  }
-  // The run's warp (the identity when none was set).
-  TimeWarp runWarp(int run) const {
-    auto it = warps_.find(run);
-    return it == warps_.end() ? TimeWarp{} : it->second;
-  }
-  // True when the run is drawn through a warp that is not a shift.
-  bool warped(int run) const {
-    auto it = warps_.find(run);
-    return it != warps_.end() && !it->second.isShift();
-  }
-  // A time of a run's own clock on the display clock, and back.
-  int64_t toDisplay(int run, int64_t t) const {
-    auto it = warps_.find(run);
-    return it == warps_.end() ? t : it->second.toA(t);
-  }
-  int64_t fromDisplay(int run, int64_t t) const {
-    auto it = warps_.find(run);
-    return it == warps_.end() ? t : it->second.toB(t);
-  }
-  // The mapping of a row's own clock for a display mapping. For a warped run it is the linear
-  // map of the warp's piece under pixel x (extended over the width): exact inside that piece,
-  // which is what hit tests and tooltips at x need.
-  TimeMapping rowMapping(const TrackRow& row, const TimeMapping& display) const {
-    return rowMappingAt(row, display, display.width / 2);
-  }
-  TimeMapping rowMappingAt(const TrackRow& row, const TimeMapping& display, double x) const;
-  // The mapping a row's content is drawn with: its own clock, except differences, which mix two
-  // runs and place each themselves, and rows of a warped run, drawn piece by piece (both take
-  // the display clock).
-  TimeMapping contentMapping(const TrackRow& row, const TimeMapping& display) const {
-    if (row.kind() == RowKind::Difference || row.kind() == RowKind::Overlay ||
-        (!row.isHeader() && warped(row.run())))
-      return display;
-    return rowMapping(row, display);
-  }
-  // What an overlaid comparison's legend calls a run (what differs, e.g. "mbs4").
-  void setRunLabel(int run, const QString& label) {
-    if (labels_[run] == label) return;
-    labels_[run] = label;
-    ++style_;
-  }
-  QString runLabel(int run) const {
-    auto it = labels_.find(run);
-    return it == labels_.end() ? QString() : it->second;
-  }
-  // Called when new tiles arrived: cached geometry may now be more complete.
-  void bumpEpoch() { ++epoch_; }
+  bool throttleTint = false;
+  // The vector path's line width (grid lines, counter lines) and the font of kernel names.
+  double hairline = 0.6;
+  QFont labels;
+};
+
+class TimelineRenderer {
+ public:
   // How the renderer gets the whole-run tiles its value ranges come from (the top pyramid level):
   // Load reads them on the calling thread (exports, benchmarks: they need every tile before they
-  // draw); Queue takes what is in memory and lists the rest for takeMissingTiles(), so a screen
-  // never reads the file in paint. A range from partial tiles is not cached: the next paint after
-  // the tiles arrived computes the whole one.
+  // draw); Queue takes what is in memory and lists the rest among the tiles prepare() returns, so
+  // a screen never reads the file in paint. A range from partial tiles is not cached: the next
+  // frame after the tiles arrived computes the whole one.
   enum class TileReads { Load, Queue };
-  void setTileReads(TileReads mode) { reads_ = mode; }
+  explicit TimelineRenderer(TileStore& store, TileReads reads = TileReads::Load);
+
+  void setStyle(const RenderStyle& style);
+  const RenderStyle& style() const { return style_; }
+  // A run's display: its alignment, its label, its throttle analysis (run_display.h). Drops the
+  // geometry the change invalidates.
+  void setRunDisplay(int run, RunDisplay display);
+  const RunDisplays& displays() const { return displays_; }
+
   // A row of a frame to prepare: the mapping its content is drawn with (contentMapping), and on a
   // raster screen the size of the image it is drawn into (empty: geometry only, figures).
   // prepare() sets `range` to the range of its label column (rowRange).
@@ -198,6 +104,40 @@ class TimelineRenderer {
   // this frame's `fetch` (a warped row's pieces in figures) and never records what is missing.
   std::vector<TileKey> prepare(std::vector<RowTarget>& rows, const TileFetch& fetch,
                                const QFont& font);
+
+  struct Highlight {
+    int run = -1, track = -1;
+    long event = -1;
+  };
+  // Paints a row's content into `content` with `map` (contentMapping): the raster path on a
+  // raster paint engine, else the vector path. Headers are a plain background.
+  void paintContent(QPainter& p, const TrackRow& row, const QRectF& content, const TimeMapping& map,
+                    const Highlight& highlight);
+
+  // Geometry of a row content at a mapping (cached by what the row draws, for hit tests,
+  // tooltips and legends), with the range it is drawn in: counters, kernels and heatmaps take the
+  // mapping of the run's own clock, differences and overlays the display's. One pointer is set,
+  // for the row's kind.
+  struct RowGeometry {
+    const CounterGeometry* counter = nullptr;
+    const KernelGeometry* kernels = nullptr;
+    const HeatmapGeometry* heatmap = nullptr;
+    const DifferenceGeometry* difference = nullptr;
+    const ThrottleStripGeometry* strip = nullptr;
+    const ThrottleHeatmapGeometry* throttleHeatmap = nullptr;
+    // Counters, differences, overlays: the value range; heatmaps: the colour range.
+    std::optional<ValueRange> range;
+  };
+  RowGeometry geometry(const RowContent& content, const TimeMapping& map, const TileFetch& fetch);
+  // The range of a row's values as its content is drawn with `map` (counters, differences) or
+  // coloured (heatmaps); nullopt for the other kinds.
+  std::optional<ValueRange> rowRange(const TrackRow& row, const TimeMapping& map,
+                                     const TileFetch& fetch);
+  // GPU rows of a run before which a new node starts (heatmap separators).
+  const std::vector<size_t>& nodeSeparators(int run);
+
+  // Called when new tiles arrived: cached geometry may now be more complete.
+  void bumpEpoch() { ++epoch_; }
   void clearCaches();
   // Drops the cached geometry and images of every row content not among `rows`. A screen calls
   // it after each frame with the rows it drew, so the caches hold one screen's worth: paging
@@ -209,37 +149,18 @@ class TimelineRenderer {
     return cache_.count(c) > 0 || images_.count(c) > 0 || warpedImages_.count(c) > 0;
   }
 
-  struct Highlight {
-    int run = -1, track = -1;
-    long event = -1;
-  };
-
-  // Paints a row's content into `content` with `map` (contentMapping): the raster path on a
-  // raster paint engine, else the vector path. Headers are a plain background.
-  void paintContent(QPainter& p, const TrackRow& row, const QRectF& content, const TimeMapping& map,
-                    const Highlight& highlight);
-
-  // Geometry of a row (cached by what the row draws) with the range it is drawn in. Counters,
-  // kernels and heatmaps take the mapping of the run's own clock, differences the display's.
+ private:
   struct CounterView {
     const CounterGeometry* geometry = nullptr;
     ValueRange range;
   };
   CounterView counter(const CounterRow& row, const TimeMapping& map, const TileFetch& fetch);
-  const CounterGeometry* counterGeometry(const CounterRow& row, const TimeMapping& map,
-                                         const TileFetch& fetch) {
-    return counter(row, map, fetch).geometry;
-  }
   struct DifferenceView {
     const DifferenceGeometry* geometry = nullptr;
     ValueRange range;
   };
   DifferenceView difference(const DifferenceRow& row, const TimeMapping& display,
                             const TileFetch& fetch);
-  const DifferenceGeometry* differenceGeometry(const DifferenceRow& row, const TimeMapping& display,
-                                               const TileFetch& fetch) {
-    return difference(row, display, fetch).geometry;
-  }
   const KernelGeometry* kernelGeometry(const KernelsRow& row, const TimeMapping& map,
                                        const TileFetch& fetch);
   const HeatmapGeometry* heatmapGeometry(const HeatmapRow& row, const TimeMapping& map,
@@ -253,14 +174,12 @@ class TimelineRenderer {
   // The value range an overlay row is drawn in: the union of its two counters' ranges.
   ValueRange overlayRange(const OverlayRow& row, const TimeMapping& display,
                           const TileFetch& fetch);
-  // The range of a row's values as its content is drawn with `map` (counters, differences) or
-  // coloured (heatmaps); nullopt for the other kinds.
-  std::optional<ValueRange> rowRange(const TrackRow& row, const TimeMapping& map,
-                                     const TileFetch& fetch);
-  // GPU rows of a run before which a new node starts (heatmap separators).
-  const std::vector<size_t>& nodeSeparators(int run);
+  bool warped(int run) const { return displays_.warped(run); }
+  int64_t runOffset(int run) const { return displays_.runOffset(run); }
+  TimeMapping contentMapping(const TrackRow& row, const TimeMapping& display) const {
+    return displays_.contentMapping(row, display);
+  }
 
- private:
   // The spans of a run without the rank's kernel trace (trace_coverage.h), cached.
   const std::vector<TimeSpan>& untracedOf(int run, int rank);
   struct Cached {
@@ -312,13 +231,10 @@ class TimelineRenderer {
                    const TimeMapping& display);
 
   TileStore& store_;
-  Theme theme_ = Theme::light();
-  YMode yMode_ = YMode::SharedFitted;
-  bool heatmapMax_ = false;
-  bool tint_ = false;
-  VectorStyle vector_;
+  RenderStyle style_;
+  RunDisplays displays_;
   uint64_t epoch_ = 0;
-  uint64_t style_ = 0;
+  uint64_t styleVersion_ = 0;  // bumped by every change of style or run display
   // Keyed by what a row draws (two rows drawing the same share their geometry).
   std::map<RowContent, Cached> cache_;
   struct CachedImage {
@@ -347,17 +263,13 @@ class TimelineRenderer {
   // Extents from partial tiles (Queue mode), valid until the next call for the same key.
   std::map<std::pair<int, int>, std::vector<std::pair<float, float>>> partialExtents_,
       partialBusyExtents_;
-  TileReads reads_ = TileReads::Load;
+  TileReads reads_;
   std::vector<TileKey> missingTiles_;  // ranges' tiles not in memory (Queue)
   // The frame's tiles (prepare's fetch) and, while preparing, where the rows' missing tiles go.
   TileFetch fetch_;
   std::vector<TileKey>* record_ = nullptr;
   std::map<int, std::vector<size_t>> nodeSeparators_;
   std::map<std::pair<int, int>, std::vector<TimeSpan>> untraced_;  // (run, rank)
-  std::map<int, std::vector<std::vector<ThrottleSpan>>> throttleSpans_;
-  std::map<int, std::shared_ptr<const RunThrottleView>> throttleViews_;
-  std::map<int, TimeWarp> warps_;
-  std::map<int, QString> labels_;
   std::map<RowContent, CachedImage> warpedImages_;
 };
 

@@ -50,14 +50,18 @@ QString reasonsText(uint32_t mask) {
 }  // namespace
 
 TimelineView::TimelineView(Viewport* viewport, TileStore* store, QWidget* parent)
-    : QAbstractScrollArea(parent), vp_(viewport), store_(store), renderer_(*store) {
+    : QAbstractScrollArea(parent),
+      vp_(viewport),
+      store_(store),
+      renderer_(*store, TimelineRenderer::TileReads::Queue) {  // paint never reads the file
   setFocusPolicy(Qt::StrongFocus);
   setMouseTracking(true);
   this->viewport()->setMouseTracking(true);
   setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   verticalScrollBar()->setSingleStep(20);
-  renderer_.setTheme(Theme::fromPalette(palette()));
-  renderer_.setTileReads(TimelineRenderer::TileReads::Queue);  // paint never reads the file
+  RenderStyle style;
+  style.theme = Theme::fromPalette(palette());
+  renderer_.setStyle(style);
   connect(vp_, &Viewport::rangeChanged, this, [this] {
     this->viewport()->update();
     // The time under a still mouse moved with the view (keys, N, history): the readout follows.
@@ -79,12 +83,16 @@ void TimelineView::setRows(std::vector<TrackRow> rows) {
 }
 
 void TimelineView::setTheme(const Theme& theme) {
-  renderer_.setTheme(theme);
+  RenderStyle style = renderer_.style();
+  style.theme = theme;
+  renderer_.setStyle(style);
   viewport()->update();
 }
 
 void TimelineView::setYMode(YMode mode) {
-  renderer_.setYMode(mode);
+  RenderStyle style = renderer_.style();
+  style.yMode = mode;
+  renderer_.setStyle(style);
   viewport()->update();
 }
 
@@ -111,7 +119,7 @@ void TimelineView::setCollapsed(const QString& groupKey, bool collapsed) {
 FrameLayout TimelineView::frame(double scroll) const {
   FrameSpec spec;
   spec.style = FrameStyle::Screen;
-  spec.theme = renderer_.theme();
+  spec.theme = renderer_.style().theme;
   spec.fonts.text = viewport()->font();
   spec.collapsed = collapsed_;
   return planFrame(rows_, vp_->range(), spec, QRectF(viewport()->rect()), scroll);
@@ -145,7 +153,7 @@ const TrackRow* TimelineView::rowAt(QPoint pos, QRectF* rowRect) const {
 
 void TimelineView::paintEvent(QPaintEvent*) {
   QPainter p(viewport());
-  const Theme& th = renderer_.theme();
+  const Theme& th = renderer_.style().theme;
   p.fillRect(viewport()->rect(), th.background);
   if (rows_.empty() || store_->runs().empty()) {
     p.setPen(th.mutedText);
@@ -206,7 +214,8 @@ std::optional<KernelRef> TimelineView::kernelAt(QPoint pos) {
   const double cx = contentX(pos);
   // The run's own clock at the cursor (for a warped run, the warp's piece under it).
   const KernelGeometry* g =
-      renderer_.kernelGeometry(*kr, renderer_.rowMappingAt(*row, mapping(), cx), uiFetch());
+      renderer_.geometry(*kr, renderer_.displays().rowMappingAt(*row, mapping(), cx), uiFetch())
+          .kernels;
   const KernelBox* best = nullptr;
   for (const KernelBox& b : g->boxes)
     if (cx >= b.x0 - 1 && cx < b.x1 + 1 && (!best || b.x1 - b.x0 < best->x1 - best->x0)) best = &b;
@@ -246,7 +255,7 @@ void TimelineView::revealKernel(const KernelRef& k) {
   const TimeRange cur = vp_->range();
   int64_t span = cur.span();
   if (k.data.dur_ns * 3 > span) span = std::max<int64_t>(k.data.dur_ns * 3, Viewport::kMinSpanNs);
-  const int64_t mid = renderer_.toDisplay(k.run, k.data.start_ns + k.data.dur_ns / 2);
+  const int64_t mid = renderer_.displays().toDisplay(k.run, k.data.start_ns + k.data.dur_ns / 2);
   vp_->setRange({mid - span / 2, mid - span / 2 + span});
   selectKernel(k);
 }
@@ -323,7 +332,7 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
     // A click in the reason heatmap zooms to the interval under it (or 4x around the point).
     int run = row->run();
     const int gpu = gpuAt(e->pos(), &run);
-    const TimeMapping map = renderer_.rowMapping(*row, mapping());
+    const TimeMapping map = renderer_.displays().rowMapping(*row, mapping());
     const double cx = contentX(e->pos());
     if (const ThrottleInterval* iv = gpu >= 0 ? throttleIntervalNear(run, gpu, map, cx) : nullptr)
       showThrottleInterval(run, gpu, *iv);
@@ -348,8 +357,8 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
 void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
   if (auto k = kernelAt(e->pos())) {
     const int64_t pad = std::max<int64_t>(k->data.dur_ns / 4, Viewport::kMinSpanNs);
-    const int64_t start = renderer_.toDisplay(k->run, k->data.start_ns);
-    const int64_t end = renderer_.toDisplay(k->run, k->data.start_ns + k->data.dur_ns);
+    const int64_t start = renderer_.displays().toDisplay(k->run, k->data.start_ns);
+    const int64_t end = renderer_.displays().toDisplay(k->run, k->data.start_ns + k->data.dur_ns);
     vp_->setRange({start - pad, end + pad});
     selectKernel(*k);
   }
@@ -452,7 +461,7 @@ QString TimelineView::tooltipAt(QPoint pos) {
   const RunFile& run = store_->run(row->run());
   const double cx = contentX(pos);
   // The run's own clock (for a warped run, the warp's piece under the cursor).
-  const TimeMapping map = renderer_.rowMappingAt(*row, mapping(), cx);
+  const TimeMapping map = renderer_.displays().rowMappingAt(*row, mapping(), cx);
   QString tip;
   if (const auto* c = row->as<CounterRow>())
     tip = counterTip(*c, map, cx);
@@ -473,16 +482,17 @@ QString TimelineView::tooltipAt(QPoint pos) {
   if (!tip.isEmpty())
     tip +=
         QStringLiteral("<br><span style='color:gray'>at %1</span>").arg(timeText(run, map.t(cx)));
-  if (!tip.isEmpty() && !row->as<DifferenceRow>() && renderer_.warped(row->run()))
-    tip += tr("<br><span style='color:gray'>warped onto A's clock: stretched ×%1 here</span>")
-               .arg(renderer_.runWarp(row->run()).stretchAtA(mapping().t(cx)), 0, 'f', 3);
+  if (!tip.isEmpty() && !row->as<DifferenceRow>() && renderer_.displays().warped(row->run()))
+    tip +=
+        tr("<br><span style='color:gray'>warped onto A's clock: stretched ×%1 here</span>")
+            .arg(renderer_.displays().runWarp(row->run()).stretchAtA(mapping().t(cx)), 0, 'f', 3);
   return tip;
 }
 
 QString TimelineView::counterTip(const CounterRow& row, const TimeMapping& map, double cx) {
   const RunFile& run = store_->run(row.run);
   const MetricInfo& m = run.series().metrics[static_cast<size_t>(row.metric)];
-  const CounterGeometry* g = renderer_.counterGeometry(row, map, uiFetch());
+  const CounterGeometry* g = renderer_.geometry(row, map, uiFetch()).counter;
   QString tip = QStringLiteral("<b>GPU %1 · %2</b><br>").arg(row.gpu).arg(esc(m.label));
   if (g->raw()) {
     // Sample-and-hold: the last sample at or before the cursor, within its segment.
@@ -517,7 +527,7 @@ QString TimelineView::counterTip(const CounterRow& row, const TimeMapping& map, 
   // bits of the bands under the cursor (the reason bit and the interval's band both cover a
   // throttled sample; each reason is named once).
   if (const ThrottleInterval* iv = throttleIntervalNear(row.run, row.gpu, map, cx)) {
-    const RunThrottleView* tv = renderer_.throttleView(row.run);
+    const RunThrottleView* tv = renderer_.displays().throttleView(row.run);
     tip += QStringLiteral("<br><span style='color:#c04000'>%1</span>")
                .arg(throttleIntervalText(*iv, tv->gpus[static_cast<size_t>(row.gpu)].referenceMhz));
   } else {
@@ -537,7 +547,7 @@ QString TimelineView::counterTip(const CounterRow& row, const TimeMapping& map, 
 
 const ThrottleInterval* TimelineView::throttleIntervalNear(int run, int gpu, const TimeMapping& map,
                                                            double cx) const {
-  const RunThrottleView* tv = renderer_.throttleView(run);
+  const RunThrottleView* tv = renderer_.displays().throttleView(run);
   if (!tv || gpu < 0 || static_cast<size_t>(gpu) >= tv->gpus.size()) return nullptr;
   const GpuThrottleView& g = tv->gpus[static_cast<size_t>(gpu)];
   if (const ThrottleInterval* iv = throttleIntervalAt(g, map.t(cx))) return iv;
@@ -551,9 +561,9 @@ const ThrottleInterval* TimelineView::throttleIntervalNear(int run, int gpu, con
 QString TimelineView::throttleStripTip(const ThrottleStripRow& row, const TimeMapping& map,
                                        double cx) {
   QString tip = tr("<b>GPU %1 · throttling</b><br>").arg(row.gpu);
-  const RunThrottleView* tv = renderer_.throttleView(row.run);
+  const RunThrottleView* tv = renderer_.displays().throttleView(row.run);
   if (!tv) return tip + tr("throttle analysis running…");
-  const ThrottleStripGeometry* g = renderer_.throttleStripGeometry(row, map);
+  const ThrottleStripGeometry* g = renderer_.geometry(row, map, {}).strip;
   const auto c = static_cast<size_t>(std::max(0.0, cx));
   const ThrottleInterval* iv = throttleIntervalNear(row.run, row.gpu, map, cx);
   if (!iv || c >= g->deficit.size() || g->deficit[c] <= 0) return tip + tr("not throttled");
@@ -567,7 +577,7 @@ QString TimelineView::throttleStripTip(const ThrottleStripRow& row, const TimeMa
 QString TimelineView::throttleHeatmapTip(const ThrottleHeatmapRow& row, const TimeMapping& map,
                                          double cx, double yFraction) {
   const RunFile& run = store_->run(row.run);
-  const ThrottleHeatmapGeometry* g = renderer_.throttleHeatmapGeometry(row, map);
+  const ThrottleHeatmapGeometry* g = renderer_.geometry(row, map, {}).throttleHeatmap;
   if (g->rows == 0) return {};
   const auto r = static_cast<size_t>(std::max(0.0, yFraction) * static_cast<double>(g->rows));
   const auto c = static_cast<size_t>(std::max(0.0, cx));
@@ -577,7 +587,7 @@ QString TimelineView::throttleHeatmapTip(const ThrottleHeatmapRow& row, const Ti
                     .arg(gi.id)
                     .arg(gi.node)
                     .arg(gi.local_index);
-  const RunThrottleView* tv = renderer_.throttleView(row.run);
+  const RunThrottleView* tv = renderer_.displays().throttleView(row.run);
   if (!tv) return tip + tr("throttle analysis running…");
   const float d = g->deficit[r * g->columns + c];
   const ThrottleInterval* iv = throttleIntervalNear(row.run, static_cast<int>(r), map, cx);
@@ -621,7 +631,7 @@ bool TimelineView::jumpToThrottle(bool forward) {
     for (const RankInfo& ri : rf.ranks())
       if (ri.rank == rank) gpu = ri.gpu;
   }
-  const RunThrottleView* tv = renderer_.throttleView(run);
+  const RunThrottleView* tv = renderer_.displays().throttleView(run);
   if (!tv) {
     emit notice(
         tr("No throttle intervals to step through yet: the run has no SM clock, or its "
@@ -630,7 +640,7 @@ bool TimelineView::jumpToThrottle(bool forward) {
   }
   // From the last interval while the view still shows it, else from the centre (run clock).
   const TimeRange cur = vp_->range();
-  int64_t from = cur.t0 + cur.span() / 2 - renderer_.runOffset(run);
+  int64_t from = cur.t0 + cur.span() / 2 - renderer_.displays().runOffset(run);
   if (lastJump_ && lastJump_->shown == cur) from = lastJump_->start;
   // Backward from the centre: an interval starting just left of it is the one shown; step past.
   const ThrottleJump j = findThrottleInterval(*tv, gpu, from, forward);
@@ -655,7 +665,7 @@ void TimelineView::showThrottleInterval(int run, int gpu, const ThrottleInterval
   const int64_t dur = std::max<int64_t>(iv.end_ns - iv.start_ns, 1);
   // The interval in the middle third: a third of context on each side.
   const int64_t span = std::max<int64_t>(3 * dur, Viewport::kMinSpanNs);
-  const int64_t mid = iv.start_ns + dur / 2 + renderer_.runOffset(run);
+  const int64_t mid = iv.start_ns + dur / 2 + renderer_.displays().runOffset(run);
   vp_->setRange({mid - span / 2, mid - span / 2 + span});
   lastJump_ = LastJump{iv.start_ns, vp_->range()};
   // Bring the GPU's rows into view when they are off screen.
@@ -719,7 +729,7 @@ QString TimelineView::kernelTip(const KernelsRow& row, QPoint pos, const TimeMap
              timeText(run, k->data.start_ns))
         .arg(ti.rank)
         .arg(ti.stream);
-  const KernelGeometry* g = renderer_.kernelGeometry(row, map, uiFetch());
+  const KernelGeometry* g = renderer_.geometry(row, map, uiFetch()).kernels;
   const auto c = static_cast<size_t>(std::max(0.0, cx));
   if (c >= g->busy[0].size()) return {};
   double total = 0;
@@ -762,7 +772,7 @@ QString TimelineView::stepsTip(const StepsRow& row, int64_t t) {
 QString TimelineView::heatmapTip(const HeatmapRow& row, const TimeMapping& map, double cx,
                                  double yFraction) {
   const RunFile& run = store_->run(row.run);
-  const HeatmapGeometry* g = renderer_.heatmapGeometry(row, map, uiFetch());
+  const HeatmapGeometry* g = renderer_.geometry(row, map, uiFetch()).heatmap;
   if (g->rows == 0) return {};
   const auto r = static_cast<size_t>(yFraction * static_cast<double>(g->rows));
   const auto c = static_cast<size_t>(std::max(0.0, cx));
@@ -784,7 +794,7 @@ QString TimelineView::heatmapTip(const HeatmapRow& row, const TimeMapping& map, 
 }
 
 QString TimelineView::differenceTip(const TrackRow& row, const DifferenceRow& d, double cx) {
-  const DifferenceGeometry* g = renderer_.differenceGeometry(d, mapping(), uiFetch());
+  const DifferenceGeometry* g = renderer_.geometry(d, mapping(), uiFetch()).difference;
   const std::string unit = row.detail.toStdString();
   QString tip = QStringLiteral("<b>%1</b><br>").arg(row.label.toHtmlEscaped());
   if (g->samples) {
