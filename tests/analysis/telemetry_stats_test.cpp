@@ -138,6 +138,19 @@ TEST(TelemetryStats, PyramidPlusEdgesEqualsRawOnRandomRanges) {
       }
     }
   }
+  // On random ranges too, reading only around each range.
+  for (int trial = 0; trial < 20; ++trial) {
+    const int64_t a = kT0 + static_cast<int64_t>(rng() % 3000) * test::kMs * 100;
+    const int64_t b = a + static_cast<int64_t>(rng() % 1000 + 1) * test::kMs * 10;
+    const TimeRange r{a, b};
+    const auto got = findGaps(*run, "power_w", {0, 1, 2}, r);
+    std::vector<Gap> want;
+    for (int g = 0; g < 3; ++g) {
+      auto part = findGapsInSamples(raw[g].t_ns, raw[g].v, meta.gapThresholdNs[g], r, g);
+      want.insert(want.end(), part.begin(), part.end());
+    }
+    EXPECT_EQ(got, want) << trial;
+  }
   // Gaps found through the pyramid filter equal the raw scan.
   const auto gaps = findGaps(*run, "power_w", {0, 1, 2});
   size_t expected = 0;
@@ -145,6 +158,33 @@ TEST(TelemetryStats, PyramidPlusEdgesEqualsRawOnRandomRanges) {
     expected += findGapsInSamples(raw[g].t_ns, raw[g].v, meta.gapThresholdNs[g]).size();
   EXPECT_EQ(gaps.size(), expected);
   EXPECT_GT(expected, 0u);
+}
+
+// A range's gaps come from the samples around the range, widened past missing values: power every
+// 1 s for 100 s, NaN from 10 s to 60 s, so 9 s -> 61 s is one gap (threshold 5 s) that a range
+// inside the NaNs, or ending in them, still sees; a range after it sees none.
+TEST(TelemetryStats, RangeGapsReachPastMissingValues) {
+  test::RunSpec s = test::baseRun(1, 100.0);
+  TelemetryTable t;
+  t.columns.push_back({"power_w", {}});
+  for (int i = 0; i < 100; ++i) {
+    t.t_ns.push_back(kT0 + i * kSec);
+    t.columns[0].values.push_back(i >= 10 && i <= 60 ? kNaN : 300.0 + i);
+  }
+  s.telemetry.push_back(t);
+  test::TempDir dir;
+  const auto run = test::writeAndOpen(s, dir / "run.h5");
+  const Gap gap{0, kT0 + 9 * kSec, kT0 + 61 * kSec};
+  for (const TimeRange r :
+       {TimeRange{kT0 + 30 * kSec, kT0 + 31 * kSec}, TimeRange{kT0, kT0 + 12 * kSec},
+        TimeRange{kT0 + 59 * kSec, kT0 + 90 * kSec}, TimeRange{}}) {
+    const auto gaps = findGaps(*run, "power_w", {0}, r);
+    ASSERT_EQ(gaps.size(), 1u) << r.t0 - kT0 << " " << r.t1 - kT0;
+    EXPECT_EQ(gaps[0], gap);
+  }
+  EXPECT_TRUE(findGaps(*run, "power_w", {0}, {kT0 + 70 * kSec, kT0 + 80 * kSec}).empty());
+  EXPECT_TRUE(findGaps(*run, "power_w", {0}, {kT0 + 62 * kSec, INT64_MAX}).empty());
+  ASSERT_EQ(findGaps(*run, "power_w", {0}, {INT64_MIN, kT0 + 10 * kSec}).size(), 1u);
 }
 
 }  // namespace
