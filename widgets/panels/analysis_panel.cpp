@@ -2,7 +2,10 @@
 #include "widgets/panels/analysis_panel.h"
 
 #include <QChartView>
+#include <QColor>
 #include <QComboBox>
+#include <QCoreApplication>
+#include <QFont>
 #include <QHeaderView>
 #include <QLabel>
 #include <QProgressBar>
@@ -41,6 +44,49 @@ QStandardItem* textCell(const QString& text) {
   auto* item = new QStandardItem(text);
   item->setData(text, Qt::UserRole);
   item->setEditable(false);
+  return item;
+}
+
+// One part of the energy ledger: "123.4 ± 5.6" joules; a part finer than the sensor resolves is
+// shown as an approximate value in grey italics, never as an exact one, and says why.
+QStandardItem* ledgerCell(const LedgerValue& v, const EnergyLedger& l) {
+  if (!std::isfinite(v.j)) return cell(NAN, 0);
+  const bool fine = !v.resolved;
+  auto* item =
+      new QStandardItem((fine ? QStringLiteral("≈ ") : QString()) + QString::number(v.j, 'f', 1) +
+                        QStringLiteral(" ± ") + QString::number(v.u_j, 'f', 1));
+  item->setData(v.j, Qt::UserRole);
+  item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  item->setEditable(false);
+  const QString sensor =
+      l.sensor.average
+          ? QCoreApplication::translate("AnalysisPanel", "a %1 s average").arg(l.sensor.window_s)
+          : QCoreApplication::translate("AnalysisPanel", "an instantaneous reading");
+  if (fine) {
+    QFont f = item->font();
+    f.setItalic(true);
+    item->setFont(f);
+    item->setForeground(QColor(128, 128, 128));
+    item->setToolTip(QCoreApplication::translate(
+                         "AnalysisPanel",
+                         "Not resolved: %1 ms of this iteration, less than the %2 ms the power "
+                         "sensor resolves (%3, samples every %4 ms). No sample saw this part apart "
+                         "from the rest: the value is the fitted class power times its duration, "
+                         "the ± the GPU's whole power range.")
+                         .arg(v.s * 1e3, 0, 'f', 1)
+                         .arg(l.resolution_s * 1e3, 0, 'f', 0)
+                         .arg(sensor)
+                         .arg(l.sample_interval_s * 1e3, 0, 'f', 0));
+  } else {
+    item->setToolTip(QCoreApplication::translate(
+                         "AnalysisPanel",
+                         "%1 ms of this iteration at %2 W (class power fitted through the sensor "
+                         "model: %3); ± about 95 %: the class power's standard error and the "
+                         "samples' scatter about the model")
+                         .arg(v.s * 1e3, 0, 'f', 1)
+                         .arg(v.s > 0 ? v.j / v.s : 0.0, 0, 'f', 0)
+                         .arg(sensor));
+  }
   return item;
 }
 
@@ -219,6 +265,24 @@ AnalysisPanel::AnalysisPanel(QWidget* parent) : QWidget(parent) {
   kernels->addWidget(makeView(kernelProxy, kernels, QStringLiteral("kernels")));
   tabs_->addTab(kernels, tr("Kernels"));
 
+  ledgerModel_ = makeModel(this, {tr("rank"), tr("step"), tr("compute J"), tr("comm J"),
+                                  tr("idle J"), tr("optimizer J"), tr("total J")});
+  const QStringList ledgerTips = {
+      tr("The traced rank (its GPU's power)"),
+      tr("The iteration"),
+      tr("Joules while a kernel other than communication runs (outside the optimizer)"),
+      tr("Joules while only communication kernels run"),
+      tr("Joules while no kernel runs"),
+      tr("Joules inside the optimizer's annotations"),
+      tr("The iteration's joules, ± the parts' uncertainties in quadrature")};
+  for (int c = 0; c < LedColumnCount; ++c)
+    ledgerModel_->horizontalHeaderItem(c)->setToolTip(
+        ledgerTips[c] + tr(". Grey ≈ values are finer than the power sensor resolves."));
+  auto* ledgerProxy = new QSortFilterProxyModel(this);
+  ledgerProxy->setSourceModel(ledgerModel_);
+  ledgerProxy->setSortRole(Qt::UserRole);
+  tabs_->addTab(makeView(ledgerProxy, this, QStringLiteral("energy ledger")), tr("Energy"));
+
   auto* charts = new QWidget(this);
   chartPicker_ = new QComboBox(charts);
   for (int c = 0; c < kAnalysisChartCount; ++c)
@@ -343,7 +407,7 @@ void AnalysisPanel::finished(std::shared_ptr<const RunAnalysis> analysis) {
 }
 
 void AnalysisPanel::fill() {
-  for (QStandardItemModel* m : {gpuModel_, throttleModel_, rankModel_, kernelModel_})
+  for (QStandardItemModel* m : {gpuModel_, throttleModel_, rankModel_, kernelModel_, ledgerModel_})
     m->removeRows(0, m->rowCount());
   if (!result_) {
     summary_->clear();
@@ -381,6 +445,21 @@ void AnalysisPanel::fill() {
                            cell(b.non_compute_ns * 1e-6, 2), cell(b.comm_ns * 1e-6, 2),
                            cell(b.exposed_comm_ns * 1e-6, 2), cell(b.memory_ns * 1e-6, 2),
                            cell(b.overlap_ratio * 100, 1)});
+  }
+  for (const RankAnalysis& r : a.ranks) {
+    if (!r.ledger) continue;
+    const EnergyLedger& l = *r.ledger;
+    for (const LedgerIteration& it : l.iterations) {
+      QList<QStandardItem*> row = {cell(l.rank, 0), cell(static_cast<double>(it.step), 0)};
+      for (const LedgerValue& v : it.parts)
+        row.append(ledgerCell(v, l));
+      LedgerValue total;
+      total.s = static_cast<double>(it.end_ns - it.start_ns) * 1e-9;
+      total.j = it.total_j, total.u_j = it.total_u_j;
+      total.resolved = total.s >= l.resolution_s;
+      row.append(ledgerCell(total, l));
+      ledgerModel_->appendRow(row);
+    }
   }
   for (const KernelStat& k : a.top_kernels)
     kernelModel_->appendRow(

@@ -90,6 +90,16 @@ class AnalysisPanel : public QWidget {
     KerMaxUs,
     KerColumnCount
   };
+  enum LedgerColumn {
+    LedRank,
+    LedStep,
+    LedCompute,
+    LedCommunication,
+    LedIdle,
+    LedOptimizer,
+    LedTotal,
+    LedColumnCount
+  };
   // Extra roles of a throttle row's first cell: the interval's start and end (ns).
   enum { StartRole = Qt::UserRole + 1, EndRole };
 
@@ -154,6 +164,7 @@ class AnalysisPanel : public QWidget {
   QStandardItemModel* throttleModel_;
   QStandardItemModel* rankModel_;
   QStandardItemModel* kernelModel_;
+  QStandardItemModel* ledgerModel_;  // the energy ledger (analysis/energy_ledger.h)
   QSortFilterProxyModel* gpuProxy_;
   QSortFilterProxyModel* throttleProxy_;
   QTableView* gpuView_;
