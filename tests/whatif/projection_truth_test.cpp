@@ -75,10 +75,11 @@ void check(const sim::SimConfig& a, const std::vector<Case>& cases, const fs::pa
   const WhatifOutcome& m = p.rows[0].value;
   const WhatifOutcome& r = p.rows[1].value;
   std::printf(
-      "A %s: measured step %.3f s, %.4f J/token, peak %.1f C, throttled %.2f; model %.3f s, "
-      "%.4f J/token, peak %.1f C, throttled %.2f\n",
-      a.platform.id.c_str(), m.step_s, m.energy_per_token_j, m.peak_temp_c, m.throttled_fraction,
-      r.step_s, r.energy_per_token_j, r.peak_temp_c, r.throttled_fraction);
+      "A %s (fitted inlet %.1f C, true %.1f): measured step %.3f s, %.4f J/token, peak %.1f C, "
+      "throttled %.2f; model %.3f s, %.4f J/token, peak %.1f C, throttled %.2f\n",
+      a.platform.id.c_str(), p.rows[0].inlet_temp_c, a.inletTempC, m.step_s, m.energy_per_token_j,
+      m.peak_temp_c, m.throttled_fraction, r.step_s, r.energy_per_token_j, r.peak_temp_c,
+      r.throttled_fraction);
   for (const std::string& n : p.notes)
     std::printf("  note: %s\n", n.c_str());
   for (size_t i = 0; i < cases.size(); ++i) {
