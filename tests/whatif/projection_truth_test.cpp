@@ -145,6 +145,15 @@ TEST(WhatifTruth, H100Inlet) {
   check(a, {{"inlet 25 -> 38 C", WhatifSetting{std::nullopt, 38.0, {}}, b}}, dir.path());
 }
 
+// From a hot aisle (fans at full speed throughout) to a hotter one.
+TEST(WhatifTruth, H100HotterAisle) {
+  test::TempDir dir;
+  const sim::SimConfig a = node("h100", "hot-aisle", 39, 60);
+  sim::SimConfig b = a;
+  b.inletTempC = 45;
+  check(a, {{"inlet 39 -> 45 C", WhatifSetting{std::nullopt, 45.0, {}}, b}}, dir.path());
+}
+
 // A node whose fans fail (60 % airflow) in a warm aisle, next to a healthy one; B: its GPUs no
 // longer slowed by heat or power (the simulator's unthrottled twin of the same run).
 TEST(WhatifTruth, H100FanFailureNodeUnthrottled) {
