@@ -7,13 +7,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 
 #include "analysis/compare/two_run_report.h"
+#include "analysis/energy_ledger.h"
+#include "analysis/report_numbers.h"
 #include "loaders/core/error.h"
+#include "loaders/format/run_file.h"
 
 namespace wl::cli {
 namespace {
@@ -21,6 +27,64 @@ namespace {
 std::string cell(double v, int digits, bool sign = false) {
   if (!std::isfinite(v)) return "-";
   return sign ? fmt::format("{:+.{}f}", v, digits) : fmt::format("{:.{}f}", v, digits);
+}
+
+// One run's energy ledger per step, summed over its traced ranks (analysis/energy_ledger.h): the
+// parts' joules, their uncertainties in quadrature, resolved only if every rank's part is.
+struct StepLedger {
+  std::array<LedgerValue, kLedgerParts> parts;
+  int ranks = 0;
+};
+
+std::map<int64_t, StepLedger> ledgerBySteps(const RunFile& run) {
+  std::map<int64_t, StepLedger> out;
+  std::set<int> ranks;
+  for (const TrackInfo& t : run.tracks())
+    ranks.insert(t.rank);
+  for (int r : ranks) {
+    const EnergyLedger l = energyLedger(ledgerInputOf(run, r, {}));
+    for (const LedgerIteration& it : l.iterations) {
+      StepLedger& s = out[it.step];
+      if (s.ranks++ == 0)
+        for (LedgerValue& v : s.parts)
+          v.j = 0, v.u_j = 0, v.resolved = true;
+      for (size_t p = 0; p < kLedgerParts; ++p) {
+        LedgerValue& v = s.parts[p];
+        v.s += it.parts[p].s;
+        v.j += it.parts[p].j;
+        v.u_j = std::hypot(v.u_j, it.parts[p].u_j);
+        v.resolved = v.resolved && it.parts[p].resolved;
+      }
+    }
+  }
+  return out;
+}
+
+// The ledgers of A and B at their common steps, with A - B (uncertainties in quadrature).
+nlohmann::json ledgerComparison(const RunFile& a, const RunFile& b) {
+  const auto la = ledgerBySteps(a), lb = ledgerBySteps(b);
+  auto parts = [](const StepLedger& s) {
+    nlohmann::json j;
+    for (size_t p = 0; p < kLedgerParts; ++p)
+      j[ledgerPartId(static_cast<LedgerPart>(p))] = {{"j", jsonNumber(s.parts[p].j)},
+                                                     {"u_j", jsonNumber(s.parts[p].u_j)},
+                                                     {"resolved", s.parts[p].resolved}};
+    j["ranks"] = s.ranks;
+    return j;
+  };
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& [step, sa] : la) {
+    const auto it = lb.find(step);
+    if (it == lb.end()) continue;
+    const StepLedger& sb = it->second;
+    nlohmann::json d;
+    for (size_t p = 0; p < kLedgerParts; ++p)
+      d[ledgerPartId(static_cast<LedgerPart>(p))] = {
+          {"j", jsonNumber(sa.parts[p].j - sb.parts[p].j)},
+          {"u_j", jsonNumber(std::hypot(sa.parts[p].u_j, sb.parts[p].u_j))}};
+    steps.push_back({{"step", step}, {"a", parts(sa)}, {"b", parts(sb)}, {"a_minus_b", d}});
+  }
+  return {{"steps", steps}};
 }
 
 void printText(const TwoRunComparison& c) {
@@ -121,7 +185,9 @@ int cmdCompareIterations(const ArgParser& p, const Progress& progress) {
   const auto b = RunFile::open(inputs[1]);
   const TwoRunComparison c = compareTwoRuns(*a, *b, {}, progress);
   if (p.has("json")) {
-    std::fputs((twoRunJson(c).dump(2) + "\n").c_str(), stdout);
+    nlohmann::json j = twoRunJson(c);
+    j["energy_ledger"] = ledgerComparison(*a, *b);
+    std::fputs((j.dump(2) + "\n").c_str(), stdout);
   } else if (p.has("csv")) {
     std::fputs(twoRunCsv(c).c_str(), stdout);
   } else {

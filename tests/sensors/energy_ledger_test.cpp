@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <utility>
 
 #include "alignment_test_support.h"
 #include "analysis/energy_ledger.h"
@@ -19,6 +21,7 @@
 #include "loaders/format/run_file.h"
 #include "loaders/sim/engine.h"
 #include "sim/sim_test_support.h"
+#include "support/run_process.h"
 #include "support/strip_run.h"
 #include "support/temp_dir.h"
 
@@ -178,6 +181,39 @@ TEST(EnergyLedger, PartsFinerThanTheSensorAreFlagged) {
       EXPECT_GT(resolvedCompute, l.iterations.size() / 2);
     }
   }
+}
+
+// compare --iterations --json carries both runs' ledgers at their common steps, summed over the
+// traced ranks: each part equals the sum of analyze --json's ledger entries of that step (the
+// analysis path), and a_minus_b is a - b with the uncertainties in quadrature.
+TEST(EnergyLedger, CompareIterationsCarriesBothLedgers) {
+  const std::string a = WATTLINE_SOURCE_DIR "/resources/samples/llama3-8b-h100x8-mbs4.h5";
+  const std::string b = WATTLINE_SOURCE_DIR "/resources/samples/llama3-8b-h100x8-mbs1.h5";
+  const auto c = test::runWattline({"compare", a, b, "--iterations", "--json", "--quiet"});
+  ASSERT_EQ(c.exitCode, 0) << c.err;
+  const auto j = nlohmann::json::parse(c.out)["energy_ledger"]["steps"];
+  ASSERT_EQ(j.size(), 1u);  // the samples trace step 19 in common
+  EXPECT_EQ(j[0]["step"], 19);
+  for (const auto& [key, path] : {std::pair{"a", a}, std::pair{"b", b}}) {
+    const auto r = test::runWattline({"analyze", path, "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto ledgers = nlohmann::json::parse(r.out)["energy_ledger"];
+    for (const char* part : {"compute", "communication", "optimizer"}) {
+      double sum = 0;
+      int ranks = 0;
+      for (const auto& l : ledgers)
+        for (const auto& it : l["iterations"])
+          if (it["step"] == 19) sum += it[part]["j"].get<double>(), ++ranks;
+      EXPECT_EQ(ranks, 8);
+      EXPECT_NEAR(j[0][key][part]["j"].get<double>(), sum, 1e-9 * sum) << key << " " << part;
+    }
+  }
+  const auto& s = j[0];
+  const double d = s["a"]["compute"]["j"].get<double>() - s["b"]["compute"]["j"].get<double>();
+  EXPECT_DOUBLE_EQ(s["a_minus_b"]["compute"]["j"].get<double>(), d);
+  EXPECT_DOUBLE_EQ(
+      s["a_minus_b"]["compute"]["u_j"].get<double>(),
+      std::hypot(s["a"]["compute"]["u_j"].get<double>(), s["b"]["compute"]["u_j"].get<double>()));
 }
 
 }  // namespace
