@@ -234,10 +234,8 @@ json ledgerJson(const EnergyLedger& l) {
     json row = {{"step", it.step}, {"start_ns", it.start_ns}, {"end_ns", it.end_ns}};
     for (size_t p = 0; p < kLedgerParts; ++p) {
       const LedgerValue& v = it.parts[p];
-      row[ledgerPartId(static_cast<LedgerPart>(p))] = {{"s", v.s},
-                                                       {"j", jsonNumber(v.j)},
-                                                       {"u_j", jsonNumber(v.u_j)},
-                                                       {"resolved", v.resolved}};
+      row[ledgerPartId(static_cast<LedgerPart>(p))] = {
+          {"s", v.s}, {"j", jsonNumber(v.j)}, {"u_j", jsonNumber(v.u_j)}, {"resolved", v.resolved}};
     }
     row["total_j"] = jsonNumber(it.total_j);
     row["total_u_j"] = jsonNumber(it.total_u_j);
