@@ -262,7 +262,32 @@ EnergyLedger energyLedger(const LedgerInput& in) {
   lo = std::max(0.0, lo - 2 * L.residual_w), hi += 2 * L.residual_w;
   L.power_range_w = {lo, hi};
 
-  // Per iteration: the class powers scaled by what the samples that saw it say.
+  // Per iteration: the class powers scaled by what the samples that saw it say. How much the scale
+  // varies between iterations says how much a class's power does, which the residual of an
+  // averaging sensor hides: its spread joins the resolved parts' uncertainty.
+  std::vector<double> scales(L.iterations.size(), 1.0);
+  {
+    size_t q0 = 0;
+    for (size_t i = 0; i < L.iterations.size(); ++i) {
+      const LedgerIteration& li = L.iterations[i];
+      while (q0 < rows.size() && rows[q0].b < li.start_ns)
+        ++q0;
+      double sy = 0, sf = 0;
+      for (size_t r = q0; r < rows.size() && rows[r].a < li.end_ns; ++r)
+        sy += rows[r].y, sf += fitted[r];
+      if (sf > 0) scales[i] = sy / sf;
+    }
+  }
+  double spread = 0;
+  if (scales.size() > 1) {
+    double m = 0;
+    for (double k : scales)
+      m += k;
+    m /= static_cast<double>(scales.size());
+    for (double k : scales)
+      spread += (k - m) * (k - m);
+    spread = std::sqrt(spread / static_cast<double>(scales.size() - 1));
+  }
   size_t r0 = 0;
   for (size_t i = 0; i < L.iterations.size(); ++i) {
     LedgerIteration& li = L.iterations[i];
@@ -289,8 +314,9 @@ EnergyLedger energyLedger(const LedgerInput& in) {
       // Resolved: the class power's standard error and the samples' scatter about the model, two
       // of each. Not resolved: no sample saw the part apart from the rest, so it may have drawn
       // anything in the GPU's range.
-      v.u_j = v.resolved ? 2.0 * v.s * std::hypot(L.power_se_w[p], L.residual_w)
-                         : v.s * std::max(w - lo, hi - w);
+      v.u_j = v.resolved
+                  ? 2.0 * v.s * std::hypot(std::hypot(L.power_se_w[p], L.residual_w), spread * w)
+                  : v.s * std::max(w - lo, hi - w);
       total += v.j, u2 += v.u_j * v.u_j;
     }
     li.total_j = total;

@@ -15,11 +15,12 @@
 // the samples that see it (the GPU's power drifts with temperature and clocks). A part's energy is
 // its class power times its duration. A part whose time in the iteration is at least what the
 // sensor resolves (its window, the spacing of its samples, its update period) is resolved: its
-// uncertainty (about 95 %) is twice the quadrature sum of the class power's standard error and the
-// samples' residual scatter about the model, times the duration. A shorter part is not resolved:
-// no sample saw it apart from the rest, so its uncertainty is the GPU's whole power range (the
-// samples' and class powers' span, widened by twice the residual) times its duration, and it is
-// flagged so.
+// uncertainty (about 95 %) is twice the quadrature sum of the class power's standard error, the
+// samples' residual scatter about the model and the class power times the spread of the
+// per-iteration scale (how much a class's power varies between iterations), times the duration. A
+// shorter part is not resolved: no sample saw it apart from the rest, so its uncertainty is the
+// GPU's whole power range (the samples' and class powers' span, widened by twice the residual)
+// times its duration, and it is flagged so.
 //
 // Only what a real run has is read: power samples, the sensor table, kernels, iterations and
 // annotations; never the simulator's ground truth.
