@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "analysis/energy_attribution.h"
 #include "analysis/kernel_breakdown.h"
@@ -138,18 +139,17 @@ LedgerInput ledgerInputOf(const RunFile& run, int rank, TimeRange range, int64_t
   return in;
 }
 
-EnergyLedger energyLedger(const LedgerInput& in) {
-  EnergyLedger L;
-  L.sensor = in.sensor;
-  L.sample_interval_s = in.sample_interval_s;
-  L.power_w.fill(kNaN);
-  L.power_se_w.fill(kNaN);
-  double res = in.sensor.window_s;
-  if (std::isfinite(in.sample_interval_s)) res = std::max(res, in.sample_interval_s);
-  if (std::isfinite(in.sensor.period_s)) res = std::max(res, in.sensor.period_s);
-  L.resolution_s = res;
+namespace {
 
-  // The analysed iterations, split into parts.
+// A power sample as the sensor saw the parts: the share of each in its window [a, b].
+struct Row {
+  std::array<double, P> x;
+  double y;
+  int64_t a, b;
+};
+
+// The analysed iterations (into L), split into parts laid out as segments sorted by start.
+std::vector<Segment> ledgerIterations(const LedgerInput& in, EnergyLedger& L) {
   std::vector<Iteration> its;
   for (const Iteration& it : in.iterations)
     if (it.start_ns >= in.range.t0 && it.end_ns <= in.range.t1 && it.end_ns > it.start_ns)
@@ -179,19 +179,13 @@ EnergyLedger energyLedger(const LedgerInput& in) {
               [](const Segment& a, const Segment& b) { return a.start < b.start; });
     L.iterations.push_back(li);
   }
-  if (L.iterations.empty()) {
-    L.missing = "no whole iteration in the range";
-    return L;
-  }
+  return segs;
+}
 
-  // The samples as the sensor saw the parts.
+// The power samples whose window lies wholly inside the iterations.
+std::vector<Row> sensorRows(const LedgerInput& in, const std::vector<Segment>& segs) {
   const int64_t windowNs = std::llround(in.sensor.window_s * 1e9);
   const int64_t lagNs = std::llround(in.sensor.lag_s * 1e9);
-  struct Row {
-    std::array<double, P> x;
-    double y;
-    int64_t a, b;
-  };
   std::vector<Row> rows;
   for (size_t k = 0; k < in.t_ns.size() && k < in.power_w.size(); ++k) {
     if (!std::isfinite(in.power_w[k])) continue;
@@ -199,19 +193,27 @@ EnergyLedger energyLedger(const LedgerInput& in) {
     Row r{{}, in.power_w[k], a, b};
     if (shares(segs, a, b, r.x)) rows.push_back(r);
   }
+  return rows;
+}
+
+// The class powers fitted to the rows by least squares (parts no sample saw left out of `use`),
+// into L with their standard errors and the residual; the fitted value of each row. An empty
+// string, or why the fit cannot be made.
+struct ClassFit {
+  std::array<bool, P> use{};
+  std::array<double, P> coef{};
+  std::vector<double> fitted;
+};
+
+std::string fitClassPowers(const std::vector<Row>& rows, EnergyLedger& L, ClassFit& f) {
   std::array<double, P> seen{};
   for (const Row& r : rows)
     for (size_t p = 0; p < P; ++p)
       seen[p] += r.x[p];
-  std::array<bool, P> use{};
   size_t k = 0;
   for (size_t p = 0; p < P; ++p)
-    if ((use[p] = seen[p] > 1e-6)) ++k;
-  if (rows.size() < k + 2 || k == 0) {
-    L.missing = "too few power samples inside the traced iterations";
-    L.iterations.clear();
-    return L;
-  }
+    if ((f.use[p] = seen[p] > 1e-6)) ++k;
+  if (rows.size() < k + 2 || k == 0) return "too few power samples inside the traced iterations";
   std::array<std::array<double, P>, P> xx{};
   std::array<double, P> xy{};
   for (const Row& r : rows)
@@ -221,62 +223,68 @@ EnergyLedger energyLedger(const LedgerInput& in) {
       xy[i] += r.x[i] * r.y;
     }
   for (size_t i = 0; i < P; ++i)
-    if (!use[i]) {
+    if (!f.use[i]) {
       for (size_t j = 0; j < P; ++j)
         xx[i][j] = xx[j][i] = 0;
       xx[i][i] = 1, xy[i] = 0;
     }
-  std::array<double, P> coef = xy;
-  if (!solve(xx, coef)) {
-    L.missing = "the parts cannot be told apart in the power samples";
-    L.iterations.clear();
-    return L;
-  }
+  f.coef = xy;
+  if (!solve(xx, f.coef)) return "the parts cannot be told apart in the power samples";
   double rss = 0;
-  std::vector<double> fitted(rows.size());
+  f.fitted.assign(rows.size(), 0.0);
   for (size_t r = 0; r < rows.size(); ++r) {
-    double f = 0;
+    double v = 0;
     for (size_t p = 0; p < P; ++p)
-      f += coef[p] * rows[r].x[p];
-    fitted[r] = f;
-    rss += (rows[r].y - f) * (rows[r].y - f);
+      v += f.coef[p] * rows[r].x[p];
+    f.fitted[r] = v;
+    rss += (rows[r].y - v) * (rows[r].y - v);
   }
   const double sigma2 = rss / static_cast<double>(rows.size() - k);
   L.residual_w = std::sqrt(sigma2);
   L.samples = rows.size();
   for (size_t p = 0; p < P; ++p) {
-    if (!use[p]) continue;
+    if (!f.use[p]) continue;
     std::array<double, P> e{};
     e[p] = 1.0;
     if (solve(xx, e)) L.power_se_w[p] = std::sqrt(std::max(0.0, sigma2 * e[p]));
-    L.power_w[p] = coef[p];
+    L.power_w[p] = f.coef[p];
   }
+  return {};
+}
 
+// Per iteration, the class powers scaled by what the samples that saw it say: sy / sf over the
+// rows whose window reaches into it (counted into li.samples when `count`).
+double iterationScale(const std::vector<Row>& rows, const std::vector<double>& fitted,
+                      LedgerIteration& li, size_t& r0, bool count) {
+  while (r0 < rows.size() && rows[r0].b < li.start_ns)
+    ++r0;
+  double sy = 0, sf = 0;
+  size_t n = 0;
+  for (size_t r = r0; r < rows.size() && rows[r].a < li.end_ns; ++r)
+    sy += rows[r].y, sf += fitted[r], ++n;
+  if (count) li.samples += n;
+  return n > 0 && sf > 0 ? sy / sf : 1.0;
+}
+
+// Each iteration's parts in joules with their uncertainties, from the fit.
+void ledgerJoules(const std::vector<Row>& rows, const ClassFit& f, EnergyLedger& L) {
   // The range of power the GPU drew: what the samples and the class powers span, widened by the
   // residual scatter (an averaged reading hides the extremes it averages over).
   double lo = INFINITY, hi = -INFINITY;
   for (const Row& r : rows)
     lo = std::min(lo, r.y), hi = std::max(hi, r.y);
   for (size_t p = 0; p < P; ++p)
-    if (use[p]) lo = std::min(lo, coef[p]), hi = std::max(hi, coef[p]);
+    if (f.use[p]) lo = std::min(lo, f.coef[p]), hi = std::max(hi, f.coef[p]);
   lo = std::max(0.0, lo - 2 * L.residual_w), hi += 2 * L.residual_w;
   L.power_range_w = {lo, hi};
 
-  // Per iteration: the class powers scaled by what the samples that saw it say. How much the scale
-  // varies between iterations says how much a class's power does, which the residual of an
-  // averaging sensor hides: its spread joins the resolved parts' uncertainty.
+  // How much the scale varies between iterations says how much a class's power does, which the
+  // residual of an averaging sensor hides: its spread joins the resolved parts' uncertainty.
   std::vector<double> scales(L.iterations.size(), 1.0);
-  {
-    size_t q0 = 0;
-    for (size_t i = 0; i < L.iterations.size(); ++i) {
-      const LedgerIteration& li = L.iterations[i];
-      while (q0 < rows.size() && rows[q0].b < li.start_ns)
-        ++q0;
-      double sy = 0, sf = 0;
-      for (size_t r = q0; r < rows.size() && rows[r].a < li.end_ns; ++r)
-        sy += rows[r].y, sf += fitted[r];
-      if (sf > 0) scales[i] = sy / sf;
-    }
+  size_t q0 = 0;
+  for (size_t i = 0; i < L.iterations.size(); ++i) {
+    LedgerIteration probe = L.iterations[i];
+    scales[i] = iterationScale(rows, f.fitted, probe, q0, false);
   }
   double spread = 0;
   if (scales.size() > 1) {
@@ -289,14 +297,8 @@ EnergyLedger energyLedger(const LedgerInput& in) {
     spread = std::sqrt(spread / static_cast<double>(scales.size() - 1));
   }
   size_t r0 = 0;
-  for (size_t i = 0; i < L.iterations.size(); ++i) {
-    LedgerIteration& li = L.iterations[i];
-    while (r0 < rows.size() && rows[r0].b < li.start_ns)
-      ++r0;
-    double sy = 0, sf = 0;
-    for (size_t r = r0; r < rows.size() && rows[r].a < li.end_ns; ++r)
-      sy += rows[r].y, sf += fitted[r], ++li.samples;
-    const double scale = li.samples > 0 && sf > 0 ? sy / sf : 1.0;
+  for (LedgerIteration& li : L.iterations) {
+    const double scale = iterationScale(rows, f.fitted, li, r0, true);
     double total = 0, u2 = 0;
     for (size_t p = 0; p < P; ++p) {
       LedgerValue& v = li.parts[p];
@@ -304,11 +306,11 @@ EnergyLedger energyLedger(const LedgerInput& in) {
         v.j = 0, v.u_j = 0, v.resolved = true;
         continue;
       }
-      if (!use[p]) {  // never seen by a sample: unknown, and so is the total
+      if (!f.use[p]) {  // never seen by a sample: unknown, and so is the total
         total = u2 = kNaN;
         continue;
       }
-      const double w = std::clamp(scale * coef[p], lo, hi);
+      const double w = std::clamp(scale * f.coef[p], lo, hi);
       v.j = w * v.s;
       v.resolved = v.s >= L.resolution_s;
       // Resolved: the class power's standard error and the samples' scatter about the model, two
@@ -322,6 +324,33 @@ EnergyLedger energyLedger(const LedgerInput& in) {
     li.total_j = total;
     li.total_u_j = std::sqrt(u2);
   }
+}
+
+}  // namespace
+
+EnergyLedger energyLedger(const LedgerInput& in) {
+  EnergyLedger L;
+  L.sensor = in.sensor;
+  L.sample_interval_s = in.sample_interval_s;
+  L.power_w.fill(kNaN);
+  L.power_se_w.fill(kNaN);
+  double res = in.sensor.window_s;
+  if (std::isfinite(in.sample_interval_s)) res = std::max(res, in.sample_interval_s);
+  if (std::isfinite(in.sensor.period_s)) res = std::max(res, in.sensor.period_s);
+  L.resolution_s = res;
+  const std::vector<Segment> segs = ledgerIterations(in, L);
+  if (L.iterations.empty()) {
+    L.missing = "no whole iteration in the range";
+    return L;
+  }
+  const std::vector<Row> rows = sensorRows(in, segs);
+  ClassFit fit;
+  if (std::string why = fitClassPowers(rows, L, fit); !why.empty()) {
+    L.missing = std::move(why);
+    L.iterations.clear();
+    return L;
+  }
+  ledgerJoules(rows, fit, L);
   return L;
 }
 

@@ -335,183 +335,198 @@ struct GpuReplay {
   size_t busy = 0, limited = 0;
 };
 
-WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbation& pert,
-                     double measuredStep) {
+// What the replay shares between GPUs: per sample each GPU's power change, clock ratio (new /
+// measured) and temperature change, read by the GPUs behind it and its package partner; each
+// GPU's time inside the window.
+struct ReplayShared {
+  std::vector<std::vector<double>> dP, ratio, dTemp;
+  std::vector<int> partner;
+  std::vector<double> dt;
+  double dInlet = 0;
+  std::array<double, kComputeClasses> sens{};
+};
+
+bool anyValue(const std::vector<double>& v) {
+  return std::any_of(v.begin(), v.end(), [](double x) { return !std::isnan(x); });
+}
+
+// A GPU that reports no power of its own (the second GCD of an MI250 package, whose socket power
+// the first reports) follows the GPU that reports its package's power: one power limit and one
+// heatsink. -1 for the others.
+std::vector<int> packagePartners(const Inputs& in) {
   const Calibration& cal = *in.cal;
   const size_t n = in.series.size();
-  std::vector<GpuReplay> out(n);
-  std::vector<std::vector<double>> dP(n);  // power change per sample
-  // Per sample the clock's change (new / measured) and the temperature's: a GPU that reports no
-  // power of its own (the second GCD of an MI250 package, whose socket power the first reports)
-  // follows the GPU that reports its package's power: one power limit and one heatsink.
-  std::vector<std::vector<double>> ratio(n), dTemp(n);
   std::vector<int> partner(n, -1);
   for (size_t g = 0; g < n; ++g) {
-    const auto& pw = in.series[g].power;
-    if (std::any_of(pw.begin(), pw.end(), [](double v) { return !std::isnan(v); })) continue;
-    for (size_t o = 0; o < n; ++o) {
-      const auto& po = in.series[o].power;
+    if (anyValue(in.series[g].power)) continue;
+    for (size_t o = 0; o < n; ++o)
       if (o != g && cal.gpus[g].package >= 0 && cal.gpus[o].package == cal.gpus[g].package &&
-          cal.gpus[o].node == cal.gpus[g].node &&
-          std::any_of(po.begin(), po.end(), [](double v) { return !std::isnan(v); }))
+          cal.gpus[o].node == cal.gpus[g].node && anyValue(in.series[o].power))
         partner[g] = static_cast<int>(o);
+  }
+  return partner;
+}
+
+// One GPU's calibrated model at the setting.
+struct GpuModel {
+  double window = 0, fmax = 0, cap = 0, gexp = 1.5, idleW = 0, cT = 0;
+  double rDie = 0, rSink = 0, tau = 30, rUp = 0;
+  int up = -1;
+  bool free = false, hasPower = false;
+};
+
+GpuModel gpuModel(const Inputs& in, const WhatifSetting& set, const Perturbation& pert, size_t g) {
+  const Calibration& cal = *in.cal;
+  const Series& s = in.series[g];
+  const GpuCalibration& gc = cal.gpus[g];
+  const PowerFit& pf = gc.power;
+  const ThermalFit& th = gc.thermal;
+  GpuModel m;
+  // An instantaneous sensor: the sample spacing is the window (as the calibration reads it).
+  const double spacing =
+      s.t.size() > 1 ? (s.t.back() - s.t.front()) / static_cast<double>(s.t.size() - 1) : 0.0;
+  m.window = std::max(cal.power_window_s, spacing);
+  m.fmax = gc.governor.max_clock_mhz;
+  m.free = std::find(set.unthrottled_gpus.begin(), set.unthrottled_gpus.end(), gc.gpu) !=
+           set.unthrottled_gpus.end();
+  const double limit = set.power_limit_w.value_or(gc.governor.power_limit_w);
+  m.cap = in.capFrac * limit + pert.powerSd * pf.quality.rmse;
+  m.gexp = std::isfinite(pf.clock_exponent) ? pf.clock_exponent : 1.5;
+  // The power above idle follows the clock: the idle power (the lowest clock) bounds what does
+  // not (board, memory, fans), and the leakage the fitted intercept holds at the busy
+  // temperature falls with the voltage as the clock does.
+  m.idleW = std::isfinite(pf.idle_w) ? pf.idle_w : 0.0;
+  m.cT = std::isfinite(pf.temp_coef_w_per_c) ? pf.temp_coef_w_per_c : 0.0;
+  m.rDie = std::isfinite(th.die_resistance_c_per_w) ? th.die_resistance_c_per_w : 0;
+  m.rSink = std::isfinite(th.sink_resistance_c_per_w) ? th.sink_resistance_c_per_w : 0;
+  m.tau = std::isfinite(th.tau_s) ? th.tau_s : 30.0;
+  m.up = th.upstream_gpu;
+  m.rUp = m.up >= 0 && std::isfinite(th.upstream_c_per_w) ? th.upstream_c_per_w : 0;
+  m.hasPower = anyValue(s.power);
+  return m;
+}
+
+// The clock the power cap and the SW thermal slowdown allow at sample i, as a fraction of the
+// maximum: the clock at which the window's power would be what the cap holds; yFree when neither
+// binds.
+double limitedClock(const Inputs& in, const Series& s, size_t i, const GpuModel& m, double y,
+                    double yFree, double dT) {
+  double yNew = yFree;
+  const double xw = windowClock(s, i, m.window) / m.fmax;
+  const double p = s.power[i];
+  if (m.hasPower && !std::isnan(p) && xw > 0) {
+    const double a = std::max(1.0, (p - m.idleW) / std::pow(xw, m.gexp));
+    const double xg = std::pow(std::min(1.0, xw * yFree / y), m.gexp);
+    const double pFree = p + m.cT * dT + a * (xg - std::pow(xw, m.gexp));
+    if (pFree > m.cap) {
+      const double xc = std::pow(std::max(1e-6, std::pow(xw, m.gexp) + (m.cap - p - m.cT * dT) / a),
+                                 1.0 / m.gexp);
+      yNew = std::min(yNew, y * xc / xw);
     }
   }
-  std::vector<double> dt(n, 0.0);
-  const double dInlet =
-      set.inlet_temp_c && std::isfinite(in.inletC) ? *set.inlet_temp_c - in.inletC : 0.0;
-  std::array<double, kComputeClasses> sens{};
-  for (size_t c = 0; c < kComputeClasses; ++c)
-    sens[c] = std::clamp(in.sensitivity[c] + pert.sensitivitySd * in.spread[c], 0.0, 1.0);
-  // GPUs in front first: a rear GPU's inlet follows the power of the GPU it breathes from.
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), size_t{0});
-  auto rankOf = [&](size_t g) {
-    return partner[g] >= 0 ? 2 : cal.gpus[g].thermal.upstream_gpu >= 0 ? 1 : 0;
-  };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return rankOf(a) < rankOf(b); });
-  for (size_t g : order) {
-    const Series& s = in.series[g];
-    // An instantaneous sensor: the sample spacing is the window (as the calibration reads it).
-    const double spacing =
-        s.t.size() > 1 ? (s.t.back() - s.t.front()) / static_cast<double>(s.t.size() - 1) : 0.0;
-    const double window = std::max(cal.power_window_s, spacing);
-    const GpuCalibration& gc = cal.gpus[g];
-    const PowerFit& pf = gc.power;
-    const ThermalFit& th = gc.thermal;
-    const double fmax = gc.governor.max_clock_mhz;
-    const bool free = std::find(set.unthrottled_gpus.begin(), set.unthrottled_gpus.end(), gc.gpu) !=
-                      set.unthrottled_gpus.end();
-    const double limit = set.power_limit_w.value_or(gc.governor.power_limit_w);
-    const double cap = in.capFrac * limit + pert.powerSd * pf.quality.rmse;
-    const double gexp = std::isfinite(pf.clock_exponent) ? pf.clock_exponent : 1.5;
-    // The power above idle follows the clock: the idle power (the lowest clock) bounds what does
-    // not (board, memory, fans), and the leakage the fitted intercept holds at the busy
-    // temperature falls with the voltage as the clock does.
-    const double idleW = std::isfinite(pf.idle_w) ? pf.idle_w : 0.0;
-    const double cT = std::isfinite(pf.temp_coef_w_per_c) ? pf.temp_coef_w_per_c : 0.0;
-    const double rDie = std::isfinite(th.die_resistance_c_per_w) ? th.die_resistance_c_per_w : 0;
-    const double rSink = std::isfinite(th.sink_resistance_c_per_w) ? th.sink_resistance_c_per_w : 0;
-    const double tau = std::isfinite(th.tau_s) ? th.tau_s : 30.0;
-    const int up = th.upstream_gpu;
-    const double rUp = up >= 0 && std::isfinite(th.upstream_c_per_w) ? th.upstream_c_per_w : 0;
-    const bool hasPower =
-        std::any_of(s.power.begin(), s.power.end(), [](double v) { return !std::isnan(v); });
-    GpuReplay& r = out[g];
-    dP[g].assign(s.t.size(), 0.0);
-    ratio[g].assign(s.t.size(), 1.0);
-    dTemp[g].assign(s.t.size(), dInlet);
-    // The partner's sample at or before t.
-    auto partnerAt = [&](const std::vector<double>& v, double t) {
-      const auto& pt = in.series[static_cast<size_t>(partner[g])].t;
-      const auto it = std::upper_bound(pt.begin(), pt.end(), t);
-      const size_t j = it == pt.begin() ? 0 : static_cast<size_t>(it - pt.begin()) - 1;
-      return j < v.size() ? v[j] : kNaN;
-    };
-    double lagP = 0, lagUp = 0, dT = dInlet;
-    double waitE = 0, waitT = 0;
-    for (size_t i = 0; i < s.t.size(); ++i) {
-      const double step = i ? s.t[i] - s.t[i - 1] : 0.0;
-      const double y = s.clock[i] / fmax;
-      const double busyShare = std::isnan(s.util[i]) ? 0.0 : s.util[i] / 100.0;
-      const uint32_t reason = reasonAt(s, i);
-      double yNew = y, yFree = y;
-      if (busyShare > 0 && y > 0) {
-        if (reason & kLimitBits) yFree = std::max(y, 1.0);
-        yNew = yFree;
-        if (!free) {
-          // The cap: the clock at which the window's power would be what the cap holds.
-          const double xw = windowClock(s, i, window) / fmax;
-          const double p = s.power[i];
-          if (hasPower && !std::isnan(p) && xw > 0) {
-            const double a = std::max(1.0, (p - idleW) / std::pow(xw, gexp));
-            const double xg = std::pow(std::min(1.0, xw * yFree / y), gexp);
-            const double pFree = p + cT * dT + a * (xg - std::pow(xw, gexp));
-            if (pFree > cap) {
-              const double xc = std::pow(
-                  std::max(1e-6, std::pow(xw, gexp) + (cap - p - cT * dT) / a), 1.0 / gexp);
-              yNew = std::min(yNew, y * xc / xw);
-            }
-          }
-          // The SW thermal slowdown.
-          if (std::isfinite(in.thermalThresholdC) && s.temp[i] + dT > in.thermalThresholdC)
-            yNew = std::min(yNew, 1.0 - in.thermalPerC * (s.temp[i] + dT - in.thermalThresholdC));
-        }
-        if (partner[g] >= 0 && !free) {
-          const double q = partnerAt(ratio[static_cast<size_t>(partner[g])], s.t[i]);
-          if (std::isfinite(q)) yNew = std::min(yFree, y * q);
-        }
-        yNew = std::clamp(yNew, 0.2, std::max(1.0, y));
+  if (std::isfinite(in.thermalThresholdC) && s.temp[i] + dT > in.thermalThresholdC)
+    yNew = std::min(yNew, 1.0 - in.thermalPerC * (s.temp[i] + dT - in.thermalThresholdC));
+  return yNew;
+}
+
+// The value of another GPU's per-sample vector at its sample at or before t.
+double valueAt(const Inputs& in, size_t other, const std::vector<double>& v, double t) {
+  const auto& pt = in.series[other].t;
+  const auto it = std::upper_bound(pt.begin(), pt.end(), t);
+  const size_t j = it == pt.begin() ? 0 : static_cast<size_t>(it - pt.begin()) - 1;
+  return j < v.size() ? v[j] : kNaN;
+}
+
+// Replays GPU g's samples at the setting into r and the shared per-sample vectors.
+void replayGpu(const Inputs& in, const GpuModel& m, size_t g, ReplayShared& sh, GpuReplay& r) {
+  const Series& s = in.series[g];
+  const size_t n = in.series.size();
+  const int partner = sh.partner[g];
+  sh.dP[g].assign(s.t.size(), 0.0);
+  sh.ratio[g].assign(s.t.size(), 1.0);
+  sh.dTemp[g].assign(s.t.size(), sh.dInlet);
+  double lagP = 0, lagUp = 0, dT = sh.dInlet;
+  double waitE = 0, waitT = 0;
+  for (size_t i = 0; i < s.t.size(); ++i) {
+    const double step = i ? s.t[i] - s.t[i - 1] : 0.0;
+    const double y = s.clock[i] / m.fmax;
+    const double busyShare = std::isnan(s.util[i]) ? 0.0 : s.util[i] / 100.0;
+    double yNew = y, yFree = y;
+    if (busyShare > 0 && y > 0) {
+      if (reasonAt(s, i) & kLimitBits) yFree = std::max(y, 1.0);
+      yNew = m.free ? yFree : limitedClock(in, s, i, m, y, yFree, dT);
+      if (partner >= 0 && !m.free) {
+        const double q = valueAt(in, static_cast<size_t>(partner),
+                                 sh.ratio[static_cast<size_t>(partner)], s.t[i]);
+        if (std::isfinite(q)) yNew = std::min(yFree, y * q);
       }
-      ratio[g][i] = y > 0 ? yNew / y : 1.0;
-      // Power at the new clock (the calibrated model's change added to the measured power).
-      double pNew = s.power[i];
-      if (hasPower && !std::isnan(pNew)) {
-        const double xw = windowClock(s, i, window) / fmax;
-        if (xw > 0 && y > 0 && yNew != y) {
-          const double a = std::max(0.0, (pNew - idleW) / std::pow(xw, gexp));
-          pNew += a * (std::pow(std::min(1.0, xw * yNew / y), gexp) - std::pow(xw, gexp));
-        }
-        pNew += cT * dT;
-        dP[g][i] = pNew - s.power[i];
-      }
-      // Temperature: the die follows at once, the heatsink with its lag; the GPU in front too.
-      const double d = i ? std::exp(-step / tau) : 0.0;
-      lagP = i ? dP[g][i - 1] + (lagP - dP[g][i - 1]) * d : dP[g][i];
-      double upNow = 0;
-      if (up >= 0 && static_cast<size_t>(up) < n && !dP[static_cast<size_t>(up)].empty()) {
-        const auto& u = dP[static_cast<size_t>(up)];
-        const auto& ut = in.series[static_cast<size_t>(up)].t;
-        const size_t j = static_cast<size_t>(std::max<std::ptrdiff_t>(
-            0, std::upper_bound(ut.begin(), ut.end(), s.t[i]) - ut.begin() - 1));
-        upNow = j < u.size() ? u[j] : 0.0;
-      }
-      lagUp = i ? lagUp + (upNow - lagUp) * (1 - d) : upNow;
-      dT = dInlet + rDie * dP[g][i] + rSink * lagP + rUp * lagUp;
-      if (partner[g] >= 0) {
-        const double d2 = partnerAt(dTemp[static_cast<size_t>(partner[g])], s.t[i]);
-        if (std::isfinite(d2)) dT = d2;
-      }
-      dTemp[g][i] = dT;
-      const double tNew = s.temp[i] + dT;
-      // Inside the whole iterations: time, energy, peak, throttled share.
-      const double held = heldSpan(s, i, in.window.a, in.window.b);
-      if (held <= 0) continue;
-      const double frac = step > 0 ? held / step : 0.0;
-      double comp = 0, compNew = 0;
-      for (size_t c = 0; c < kComputeClasses; ++c) {
-        const double b = in.share[g][i * kComputeClasses + c] * frac;
-        comp += b;
-        compNew += b * (1 - sens[c] + (yNew > 0 && y > 0 ? sens[c] * y / yNew : sens[c]));
-      }
-      r.compute += comp, r.computeNew += compNew;
-      if (!std::isnan(pNew)) {
-        r.energy += pNew * held;
-        r.stretchEnergy += pNew * (compNew - comp);
-        if (comp < 0.5 * held) waitE += pNew * held, waitT += held;
-      }
-      dt[g] += held;
-      r.peak = std::isnan(r.peak) ? tNew : std::max(r.peak, tNew);
-      if (busyShare > 0) {
-        ++r.busy;
-        if (yNew < yFree - 0.002) ++r.limited;
-      }
+      yNew = std::clamp(yNew, 0.2, std::max(1.0, y));
     }
-    r.waitPower = waitT > 0 ? waitE / waitT : (dt[g] > 0 ? r.energy / dt[g] : kNaN);
-    // Only part of the run may be traced: its compute time stands for the whole window's.
-    double first = INFINITY, last = -INFINITY;
-    for (const Busy& b : in.busy[g])
-      if (!b.start.empty())
-        first = std::min(first, b.start.front()), last = std::max(last, b.end.back());
-    const double traced =
-        std::max(0.0, std::min(last, in.window.b) - std::max(first, in.window.a)) /
-        (in.window.b - in.window.a);
-    if (traced > 0.01) {
-      r.compute /= traced, r.computeNew /= traced, r.stretchEnergy /= traced;
+    sh.ratio[g][i] = y > 0 ? yNew / y : 1.0;
+    // Power at the new clock (the calibrated model's change added to the measured power).
+    double pNew = s.power[i];
+    if (m.hasPower && !std::isnan(pNew)) {
+      const double xw = windowClock(s, i, m.window) / m.fmax;
+      if (xw > 0 && y > 0 && yNew != y) {
+        const double a = std::max(0.0, (pNew - m.idleW) / std::pow(xw, m.gexp));
+        pNew += a * (std::pow(std::min(1.0, xw * yNew / y), m.gexp) - std::pow(xw, m.gexp));
+      }
+      pNew += m.cT * dT;
+      sh.dP[g][i] = pNew - s.power[i];
+    }
+    // Temperature: the die follows at once, the heatsink with its lag; the GPU in front too.
+    const double d = i ? std::exp(-step / m.tau) : 0.0;
+    lagP = i ? sh.dP[g][i - 1] + (lagP - sh.dP[g][i - 1]) * d : sh.dP[g][i];
+    double upNow = 0;
+    if (m.up >= 0 && static_cast<size_t>(m.up) < n && !sh.dP[static_cast<size_t>(m.up)].empty()) {
+      upNow = valueAt(in, static_cast<size_t>(m.up), sh.dP[static_cast<size_t>(m.up)], s.t[i]);
+      if (std::isnan(upNow)) upNow = 0.0;
+    }
+    lagUp = i ? lagUp + (upNow - lagUp) * (1 - d) : upNow;
+    dT = sh.dInlet + m.rDie * sh.dP[g][i] + m.rSink * lagP + m.rUp * lagUp;
+    if (partner >= 0) {
+      const double d2 =
+          valueAt(in, static_cast<size_t>(partner), sh.dTemp[static_cast<size_t>(partner)], s.t[i]);
+      if (std::isfinite(d2)) dT = d2;
+    }
+    sh.dTemp[g][i] = dT;
+    const double tNew = s.temp[i] + dT;
+    // Inside the whole iterations: time, energy, peak, throttled share.
+    const double held = heldSpan(s, i, in.window.a, in.window.b);
+    if (held <= 0) continue;
+    const double frac = step > 0 ? held / step : 0.0;
+    double comp = 0, compNew = 0;
+    for (size_t c = 0; c < kComputeClasses; ++c) {
+      const double b = in.share[g][i * kComputeClasses + c] * frac;
+      comp += b;
+      compNew += b * (1 - sh.sens[c] + (yNew > 0 && y > 0 ? sh.sens[c] * y / yNew : sh.sens[c]));
+    }
+    r.compute += comp, r.computeNew += compNew;
+    if (!std::isnan(pNew)) {
+      r.energy += pNew * held;
+      r.stretchEnergy += pNew * (compNew - comp);
+      if (comp < 0.5 * held) waitE += pNew * held, waitT += held;
+    }
+    sh.dt[g] += held;
+    r.peak = std::isnan(r.peak) ? tNew : std::max(r.peak, tNew);
+    if (busyShare > 0) {
+      ++r.busy;
+      if (yNew < yFree - 0.002) ++r.limited;
     }
   }
-  // The step: the slowest GPU's compute time sets it.
+  r.waitPower = waitT > 0 ? waitE / waitT : (sh.dt[g] > 0 ? r.energy / sh.dt[g] : kNaN);
+  // Only part of the run may be traced: its compute time stands for the whole window's.
+  double first = INFINITY, last = -INFINITY;
+  for (const Busy& b : in.busy[g])
+    if (!b.start.empty())
+      first = std::min(first, b.start.front()), last = std::max(last, b.end.back());
+  const double traced = std::max(0.0, std::min(last, in.window.b) - std::max(first, in.window.a)) /
+                        (in.window.b - in.window.a);
+  if (traced > 0.01) r.compute /= traced, r.computeNew /= traced, r.stretchEnergy /= traced;
+}
+
+// The step (the slowest GPU's compute time sets it), energy, peak and throttled share.
+WhatifOutcome outcomeOf(const Inputs& in, const std::vector<GpuReplay>& out, double measuredStep) {
   const double steps = in.window.steps;
   double maxOld = 0, maxNew = 0;
   for (const GpuReplay& r : out)
@@ -533,6 +548,31 @@ WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbat
   o.peak_temp_c = peak;
   o.throttled_fraction = busy ? static_cast<double>(limited) / static_cast<double>(busy) : kNaN;
   return o;
+}
+
+WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbation& pert,
+                     double measuredStep) {
+  const Calibration& cal = *in.cal;
+  const size_t n = in.series.size();
+  std::vector<GpuReplay> out(n);
+  ReplayShared sh;
+  sh.dP.resize(n), sh.ratio.resize(n), sh.dTemp.resize(n);
+  sh.partner = packagePartners(in);
+  sh.dt.assign(n, 0.0);
+  sh.dInlet = set.inlet_temp_c && std::isfinite(in.inletC) ? *set.inlet_temp_c - in.inletC : 0.0;
+  for (size_t c = 0; c < kComputeClasses; ++c)
+    sh.sens[c] = std::clamp(in.sensitivity[c] + pert.sensitivitySd * in.spread[c], 0.0, 1.0);
+  // GPUs in front first: a rear GPU's inlet follows the power of the GPU it breathes from.
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  auto rankOf = [&](size_t g) {
+    return sh.partner[g] >= 0 ? 2 : cal.gpus[g].thermal.upstream_gpu >= 0 ? 1 : 0;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return rankOf(a) < rankOf(b); });
+  for (size_t g : order)
+    replayGpu(in, gpuModel(in, set, pert, g), g, sh, out[g]);
+  return outcomeOf(in, out, measuredStep);
 }
 
 nlohmann::json num(double v) {
