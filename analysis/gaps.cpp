@@ -35,7 +35,10 @@ Samples samplesAround(const RunFile& run, size_t gpu, std::string_view metric, T
   if (range.t0 == INT64_MIN && range.t1 == INT64_MAX)
     return run.readAllSamples(SeriesKind::Gpu, gpu, metric);
   int64_t lo = range.t0, hi = range.t1;
-  int64_t step = std::max<int64_t>(range.span(), int64_t{1'000'000'000});
+  // First widening: the range's own length, at least 1 s (in double: an open side's span would
+  // overflow int64).
+  const double span = static_cast<double>(range.t1) - static_cast<double>(range.t0);
+  auto step = static_cast<int64_t>(std::clamp(span, 1e9, 4e18));
   for (;;) {
     Samples s = run.readSamples(SeriesKind::Gpu, gpu, metric, lo, hi, true);
     const size_t n = std::min(s.t_ns.size(), s.v.size());
