@@ -10,6 +10,7 @@
 #include <map>
 #include <numeric>
 
+#include "analysis/gpu_series.h"
 #include "analysis/kernel_categories.h"
 #include "loaders/core/error.h"
 #include "loaders/core/metrics.h"
@@ -31,43 +32,12 @@ double median(std::vector<double> v) {
   return *mid;
 }
 
-struct Series {
-  std::vector<double> t;  // s since the run start
-  std::vector<double> power, temp, clock, util;
-  std::vector<uint32_t> reasons;
-};
+using Series = GpuSeries;
 
-std::vector<double> aligned(const RunFile& run, size_t gpu, std::string_view id,
-                            const std::vector<int64_t>& t) {
-  std::vector<double> out(t.size(), kNaN);
-  if (!run.series().metric(id)) return out;
-  const Samples s = run.readAllSamples(SeriesKind::Gpu, gpu, id);
-  if (s.t_ns.size() == t.size()) return s.v;
-  size_t j = 0;
-  for (size_t i = 0; i < t.size(); ++i) {
-    while (j < s.t_ns.size() && s.t_ns[j] < t[i])
-      ++j;
-    if (j < s.t_ns.size() && s.t_ns[j] == t[i]) out[i] = s.v[j];
-  }
-  return out;
-}
-
+// The GPU's series; empty when the run has no temperature, on whose samples the others lie.
 Series readSeries(const RunFile& run, size_t gpu) {
-  Series g;
-  if (!run.series().metric(metric::kTemp)) return g;
-  const Samples p = run.readAllSamples(SeriesKind::Gpu, gpu, metric::kTemp);
-  const int64_t t0 = run.info().start_ns;
-  for (int64_t t : p.t_ns)
-    g.t.push_back(static_cast<double>(t - t0) / kNsPerS);
-  g.temp = p.v;
-  g.power = aligned(run, gpu, metric::kPower, p.t_ns);
-  g.clock = aligned(run, gpu, metric::kSmClock, p.t_ns);
-  g.util = aligned(run, gpu, metric::kUtil, p.t_ns);
-  if (run.series().hasThrottle && !p.t_ns.empty()) {
-    g.reasons = run.readThrottle(gpu, p.first, p.t_ns.size());
-    if (g.reasons.size() != p.t_ns.size()) g.reasons.clear();
-  }
-  return g;
+  if (!run.series().metric(metric::kTemp)) return {};
+  return readGpuSeries(run, gpu);
 }
 
 uint32_t reasonAt(const Series& s, size_t i) {
