@@ -487,8 +487,8 @@ RankResult analyzeRank(const RunFile& run, int rank, TimeRange range, bool whole
 
   if (integral) {
     const auto gi = static_cast<size_t>(gpu);
-    EnergyAttribution e =
-        attributeEnergy(*integral, range, ra.breakdown, states, its, phasesOfRank(run, rank));
+    const std::vector<std::pair<std::string, IntervalSet>> phases = phasesOfRank(run, rank);
+    EnergyAttribution e = attributeEnergy(*integral, range, ra.breakdown, states, its, phases);
     e.sample_interval_s = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
     ra.energy = std::move(e);
     if (options.energyLedger) {
@@ -498,7 +498,7 @@ RankResult analyzeRank(const RunFile& run, int rank, TimeRange range, bool whole
       li.sample_interval_s = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
       li.nonCommunication = unite(unite(unions.compute, unions.memory), unions.other);
       li.communication = unions.communication;
-      for (auto& [name, set] : phasesOfRank(run, rank))
+      for (const auto& [name, set] : phases)
         if (name == "optimizer") li.optimizer = set;
       li.iterations = its;
       li.range = range;
