@@ -114,6 +114,7 @@ RankBusy readRank(const RunFile& run, int rank) {
 struct Window {
   double a = kNaN, b = kNaN;  // s since the run start
   int steps = 0;
+  std::vector<std::pair<double, double>> spans;  // each whole iteration's, by step
 };
 
 Window wholeIterations(const RunFile& run) {
@@ -138,6 +139,7 @@ Window wholeIterations(const RunFile& run) {
     const double b = static_cast<double>(se.second - t0) / kNsPerS;
     w.a = std::isnan(w.a) ? a : std::min(w.a, a);
     w.b = std::isnan(w.b) ? b : std::max(w.b, b);
+    w.spans.emplace_back(a, b);
     ++w.steps;
   }
   if (w.steps == 0)
@@ -407,8 +409,27 @@ double valueAt(const Inputs& in, size_t other, const std::vector<double>& v, dou
   return j < v.size() ? v[j] : kNaN;
 }
 
-// Replays GPU g's samples at the setting into r and the shared per-sample vectors.
-void replayGpu(const Inputs& in, const GpuModel& m, size_t g, ReplayShared& sh, GpuReplay& r) {
+void startTrace(const Series& s, ProjectedGpuSamples& t) {
+  const size_t k = s.t.size();
+  t.power_w.assign(k, kNaN), t.sm_clock_mhz.assign(k, kNaN), t.temp_c.assign(k, kNaN);
+  t.limit_bits.assign(k, 0u);
+  t.held_s.assign(k, 0.0), t.compute_s.assign(k, 0.0), t.compute_new_s.assign(k, 0.0);
+  t.stretch_energy_j.assign(k, 0.0);
+}
+
+// Which limit lowered a busy sample's clock (for a projected run's throttle reasons): the SW
+// thermal slowdown where its ceiling is what the clock came to, else the power cap.
+uint32_t limitBits(const Inputs& in, const Series& s, size_t i, double yNew, double dT) {
+  if (std::isfinite(in.thermalThresholdC) && s.temp[i] + dT > in.thermalThresholdC &&
+      1.0 - in.thermalPerC * (s.temp[i] + dT - in.thermalThresholdC) <= yNew + 1e-9)
+    return throttle::kSwThermal;
+  return throttle::kSwPowerCap;
+}
+
+// Replays GPU g's samples at the setting into r and the shared per-sample vectors; with `trace`,
+// also each sample's projected values (the replay's arithmetic is the same either way).
+void replayGpu(const Inputs& in, const GpuModel& m, size_t g, ReplayShared& sh, GpuReplay& r,
+               ProjectedGpuSamples* trace) {
   const Series& s = in.series[g];
   const size_t n = in.series.size();
   const int partner = sh.partner[g];
@@ -417,7 +438,9 @@ void replayGpu(const Inputs& in, const GpuModel& m, size_t g, ReplayShared& sh, 
   sh.dTemp[g].assign(s.t.size(), sh.dInlet);
   double lagP = 0, lagUp = 0, dT = sh.dInlet;
   double waitE = 0, waitT = 0;
+  if (trace) startTrace(s, *trace);
   for (size_t i = 0; i < s.t.size(); ++i) {
+    const double dTBefore = dT;  // what limitedClock() reads
     const double step = i ? s.t[i] - s.t[i - 1] : 0.0;
     const double y = s.clock[i] / m.fmax;
     const double busyShare = std::isnan(s.util[i]) ? 0.0 : s.util[i] / 100.0;
@@ -461,6 +484,12 @@ void replayGpu(const Inputs& in, const GpuModel& m, size_t g, ReplayShared& sh, 
     }
     sh.dTemp[g][i] = dT;
     const double tNew = s.temp[i] + dT;
+    const bool limited = busyShare > 0 && yNew < yFree - 0.002;
+    if (trace) {
+      trace->power_w[i] = pNew, trace->sm_clock_mhz[i] = s.clock[i] * sh.ratio[g][i];
+      trace->temp_c[i] = tNew;
+      trace->limit_bits[i] = limited ? limitBits(in, s, i, yNew, dTBefore) : 0u;
+    }
     // Inside the whole iterations: time, energy, peak, throttled share.
     const double held = heldSpan(s, i, in.window.a, in.window.b);
     if (held <= 0) continue;
@@ -472,6 +501,10 @@ void replayGpu(const Inputs& in, const GpuModel& m, size_t g, ReplayShared& sh, 
       compNew += b * (1 - sh.sens[c] + (yNew > 0 && y > 0 ? sh.sens[c] * y / yNew : sh.sens[c]));
     }
     r.compute += comp, r.computeNew += compNew;
+    if (trace) {
+      trace->held_s[i] = held, trace->compute_s[i] = comp, trace->compute_new_s[i] = compNew;
+      trace->stretch_energy_j[i] = std::isnan(pNew) ? 0.0 : pNew * (compNew - comp);
+    }
     if (!std::isnan(pNew)) {
       r.energy += pNew * held;
       r.stretchEnergy += pNew * (compNew - comp);
@@ -481,7 +514,7 @@ void replayGpu(const Inputs& in, const GpuModel& m, size_t g, ReplayShared& sh, 
     r.peak = std::isnan(r.peak) ? tNew : std::max(r.peak, tNew);
     if (busyShare > 0) {
       ++r.busy;
-      if (yNew < yFree - 0.002) ++r.limited;
+      if (limited) ++r.limited;
     }
   }
   r.waitPower = waitT > 0 ? waitE / waitT : (sh.dt[g] > 0 ? r.energy / sh.dt[g] : kNaN);
@@ -493,6 +526,7 @@ void replayGpu(const Inputs& in, const GpuModel& m, size_t g, ReplayShared& sh, 
   const double traced = std::max(0.0, std::min(last, in.window.b) - std::max(first, in.window.a)) /
                         (in.window.b - in.window.a);
   if (traced > 0.01) r.compute /= traced, r.computeNew /= traced, r.stretchEnergy /= traced;
+  if (trace) trace->traced = traced > 0.01 ? traced : 1.0, trace->wait_power_w = r.waitPower;
 }
 
 // The step (the slowest GPU's compute time sets it), energy, peak and throttled share.
@@ -521,7 +555,7 @@ WhatifOutcome outcomeOf(const Inputs& in, const std::vector<GpuReplay>& out, dou
 }
 
 WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbation& pert,
-                     double measuredStep) {
+                     double measuredStep, std::vector<ProjectedGpuSamples>* trace = nullptr) {
   const Calibration& cal = *in.cal;
   const size_t n = in.series.size();
   std::vector<GpuReplay> out(n);
@@ -540,8 +574,9 @@ WhatifOutcome replay(const Inputs& in, const WhatifSetting& set, const Perturbat
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return rankOf(a) < rankOf(b); });
+  if (trace) trace->assign(n, {});
   for (size_t g : order)
-    replayGpu(in, gpuModel(in, set, pert, g), g, sh, out[g]);
+    replayGpu(in, gpuModel(in, set, pert, g), g, sh, out[g], trace ? &(*trace)[g] : nullptr);
   return outcomeOf(in, out, measuredStep);
 }
 
@@ -640,6 +675,19 @@ WhatifProjection projectRun(const RunFile& run, const Calibration& cal,
   p.rows.push_back(row("model at the measured setting", here));
   for (const WhatifSetting& s : settings)
     p.rows.push_back(row("projected", s));
+  return p;
+}
+
+ProjectedSamples projectSamples(const RunFile& run, const Calibration& cal,
+                                const WhatifSetting& setting) {
+  const Inputs in = readInputs(run, cal);
+  ProjectedSamples p;
+  p.measured_step_s = measureRun(run).step_s;
+  // The same replay as projectRun's row for the setting, with each sample's values kept.
+  p.value = replay(in, setting, {}, p.measured_step_s, &p.gpus);
+  p.extra_s = (p.value.step_s - p.measured_step_s) * in.window.steps;
+  p.steps_s = in.window.spans;
+  p.notes = in.notes;
   return p;
 }
 

@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -60,6 +61,32 @@ struct WhatifProjection {
 // over its whole iterations (the measured point; also what a direct simulation at a setting is
 // compared with). Throws wl::Error naming the file when it has no whole iteration.
 WhatifOutcome measureRun(const RunFile& run);
+
+// One setting's replay sample by sample, what a projected run is written from
+// (analysis/projected_run.h). Per GPU, one value per sample of its temp_c column (the samples
+// readGpuSeries() reads, in order); NaN where the measured sample has none.
+struct ProjectedGpuSamples {
+  std::vector<double> power_w, sm_clock_mhz, temp_c;  // at the setting
+  // throttle::kSwPowerCap or kSwThermal on a busy sample whose clock a limit lowered, else 0.
+  std::vector<uint32_t> limit_bits;
+  // Inside the whole iterations: the sample's share of them (s), its compute-class busy time
+  // measured and at the setting (s), and the power of that stretch (J: power x the difference).
+  std::vector<double> held_s, compute_s, compute_new_s, stretch_energy_j;
+  double traced = 1.0;         // the per-sample times over this are the GPU's whole-run share
+  double wait_power_w = kNaN;  // the power of the time spent waiting (the longer step's rest)
+};
+
+struct ProjectedSamples {
+  WhatifOutcome value;            // projectRun's row for the setting, the same number
+  double measured_step_s = kNaN;  // measureRun's
+  double extra_s = 0;             // time the whole iterations gain: (step - measured) x steps
+  std::vector<std::pair<double, double>> steps_s;  // the whole iterations, s since the run start
+  std::vector<ProjectedGpuSamples> gpus;
+  std::vector<std::string> notes;
+};
+
+ProjectedSamples projectSamples(const RunFile& run, const Calibration& cal,
+                                const WhatifSetting& setting);
 
 // Throws wl::Error with one line naming the file and what is missing.
 WhatifProjection projectRun(const RunFile& run, const Calibration& cal,

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // wattline whatif RUN.h5 [--power-limit W] [--inlet-temp C] [--unthrottle-gpu N[,M...]]
 //                        [--sweep power-limit=A:B:STEP] [--power-window S] [--json|--csv]
+//                        [-o|--output OUT.h5]
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "analysis/calibration.h"
+#include "analysis/projected_run.h"
 #include "analysis/whatif.h"
 #include "app/cli/arg_parser.h"
 #include "app/cli/commands.h"
@@ -95,14 +99,18 @@ std::string csv(const WhatifProjection& p) {
 
 }  // namespace
 
-int cmdWhatif(const Args& args) {
+int cmdWhatif(const Args& rawArgs) {
+  Args args;  // -o is the one short option; the parser knows long ones
+  for (const std::string& a : rawArgs)
+    args.push_back(a == "-o" ? "--output" : a);
   ArgParser p("whatif",
               "Project a measured run to another power limit, inlet temperature or set of "
               "unthrottled GPUs with its own calibration (wattline calibrate): step time, "
               "throughput, energy per token, peak temperature and throttled share per setting, "
               "each with an uncertainty from the calibration's errors; the measured setting "
-              "first, with the model's reproduction of it (docs/whatif.md). Projections are not "
-              "measurements.");
+              "first, with the model's reproduction of it (docs/whatif.md). With -o, the "
+              "projection of the one setting is also written as a run marked projected. "
+              "Projections are not measurements.");
   p.option("power-limit", "W", "the power limit per GPU (per package on MI250)")
       .option("inlet-temp", "C", "the cold-aisle inlet temperature")
       .option("unthrottle-gpu", "N[,M...]",
@@ -112,9 +120,15 @@ int cmdWhatif(const Args& args) {
       .option("power-window", "S", "the power sensor's averaging window (as calibrate's)")
       .flag("json", "print the projection as JSON (schema in docs/whatif.md)")
       .flag("csv", "print the projection as CSV, one row per setting")
+      .option("output", "OUT.h5",
+              "also write the projection of the one setting as a run marked projected, which "
+              "opens and compares like any other (also -o; not with --sweep)")
       .positionals("RUN.h5", "a Wattline run with telemetry, kernel traces and iterations", 1, 1);
   if (!p.parse(args)) return 0;
   if (p.has("json") && p.has("csv")) throw UsageError("--json and --csv exclude each other");
+  const auto output = p.value("output");
+  if (output && p.value("sweep"))
+    throw UsageError("-o writes one projected run: give one setting, not --sweep");
   WhatifSetting base;
   if (auto v = p.value("power-limit")) {
     base.power_limit_w = number("--power-limit", *v);
@@ -147,11 +161,16 @@ int cmdWhatif(const Args& args) {
   } else if (base.power_limit_w || base.inlet_temp_c || !base.unthrottled_gpus.empty()) {
     settings.push_back(base);
   }
+  if (output && settings.empty())
+    throw UsageError("-o needs a setting: --power-limit, --inlet-temp or --unthrottle-gpu");
   CalibrationOptions opt;
   if (auto w = p.doubleValue("power-window")) {
     if (!(*w >= 0 && *w <= 60)) throw UsageError("--power-window: expected 0 to 60 seconds");
     opt.power_window_s = *w;
   }
+  std::error_code ec;
+  if (output && std::filesystem::equivalent(*output, p.positional().front(), ec))
+    throw UsageError("-o: the projected run cannot replace the run it projects");
   const auto run = RunFile::open(p.positional().front());
   for (int g : base.unthrottled_gpus)
     if (static_cast<size_t>(g) >= run->gpus().size())
@@ -159,14 +178,18 @@ int cmdWhatif(const Args& args) {
           fmt::format("--unthrottle-gpu: the run has GPUs 0 to {}", run->gpus().size() - 1));
   const Calibration cal = calibrateRun(*run, opt);
   const WhatifProjection proj = projectRun(*run, cal, settings);
+  if (output) writeProjectedRun(*run, cal, settings.front(), *output);
   if (p.has("json")) {
     nlohmann::json j = toJson(proj);
+    if (output) j["output"] = *output;
     j["calibration"] = toJson(cal);
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
   } else if (p.has("csv"))
     std::fputs(csv(proj).c_str(), stdout);
   else
     std::fputs(text(proj).c_str(), stdout);
+  if (output && !p.has("json") && !p.has("csv"))
+    std::printf("projected run written to %s\n", output->c_str());
   return 0;
 }
 
