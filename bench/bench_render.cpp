@@ -21,10 +21,10 @@
 
 #include "scale_run.h"
 #include "widgets/matrix/matrix_frame.h"
-#include "widgets/timeline/frame.h"
-#include "widgets/timeline/row_plan.h"
-#include "widgets/timeline/timeline_renderer.h"
-#include "widgets/timeline/track_painter.h"
+#include "widgets/timeline/render/frame.h"
+#include "widgets/timeline/model/row_plan.h"
+#include "widgets/timeline/render/timeline_renderer.h"
+#include "widgets/timeline/render/track_painter.h"
 
 namespace {
 

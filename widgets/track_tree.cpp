@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <map>
 
-#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/model/row_plan.h"
 
 namespace wl {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "loaders/format/run_file.h"
-#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/model/row_plan.h"
 
 namespace wl {
 

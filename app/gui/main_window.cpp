@@ -34,7 +34,7 @@
 #include "widgets/panels/run_summary_view.h"
 #include "widgets/panels/selection_summary_view.h"
 #include "widgets/prometheus_dialog.h"
-#include "widgets/timeline/timeline_page.h"
+#include "widgets/timeline/view/timeline_page.h"
 #include "widgets/track_tree.h"
 
 // Resources live in a static library: register them explicitly (outside any namespace).

@@ -24,14 +24,14 @@
 #include "phased_run.h"
 #include "support/temp_dir.h"
 #include "widgets/panels/compare_panel.h"
-#include "widgets/timeline/difference_geometry.h"
-#include "widgets/timeline/row_plan.h"
-#include "widgets/timeline/tile_store.h"
-#include "widgets/timeline/timeline_page.h"
-#include "widgets/timeline/timeline_renderer.h"
-#include "widgets/timeline/timeline_view.h"
-#include "widgets/timeline/viewport.h"
-#include "widgets/timeline/warp_spans.h"
+#include "widgets/timeline/render/difference_geometry.h"
+#include "widgets/timeline/model/row_plan.h"
+#include "widgets/timeline/model/tile_store.h"
+#include "widgets/timeline/view/timeline_page.h"
+#include "widgets/timeline/render/timeline_renderer.h"
+#include "widgets/timeline/view/timeline_view.h"
+#include "widgets/timeline/view/viewport.h"
+#include "widgets/timeline/model/warp_spans.h"
 
 namespace wl {
 namespace {

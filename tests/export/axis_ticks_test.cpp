@@ -4,7 +4,7 @@
 
 #include "loaders/core/error.h"
 #include "widgets/export/figure.h"
-#include "widgets/timeline/axis_ticks.h"
+#include "widgets/timeline/render/axis_ticks.h"
 
 namespace wl {
 namespace {

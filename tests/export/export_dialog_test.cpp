@@ -19,8 +19,8 @@
 #include "widgets/export/export_dialog.h"
 #include "widgets/export/export_views.h"
 #include "widgets/export/timeline_figure.h"
-#include "widgets/timeline/row_plan.h"
-#include "widgets/timeline/timeline_page.h"
+#include "widgets/timeline/model/row_plan.h"
+#include "widgets/timeline/view/timeline_page.h"
 #include "widgets/track_tree.h"
 
 namespace wl {

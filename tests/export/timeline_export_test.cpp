@@ -189,7 +189,7 @@ TEST_F(TimelineExport, PngHasTheRequestedSizeAndTheKernelColourInsideAKnownKerne
   for (int y = first; y <= last; ++y)
     EXPECT_EQ(img.pixel(xAt(99.5), y), qRgb(255, 255, 255)) << "y " << y;
   // After it, at 103 s, the kernel has ended; it is rank 0's last, so the row is hatched "not
-  // traced" there (widgets/timeline/trace_coverage.h): no pixel of the compute colour.
+  // traced" there (widgets/timeline/render/trace_coverage.h): no pixel of the compute colour.
   for (int y = first; y <= last; ++y)
     EXPECT_NE(img.pixel(xAt(103), y), compute) << "y " << y;
 

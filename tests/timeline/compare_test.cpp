@@ -9,9 +9,9 @@
 #include "loaders/format/run_writer.h"
 #include "support/temp_dir.h"
 #include "widgets/panels/compare_panel.h"
-#include "widgets/timeline/difference_geometry.h"
-#include "widgets/timeline/tile_store.h"
-#include "widgets/timeline/timeline_renderer.h"
+#include "widgets/timeline/render/difference_geometry.h"
+#include "widgets/timeline/model/tile_store.h"
+#include "widgets/timeline/render/timeline_renderer.h"
 
 namespace wl {
 namespace {

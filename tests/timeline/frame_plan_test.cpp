@@ -3,7 +3,7 @@
 // scrolled rows under the pinned ones, only what shows in the area (frame.h).
 #include <gtest/gtest.h>
 
-#include "widgets/timeline/frame.h"
+#include "widgets/timeline/render/frame.h"
 
 namespace wl {
 namespace {

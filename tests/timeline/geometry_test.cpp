@@ -7,8 +7,8 @@
 
 #include "loaders/format/run_writer.h"
 #include "support/temp_dir.h"
-#include "widgets/timeline/geometry.h"
-#include "widgets/timeline/tile_store.h"
+#include "widgets/timeline/render/geometry.h"
+#include "widgets/timeline/model/tile_store.h"
 
 namespace wl {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
-#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/model/row_plan.h"
 
 namespace wl {
 namespace {

@@ -17,9 +17,9 @@
 #include "loaders/core/throttle_reasons.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
-#include "widgets/timeline/row_plan.h"
-#include "widgets/timeline/throttle_strip.h"
-#include "widgets/timeline/timeline_renderer.h"
+#include "widgets/timeline/model/row_plan.h"
+#include "widgets/timeline/render/throttle_strip.h"
+#include "widgets/timeline/render/timeline_renderer.h"
 
 namespace wl {
 namespace {

@@ -19,8 +19,8 @@
 #include "support/temp_dir.h"
 #include "widgets/panels/analysis_panel.h"
 #include "widgets/panels/kernel_details_view.h"
-#include "widgets/timeline/throttle_strip.h"
-#include "widgets/timeline/timeline_page.h"
+#include "widgets/timeline/render/throttle_strip.h"
+#include "widgets/timeline/view/timeline_page.h"
 #include "widgets/track_tree.h"
 
 using namespace wl;  // NOLINT: test file

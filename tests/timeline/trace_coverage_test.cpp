@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Where a rank's kernel trace has data (widgets/timeline/trace_coverage.h), against the events
+// Where a rank's kernel trace has data (widgets/timeline/render/trace_coverage.h), against the events
 // themselves: the bundled microbatch-4 sample traces steps 19-20 of every rank (one window from
 // the rank's first kernel start to its last kernel end), and a simulated run traced every 4th
 // step has one window per traced step.
@@ -11,7 +11,7 @@
 #include "../sim/sim_test_support.h"
 #include "loaders/format/run_file.h"
 #include "support/temp_dir.h"
-#include "widgets/timeline/trace_coverage.h"
+#include "widgets/timeline/render/trace_coverage.h"
 
 namespace wl {
 namespace {

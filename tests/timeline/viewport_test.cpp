@@ -4,10 +4,10 @@
 
 #include <QSignalSpy>
 
-#include "widgets/timeline/time_mapping.h"
-#include "widgets/timeline/time_ruler.h"
-#include "widgets/timeline/track_painter.h"
-#include "widgets/timeline/viewport.h"
+#include "widgets/timeline/model/time_mapping.h"
+#include "widgets/timeline/view/time_ruler.h"
+#include "widgets/timeline/render/track_painter.h"
+#include "widgets/timeline/view/viewport.h"
 
 namespace wl {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "app/gui/main_window.h"
-#include "widgets/timeline/timeline_page.h"
+#include "widgets/timeline/view/timeline_page.h"
 
 namespace {
 

@@ -19,9 +19,9 @@
 #include "support/temp_dir.h"
 #include "widgets/panels/run_summary_view.h"
 #include "widgets/study/study_view.h"
-#include "widgets/timeline/row_plan.h"
-#include "widgets/timeline/timeline_page.h"
-#include "widgets/timeline/timeline_view.h"
+#include "widgets/timeline/model/row_plan.h"
+#include "widgets/timeline/view/timeline_page.h"
+#include "widgets/timeline/view/timeline_view.h"
 #include "widgets/track_tree.h"
 
 using namespace wl;  // NOLINT: test file

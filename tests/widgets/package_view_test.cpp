@@ -16,10 +16,10 @@
 #include "../analysis/analysis_test_util.h"
 #include "../sim/sim_test_support.h"
 #include "support/temp_dir.h"
-#include "widgets/timeline/geometry.h"
-#include "widgets/timeline/row_plan.h"
-#include "widgets/timeline/tile_store.h"
-#include "widgets/timeline/timeline_renderer.h"
+#include "widgets/timeline/render/geometry.h"
+#include "widgets/timeline/model/row_plan.h"
+#include "widgets/timeline/model/tile_store.h"
+#include "widgets/timeline/render/timeline_renderer.h"
 #include "widgets/track_tree.h"
 
 using namespace wl;  // NOLINT: test file

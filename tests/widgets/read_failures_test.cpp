@@ -24,9 +24,9 @@
 #include "widgets/background_job.h"
 #include "widgets/panels/kernel_details_view.h"
 #include "widgets/panels/run_summary_view.h"
-#include "widgets/timeline/read_failures.h"
-#include "widgets/timeline/timeline_page.h"
-#include "widgets/timeline/timeline_view.h"
+#include "widgets/timeline/render/read_failures.h"
+#include "widgets/timeline/view/timeline_page.h"
+#include "widgets/timeline/view/timeline_view.h"
 
 using namespace wl;  // NOLINT: test file
 

@@ -13,7 +13,7 @@
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
 #include "widgets/panels/selection_summary_view.h"
-#include "widgets/timeline/timeline_page.h"
+#include "widgets/timeline/view/timeline_page.h"
 
 using namespace wl;  // NOLINT: test file
 

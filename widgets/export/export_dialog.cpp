@@ -31,7 +31,7 @@
 #include "widgets/export/export_views.h"
 #include "widgets/export/table_export.h"
 #include "widgets/export/timeline_figure.h"
-#include "widgets/timeline/timeline_page.h"
+#include "widgets/timeline/view/timeline_page.h"
 
 namespace wl {
 namespace {

@@ -35,7 +35,7 @@
 #include "widgets/panels/analysis_charts.h"
 #include "widgets/panels/compare_panel.h"
 #include "widgets/study/study_charts.h"
-#include "widgets/timeline/tile_store.h"
+#include "widgets/timeline/model/tile_store.h"
 
 namespace wl {
 namespace {

@@ -25,7 +25,7 @@
 #include "loaders/core/time_range.h"
 #include "loaders/format/run_file.h"
 #include "widgets/export/figure.h"
-#include "widgets/timeline/row_plan.h"
+#include "widgets/timeline/model/row_plan.h"
 
 namespace wl {
 

@@ -27,8 +27,8 @@
 #include <optional>
 
 #include "loaders/core/run_model.h"
-#include "widgets/timeline/axis_ticks.h"
-#include "widgets/timeline/theme.h"
+#include "widgets/timeline/render/axis_ticks.h"
+#include "widgets/timeline/render/theme.h"
 
 namespace wl {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <set>
 
-#include "widgets/timeline/frame.h"
+#include "widgets/timeline/render/frame.h"
 
 namespace wl {
 

@@ -18,8 +18,8 @@
 
 #include "loaders/core/time_range.h"
 #include "widgets/export/figure.h"
-#include "widgets/timeline/row_plan.h"
-#include "widgets/timeline/timeline_renderer.h"
+#include "widgets/timeline/model/row_plan.h"
+#include "widgets/timeline/render/timeline_renderer.h"
 
 namespace wl {
 

@@ -20,7 +20,7 @@
 
 #include "analysis/iteration_matrix.h"
 #include "widgets/matrix/matrix_frame.h"
-#include "widgets/timeline/theme.h"
+#include "widgets/timeline/render/theme.h"
 
 class QComboBox;
 class QLabel;

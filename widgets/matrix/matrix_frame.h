@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "analysis/iteration_matrix.h"
-#include "widgets/timeline/axis_ticks.h"
-#include "widgets/timeline/theme.h"
+#include "widgets/timeline/render/axis_ticks.h"
+#include "widgets/timeline/render/theme.h"
 
 namespace wl {
 

@@ -16,8 +16,8 @@
 
 #include "loaders/format/run_file.h"
 #include "widgets/background_job.h"
-#include "widgets/timeline/tile_store.h"
-#include "widgets/timeline/timeline_view.h"
+#include "widgets/timeline/model/tile_store.h"
+#include "widgets/timeline/view/timeline_view.h"
 
 namespace wl {
 

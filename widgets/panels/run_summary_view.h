@@ -14,7 +14,7 @@
 #include "analysis/run_overview.h"
 #include "loaders/format/run_file.h"
 #include "widgets/background_job.h"
-#include "widgets/timeline/tile_store.h"
+#include "widgets/timeline/model/tile_store.h"
 
 namespace wl {
 

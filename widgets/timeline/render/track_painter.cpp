@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "widgets/timeline/render/track_painter.h"
+
+#include <QFontMetricsF>
+#include <QPaintEngine>
+#include <QPainterPath>
+
+#include <cmath>
+#include <unordered_map>
+
+#include "analysis/parallel.h"
+
+namespace wl {
+
+std::optional<std::pair<size_t, size_t>> visibleSegment(const CounterGeometry& g, size_t a,
+                                                        size_t b, double width) {
+  if (b <= a) return std::nullopt;
+  size_t first = a, last = b - 1;
+  while (first + 1 < b && g.points[first + 1].x < 0)
+    ++first;
+  while (last > first && g.points[last - 1].x > width)
+    --last;
+  if (g.points[first].x > width || g.points[last].x < 0) return std::nullopt;
+  return std::make_pair(first, last);
+}
+
+void paintDifference(QPainter& p, const QRectF& area, const DifferenceGeometry& g, ValueRange range,
+                     const Theme& theme) {
+  p.save();
+  p.setClipRect(area);
+  const QColor above = theme.isDark ? QColor(0xf0, 0x80, 0x60) : QColor(0xd0, 0x50, 0x30);
+  const QColor below = theme.isDark ? QColor(0x70, 0xa8, 0xf0) : QColor(0x30, 0x70, 0xc0);
+  const double y0 = range.y(0.0, area);
+  p.setPen(QPen(theme.separator, 1.0));
+  p.drawLine(QPointF(area.left(), y0), QPointF(area.right(), y0));
+  if (!g.samples) {
+    QVector<QLineF> up, down;
+    for (size_t c = 0; c < g.column.size(); ++c) {
+      const float v = g.column[c];
+      if (std::isnan(v)) continue;
+      const double x = area.left() + static_cast<double>(c) + 0.5;
+      const double y = range.y(v, area);
+      (v >= 0 ? up : down)
+          .append(QLineF(x, y0, x, std::abs(y - y0) < 1 ? y0 + (v >= 0 ? -1 : 1) : y));
+    }
+    p.setPen(QPen(above, 1.0));
+    p.drawLines(up);
+    p.setPen(QPen(below, 1.0));
+    p.drawLines(down);
+  } else {
+    for (size_t s = 0; s < g.segmentStarts.size(); ++s) {
+      const size_t a = g.segmentStarts[s];
+      const size_t b = s + 1 < g.segmentStarts.size() ? g.segmentStarts[s + 1] : g.points.size();
+      QPolygonF line;
+      for (size_t i = a; i < b; ++i) {
+        const double x = std::clamp(area.left() + g.points[i].x, area.left() - 1, area.right() + 1);
+        if (i > a) line << QPointF(x, range.y(g.points[i - 1].v, area));
+        line << QPointF(x, range.y(g.points[i].v, area));
+      }
+      QPen pen(theme.text, 0);
+      pen.setCosmetic(true);
+      p.setPen(pen);
+      p.drawPolyline(line);
+      for (size_t i = a; i < b; ++i)
+        p.fillRect(
+            QRectF(area.left() + g.points[i].x - 1.5, range.y(g.points[i].v, area) - 1.5, 3, 3),
+            g.points[i].v >= 0 ? above : below);
+    }
+  }
+  p.restore();
+}
+
+void paintHeatmap(QPainter& p, const QRectF& area, const HeatmapGeometry& g, ValueRange range,
+                  const Theme& theme, const std::vector<size_t>& separators) {
+  if (g.rows == 0 || g.columns == 0) return;
+  QImage img(static_cast<int>(g.columns), static_cast<int>(g.rows), QImage::Format_RGB32);
+  const double span = range.max > range.min ? range.max - range.min : 1.0;
+  // A 256-entry colour table keeps per-cell work to a lookup.
+  std::array<QRgb, 256> lut;
+  for (int i = 0; i < 256; ++i)
+    lut[static_cast<size_t>(i)] = theme.heat(i / 255.0).rgb();
+  const QRgb none = theme.trackAltBackground.rgb();
+  // Rows are coloured in blocks on the cores side by side, each into its own scan lines.
+  uchar* const bits = img.bits();
+  const auto stride = static_cast<size_t>(img.bytesPerLine());
+  parallelBlocks(g.rows, g.rows * g.columns, [&](size_t r) {
+    auto* line = reinterpret_cast<QRgb*>(bits + r * stride);
+    for (size_t c = 0; c < g.columns; ++c) {
+      const float v = g.values[r * g.columns + c];
+      if (std::isnan(v)) {
+        line[c] = none;
+        continue;
+      }
+      const int i = static_cast<int>(std::clamp((v - range.min) / span, 0.0, 1.0) * 255.0 + 0.5);
+      line[c] = lut[static_cast<size_t>(i)];
+    }
+  });
+  p.save();
+  p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+  p.drawImage(QRectF(area.left(), area.top(), static_cast<double>(g.columns), area.height()), img);
+  p.setPen(QPen(theme.background, 1.0));
+  const double rowH = area.height() / static_cast<double>(g.rows);
+  for (size_t s : separators) {
+    const double y = area.top() + rowH * static_cast<double>(s);
+    p.drawLine(QPointF(area.left(), y), QPointF(area.right(), y));
+  }
+  p.restore();
+}
+
+std::vector<double> niceTicks(double min, double max, int approxCount) {
+  std::vector<double> ticks;
+  if (!(max > min) || approxCount < 1) return ticks;
+  const double raw = (max - min) / approxCount;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  }
+  for (double v = std::ceil(min / step) * step; v <= max + step * 1e-9; v += step)
+    ticks.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+  return ticks;
+}
+
+int64_t niceTimeStep(double nsPerPx, double minSpacingPx) {
+  const double raw = nsPerPx * minSpacingPx;
+  int64_t step = 1;
+  while (true) {
+    for (int64_t m : {1, 2, 5}) {
+      if (static_cast<double>(step * m) >= raw) return step * m;
+    }
+    if (step > INT64_MAX / 100) return step * 10;
+    step *= 10;
+  }
+}
+
+}  // namespace wl
