@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analysis/analysis_json.h"
+#include "analysis/projected_run.h"
 #include "analysis/run_analysis.h"
 #include "app/cli/arg_parser.h"
 #include "app/cli/commands.h"
@@ -81,7 +82,9 @@ std::string runText(const RunAnalysis& a) {
   std::string s;
   const RunInfo& i = a.info;
   s += fmt::format("run        {}{}\n", i.name.empty() ? "(unnamed)" : i.name,
-                   i.simulated ? "  [SIMULATED]" : "");
+                   i.simulated         ? "  [SIMULATED]"
+                   : isProjectedRun(i) ? "  [PROJECTED]"
+                                       : "");
   s += fmt::format("platform   {}\n", i.platform.empty() ? "(unknown)" : i.platform);
   s += fmt::format("range      {} .. {} ({}), {} GPUs, {} ranks\n", formatUtc(a.range.t0),
                    formatUtc(std::min(a.range.t1, i.end_ns)),

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "analysis/projected_run.h"
 #include "analysis/run_overview.h"
 #include "app/cli/arg_parser.h"
 #include "app/cli/commands.h"
@@ -104,7 +105,9 @@ void printText(const RunOverview& o, const std::vector<SensorInfo>& sensors) {
   const RunInfo& i = o.info;
   std::string s;
   s += fmt::format("run        {}{}\n", i.name.empty() ? "(unnamed)" : i.name,
-                   i.simulated ? "  [SIMULATED]" : "");
+                   i.simulated         ? "  [SIMULATED]"
+                   : isProjectedRun(i) ? "  [PROJECTED]"
+                                       : "");
   s += fmt::format("platform   {}\n", i.platform.empty() ? "(unknown)" : i.platform);
   if (!i.model.empty()) s += fmt::format("model      {}\n", i.model);
   s += fmt::format("config     {}\n", configText(i.config));
