@@ -14,7 +14,7 @@
 #include "analysis/study/study.h"
 #include "widgets/export/chart_figure.h"
 #include "widgets/export/figure.h"
-#include "widgets/study/study_charts.h"
+#include "widgets/charts/study_charts.h"
 
 namespace {
 

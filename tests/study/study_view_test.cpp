@@ -20,8 +20,8 @@
 #include "loaders/format/run_file.h"
 #include "study_test_util.h"
 #include "support/temp_dir.h"
-#include "widgets/study/heatmap_chart.h"
-#include "widgets/study/study_charts.h"
+#include "widgets/charts/heatmap_chart.h"
+#include "widgets/charts/study_charts.h"
 #include "widgets/study/study_view.h"
 
 using namespace wl;  // NOLINT: test file

@@ -16,7 +16,7 @@
 #include "analysis/run_analysis.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
-#include "widgets/panels/analysis_charts.h"
+#include "widgets/charts/analysis_charts.h"
 #include "widgets/panels/analysis_panel.h"
 
 using namespace wl;  // NOLINT: test file

@@ -29,12 +29,12 @@
 #include "loaders/core/error.h"
 #include "loaders/core/metrics.h"
 #include "loaders/core/time_format.h"
+#include "widgets/charts/analysis_charts.h"
+#include "widgets/charts/compare_charts.h"
+#include "widgets/charts/study_charts.h"
 #include "widgets/export/chart_figure.h"
 #include "widgets/export/matrix_figure.h"
 #include "widgets/export/timeline_figure.h"
-#include "widgets/panels/analysis_charts.h"
-#include "widgets/panels/compare_panel.h"
-#include "widgets/study/study_charts.h"
 #include "widgets/timeline/model/tile_store.h"
 
 namespace wl {

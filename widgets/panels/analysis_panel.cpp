@@ -24,7 +24,7 @@
 #include "loaders/core/free_memory.h"
 #include "loaders/core/time_format.h"
 #include "widgets/export/export_dialog.h"
-#include "widgets/panels/analysis_charts.h"
+#include "widgets/charts/analysis_charts.h"
 
 namespace wl {
 namespace {

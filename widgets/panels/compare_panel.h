@@ -35,12 +35,6 @@ class QTimer;
 
 namespace wl {
 
-// A typical iteration of one metric for one GPU pair (compare/iteration_profile.h): A's and B's
-// mean over the step phase (0-100 %) as lines, their min-max bands as translucent areas, named by
-// what differs (labelA, labelB). Used by the Compare dock and `export --view iteration-profile`.
-QChart* makeIterationProfileChart(const MetricProfilePair& m, int gpuA, int gpuB,
-                                  const QString& labelA, const QString& labelB);
-
 struct CompareSettings {
   int runA = 0, runB = 1;  // indices of the open runs
   AlignMode align = AlignMode::Start;

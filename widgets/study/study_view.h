@@ -20,7 +20,7 @@
 
 #include "analysis/study/study.h"
 #include "widgets/background_job.h"
-#include "widgets/study/study_charts.h"
+#include "widgets/charts/study_charts.h"
 #include "widgets/study/study_table_model.h"
 
 class QChartView;

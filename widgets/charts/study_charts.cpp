@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "widgets/study/study_charts.h"
+#include "widgets/charts/study_charts.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>
@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "widgets/study/heatmap_chart.h"
+#include "widgets/charts/heatmap_chart.h"
 
 namespace wl {
 namespace {

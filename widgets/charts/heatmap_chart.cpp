@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "widgets/study/heatmap_chart.h"
+#include "widgets/charts/heatmap_chart.h"
 
-#include "widgets/study/study_charts.h"
+#include "widgets/charts/study_charts.h"
 
 #include <QCategoryAxis>
 #include <QGraphicsItem>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "widgets/panels/analysis_charts.h"
+#include "widgets/charts/analysis_charts.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>
