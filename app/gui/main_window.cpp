@@ -20,6 +20,7 @@
 #include <algorithm>
 
 #include "analysis/compare/config_diff.h"
+#include "analysis/projected_run.h"
 #include "app/gui/recent_files.h"
 #include "app/gui/run_session.h"
 #include "app/gui/study_window.h"
@@ -150,16 +151,20 @@ MainWindow::MainWindow(QWidget* parent)
             if (compare_->active()) compareDock->raise();
             recent_->add(QString::fromStdString(run->path().string()));
             const RunInfo& i = run->info();
-            // A simulated run is marked once: not again when its name already says so.
-            const bool mark = i.simulated && i.name.find("(simulated)") == std::string::npos;
+            // A simulated run is marked once: not again when its name already says so; a
+            // projected one (whatif -o) too.
+            const bool projected = !i.simulated && isProjectedRun(i);
+            const bool mark = (i.simulated && i.name.find("(simulated)") == std::string::npos) ||
+                              (projected && i.name.find("(projected)") == std::string::npos);
+            const QString kind = projected ? tr("projected") : tr("simulated");
             statusBar()->showMessage(tr("Opened %1: %2 GPUs, %3 ranks%4")
                                          .arg(QString::fromStdString(i.name))
                                          .arg(run->gpus().size())
                                          .arg(run->ranks().size())
-                                         .arg(mark ? tr(" (simulated)") : QString()));
+                                         .arg(mark ? " (" + kind + ")" : QString()));
             setWindowTitle(
                 QStringLiteral("%1%2 — Wattline")
-                    .arg(QString::fromStdString(i.name), mark ? tr(" [simulated]") : QString()));
+                    .arg(QString::fromStdString(i.name), mark ? " [" + kind + "]" : QString()));
             rebuildRows();
           });
   connect(session_, &RunSession::runsChanged, this, [this] {
