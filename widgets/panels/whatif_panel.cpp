@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "widgets/panels/whatif_panel.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QCursor>
+#include <QEvent>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScatterSeries>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "analysis/projected_run.h"
+#include "analysis/whatif_pareto.h"
+#include "widgets/export/export_dialog.h"
+
+namespace wl {
+
+struct WhatifPanel::JobResult {
+  std::shared_ptr<const Calibration> calibration;  // set by the run's first job
+  WhatifProjection projection;  // measured, model, the sweep's settings (if any), the setting
+  WhatifSetting setting;
+  bool withSweep = false;
+  std::optional<double> sweepInlet;
+  size_t sweepCount = 0;
+};
+
+namespace {
+
+constexpr int kDebounceMs = 150;
+
+// The power limit projectRun calls the measured one: the largest the GPUs record.
+double calibratedLimit(const Calibration& cal) {
+  double limit = kNaN;
+  for (const GpuCalibration& g : cal.gpus)
+    if (std::isfinite(g.governor.power_limit_w))
+      limit =
+          std::isnan(limit) ? g.governor.power_limit_w : std::max(limit, g.governor.power_limit_w);
+  return limit;
+}
+
+std::vector<WhatifSetting> sweepSettings(double limit, std::optional<double> inlet) {
+  std::vector<WhatifSetting> out;
+  for (double w : powerLimitSweep(limit)) {
+    WhatifSetting s;
+    s.power_limit_w = w;
+    s.inlet_temp_c = inlet;
+    out.push_back(s);
+  }
+  return out;
+}
+
+// Projects `setting`, and the sweep at its inlet when `withSweep`.
+WhatifPanel::JobResult project(const RunFile& run, std::shared_ptr<const Calibration> cal,
+                               const WhatifSetting& setting, bool withSweep) {
+  WhatifPanel::JobResult r;
+  r.setting = setting;
+  r.withSweep = withSweep;
+  std::vector<WhatifSetting> settings;
+  if (withSweep) {
+    r.sweepInlet = setting.inlet_temp_c;
+    settings = sweepSettings(calibratedLimit(*cal), setting.inlet_temp_c);
+    r.sweepCount = settings.size();
+  }
+  settings.push_back(setting);
+  r.projection = projectRun(run, *cal, settings);
+  return r;
+}
+
+QString number(double v, int digits) {
+  return std::isfinite(v) ? QString::number(v, 'f', digits) : QStringLiteral("—");
+}
+
+// "value ± uncertainty", "value" without one, "—" when unknown.
+QString withUncertainty(double v, double u, int digits) {
+  if (!std::isfinite(v)) return QStringLiteral("—");
+  return std::isfinite(u) ? QStringLiteral("%1 ± %2").arg(number(v, digits), number(u, digits))
+                          : number(v, digits);
+}
+
+QString settingText(const WhatifRow& r) {
+  return QStringLiteral("%1 W, inlet %2 °C")
+      .arg(number(r.power_limit_w, 0), number(r.inlet_temp_c, 1));
+}
+
+QString rowToolTip(const WhatifRow& r, const QString& kind) {
+  const WhatifOutcome &v = r.value, &u = r.uncertainty;
+  return QStringLiteral(
+             "%1: %2\nstep %3 s, %4 tokens/s\nenergy per token %5 J\npeak %6 °C, "
+             "throttled %7 %")
+      .arg(kind, settingText(r), withUncertainty(v.step_s, u.step_s, 3),
+           withUncertainty(v.tokens_per_s, u.tokens_per_s, 0),
+           withUncertainty(v.energy_per_token_j, u.energy_per_token_j, 4),
+           withUncertainty(v.peak_temp_c, u.peak_temp_c, 1),
+           withUncertainty(v.throttled_fraction * 100, u.throttled_fraction * 100, 0));
+}
+
+bool finitePoint(const WhatifRow& r) {
+  return std::isfinite(r.value.step_s) && std::isfinite(r.value.energy_per_token_j);
+}
+
+QPointF point(const WhatifRow& r) {
+  return {r.value.step_s, r.value.energy_per_token_j};
+}
+
+QScatterSeries* scatter(const QString& name, const char* id, QScatterSeries::MarkerShape shape,
+                        double size, const QColor& fill, const QColor& border) {
+  auto* s = new QScatterSeries;
+  s->setName(name);
+  s->setObjectName(QString::fromLatin1(id));
+  s->setMarkerShape(shape);
+  s->setMarkerSize(size);
+  s->setColor(fill);
+  s->setBorderColor(border);
+  return s;
+}
+
+// The dock's palette (light or dark) without a chart theme, as the Compare dock's charts.
+void applyPalette(QChart* chart, const QPalette& pal) {
+  chart->setBackgroundBrush(pal.base());
+  chart->setTitleBrush(pal.text());
+  chart->legend()->setLabelColor(pal.text().color());
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  for (QAbstractAxis* a : chart->axes()) {
+    a->setLabelsColor(pal.text().color());
+    a->setTitleBrush(pal.text());
+  }
+}
+
+}  // namespace
+
+WhatifPanel::WhatifPanel(QWidget* parent)
+    : QWidget(parent),
+      job_(new BackgroundJob(this)),
+      writeJob_(new BackgroundJob(this)),
+      debounce_(new QTimer(this)) {
+  debounce_->setSingleShot(true);
+  debounce_->setInterval(kDebounceMs);
+  connect(debounce_, &QTimer::timeout, this, &WhatifPanel::startProjection);
+  connect(job_, &BackgroundJob::failed, this, &WhatifPanel::failed);
+  connect(job_, &BackgroundJob::progressChanged, this, [this](double, const QString& stage) {
+    if (!stage.isEmpty()) status_->setText(stage + QStringLiteral("…"));
+  });
+  makeControls();
+  connect(job_, &BackgroundJob::busyChanged, this, [this](bool busy) {
+    progress_->setVisible(busy || writeJob_->busy());
+    updateOpenButton();
+  });
+  connect(writeJob_, &BackgroundJob::busyChanged, this, [this](bool busy) {
+    progress_->setVisible(busy || job_->busy());
+    updateOpenButton();
+  });
+  connect(writeJob_, &BackgroundJob::failed, this,
+          [this](const QString& message) { status_->setText(message); });
+  setRun(nullptr);
+}
+
+WhatifPanel::~WhatifPanel() = default;  // the job's destruction drops the work under way
+
+void WhatifPanel::makeControls() {
+  caption_ = new QLabel(tr("<i>A projection from this run's own calibration (wattline "
+                           "calibrate), not a measurement. ± is one standard error from the "
+                           "calibration's fit errors.</i>"),
+                        this);
+  caption_->setWordWrap(true);
+  status_ = new QLabel(this);
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  progress_ = new QProgressBar(this);
+  progress_->setRange(0, 0);  // busy: calibration and projection report no fraction
+  progress_->setMaximumHeight(10);
+  progress_->setTextVisible(false);
+  progress_->hide();
+
+  power_ = new QSlider(Qt::Horizontal, this);
+  power_->setObjectName(QStringLiteral("powerLimit"));
+  power_->setSingleStep(5);
+  power_->setPageStep(25);
+  power_->setToolTip(tr("The power limit per GPU to project to (per package on MI250)"));
+  inlet_ = new QSlider(Qt::Horizontal, this);
+  inlet_->setObjectName(QStringLiteral("inletTemp"));
+  inlet_->setSingleStep(5);  // tenths of a degree
+  inlet_->setPageStep(10);
+  inlet_->setToolTip(tr("The cold-aisle inlet air temperature to project to"));
+  powerValue_ = new QLabel(this);
+  inletValue_ = new QLabel(this);
+  for (QLabel* l : {powerValue_, inletValue_})
+    l->setMinimumWidth(fontMetrics().horizontalAdvance(QStringLiteral("700 W (100 % of 700 W)")));
+  auto sliderRow = [this](QSlider* s, QLabel* value) {
+    auto* row = new QHBoxLayout;
+    row->addWidget(s, 1);
+    row->addWidget(value);
+    connect(s, &QSlider::valueChanged, this, [this] {
+      updateSliderLabels();
+      debounce_->start();
+    });
+    return row;
+  };
+  auto* form = new QFormLayout;
+  form->addRow(tr("Power limit"), sliderRow(power_, powerValue_));
+  form->addRow(tr("Inlet air"), sliderRow(inlet_, inletValue_));
+
+  table_ = new QTableWidget(RowCount, 3, this);
+  table_->setObjectName(QStringLiteral("whatifTable"));
+  table_->setVerticalHeaderLabels({tr("step time (s)"), tr("tokens per second"),
+                                   tr("energy per token (J)"), tr("peak temperature (°C)"),
+                                   tr("throttled share (%)")});
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+  table_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+
+  chartView_ = new QChartView(this);
+  chartView_->setRenderHint(QPainter::Antialiasing);
+  chartView_->setMinimumHeight(240);
+  installChartExportMenu(chartView_, [this] {
+    if (!run_) return std::pair<QString, QString>{};
+    return std::pair<QString, QString>{QString::fromStdString(run_->info().name),
+                                       tr("What if: power-limit sweep (projected)")};
+  });
+  notes_ = new QLabel(this);
+  notes_->setWordWrap(true);
+  openB_ = new QPushButton(tr("Open as B"), this);
+  openB_->setToolTip(
+      tr("Write the projected run of this setting to a temporary file and open it beside the "
+         "measured run: the Compare dock compares them (a projection, not a measurement)"));
+  connect(openB_, &QPushButton::clicked, this, &WhatifPanel::openAsB);
+  auto* buttons = new QHBoxLayout;
+  buttons->addStretch(1);
+  buttons->addWidget(openB_);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(caption_);
+  layout->addWidget(status_);
+  layout->addWidget(progress_);
+  layout->addLayout(form);
+  layout->addWidget(table_);
+  layout->addWidget(chartView_, 1);
+  layout->addWidget(notes_);
+  layout->addLayout(buttons);
+}
+
+void WhatifPanel::setRun(std::shared_ptr<const RunFile> run) {
+  run_ = std::move(run);
+  job_->cancel();
+  writeJob_->cancel();
+  debounce_->stop();
+  cal_.reset();
+  state_.reset();
+  error_.clear();
+  limitW_ = inletC_ = kNaN;
+  power_->setEnabled(false);
+  inlet_->setEnabled(false);
+  fillTable();
+  fillChart();
+  updateSliderLabels();
+  updateOpenButton();
+  pending_ = run_ != nullptr;
+  if (!run_) {
+    status_->setText(tr("No run"));
+    return;
+  }
+  status_->setText(tr("Calibrates when shown"));
+  if (isVisible()) startCalibration();
+}
+
+void WhatifPanel::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (pending_) startCalibration();
+}
+
+void WhatifPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange) fillChart();  // light or dark theme
+}
+
+void WhatifPanel::startCalibration() {
+  pending_ = false;
+  if (!run_) return;
+  status_->setText(tr("Calibrating the run's model…"));
+  job_->start(
+      [run = run_](const BackgroundJob::Context& ctx) {
+        ctx.progress(0, "Calibrating the run's model");
+        auto cal = std::make_shared<const Calibration>(calibrateRun(*run));
+        if (ctx.cancelled()) return JobResult{};
+        ctx.progress(0.5, "Projecting the power-limit sweep");
+        JobResult r = project(*run, cal, WhatifSetting{}, true);
+        r.calibration = std::move(cal);
+        return r;
+      },
+      [this](JobResult r) { finished(std::move(r)); });
+}
+
+WhatifSetting WhatifPanel::sliderSetting() const {
+  WhatifSetting s;
+  if (std::isfinite(limitW_) && power_->value() != power_->maximum())
+    s.power_limit_w = power_->value();
+  if (std::isfinite(inletC_) && inlet_->value() != inletTick_)
+    s.inlet_temp_c = inlet_->value() / 10.0;
+  return s;
+}
+
+void WhatifPanel::setPowerLimit(double watts) {
+  if (!std::isfinite(limitW_) || !std::isfinite(watts)) return;
+  power_->setValue(watts >= limitW_ - 0.5 ? power_->maximum()
+                                          : static_cast<int>(std::lround(std::max(watts, 0.0))));
+}
+
+void WhatifPanel::setInletTemp(double celsius) {
+  if (!std::isfinite(inletC_) || !std::isfinite(celsius)) return;
+  inlet_->setValue(static_cast<int>(std::lround(std::clamp(celsius, -100.0, 200.0) * 10)));
+}
+
+void WhatifPanel::projectNow() {
+  debounce_->stop();
+  startProjection();
+}
+
+void WhatifPanel::startProjection() {
+  if (!run_ || !cal_) return;
+  const WhatifSetting s = sliderSetting();
+  // The sweep follows the inlet; a new power limit alone projects one setting.
+  const bool withSweep = !state_ || state_->sweepInlet != s.inlet_temp_c;
+  status_->setText(tr("Projecting %1 W, inlet %2 °C…")
+                       .arg(number(s.power_limit_w.value_or(limitW_), 0),
+                            number(s.inlet_temp_c.value_or(inletC_), 1)));
+  // Starting supersedes the projection under way: its result is dropped.
+  job_->start([run = run_, cal = cal_, s, withSweep](
+                  const BackgroundJob::Context&) { return project(*run, cal, s, withSweep); },
+              [this](JobResult r) { finished(std::move(r)); });
+}
+
+void WhatifPanel::finished(JobResult r) {
+  if (r.calibration) cal_ = r.calibration;
+  const std::vector<WhatifRow>& rows = r.projection.rows;
+  if (rows.size() != 3 + r.sweepCount) {  // measured, model, the sweep, the setting
+    failed(tr("The projection returned %1 rows, not %2").arg(rows.size()).arg(3 + r.sweepCount));
+    return;
+  }
+  WhatifPanelState st = state_ && !r.withSweep ? *state_ : WhatifPanelState{};
+  st.calibration = cal_;
+  st.measured = rows[0];
+  st.model = rows[1];
+  if (r.withSweep) {
+    st.sweepInlet = r.sweepInlet;
+    st.sweep.assign(rows.begin() + 2, rows.end() - 1);
+    std::vector<TradeoffPoint> pts;
+    for (const WhatifRow& w : st.sweep)
+      pts.push_back({w.value.step_s, w.value.energy_per_token_j});
+    st.pareto = paretoFront(pts);
+  }
+  st.setting = r.setting;
+  st.current = rows.back();
+  st.notes = r.projection.notes;
+  state_ = std::move(st);
+  error_.clear();
+  if (r.calibration) configureSliders();
+  status_->setText(tr("%1: %2 whole iterations, %3 tokens per step")
+                       .arg(QString::fromStdString(run_->info().name))
+                       .arg(r.projection.steps)
+                       .arg(number(r.projection.tokens_per_step, 0)));
+  QStringList notes;
+  for (const std::string& n : state_->notes)
+    notes << tr("Note: %1").arg(QString::fromStdString(n));
+  notes_->setText(notes.join(QLatin1Char('\n')));
+  fillTable();
+  fillChart();
+  updateOpenButton();
+  emit projectionReady();
+}
+
+void WhatifPanel::failed(const QString& message) {
+  error_ = message;
+  state_.reset();
+  status_->setText(message);
+  notes_->clear();
+  fillTable();
+  fillChart();
+  updateOpenButton();
+  emit projectionFailed(message);
+}
+
+void WhatifPanel::updateOpenButton() {
+  // The setting shown (not one still being projected), one file at a time.
+  openB_->setEnabled(state_.has_value() && cal_ && !job_->busy() && !writeJob_->busy());
+}
+
+void WhatifPanel::openAsB() {
+  if (!run_ || !cal_ || !state_) return;
+  if (!tempDir_) tempDir_ = std::make_unique<QTemporaryDir>();
+  if (!tempDir_->isValid()) {
+    status_->setText(tr("Cannot create a temporary folder: %1").arg(tempDir_->errorString()));
+    return;
+  }
+  const WhatifSetting s = state_->setting;
+  const QString path = tempDir_->filePath(QStringLiteral("projected-%1.h5").arg(++written_));
+  status_->setText(tr("Writing the projected run of %1…").arg(settingText(state_->current)));
+  writeJob_->start(
+      [run = run_, cal = cal_, s, out = path.toStdString()](const BackgroundJob::Context& ctx) {
+        writeProjectedRun(*run, *cal, s, out, Progress([&ctx](double f, std::string_view) {
+          ctx.progress(f);
+          return !ctx.cancelled();
+        }));
+      },
+      [this, path] {
+        status_->setText(
+            tr("Projected run written to %1; opened beside the measured run").arg(path));
+        emit openRunRequested(path);
+      });
+}
+
+void WhatifPanel::configureSliders() {
+  const WhatifRow& m = state_->measured;
+  limitW_ = m.power_limit_w > 0 && m.power_limit_w < 1e5 ? m.power_limit_w : kNaN;
+  inletC_ = std::isfinite(m.inlet_temp_c) ? m.inlet_temp_c : kNaN;
+  const QSignalBlocker blockPower(power_), blockInlet(inlet_);
+  if (std::isfinite(limitW_)) {
+    const int top = static_cast<int>(std::lround(limitW_));
+    power_->setRange(static_cast<int>(std::lround(0.5 * limitW_)), top);
+    power_->setValue(top);
+  }
+  if (std::isfinite(inletC_)) {
+    // 15 to 45 C, widened to hold the calibrated inlet (within -20 to 80 C, as the CLI's).
+    inletTick_ = static_cast<int>(std::lround(std::clamp(inletC_, -20.0, 80.0) * 10));
+    inlet_->setRange(std::min(150, inletTick_), std::max(450, inletTick_));
+    inlet_->setValue(inletTick_);
+  }
+  power_->setEnabled(std::isfinite(limitW_));
+  inlet_->setEnabled(std::isfinite(inletC_));
+  updateSliderLabels();
+}
+
+void WhatifPanel::updateSliderLabels() {
+  if (!std::isfinite(limitW_)) {
+    powerValue_->setText(cal_ ? tr("no limit recorded") : QStringLiteral("—"));
+  } else if (power_->value() == power_->maximum()) {
+    powerValue_->setText(tr("%1 W (measured)").arg(number(limitW_, 0)));
+  } else {
+    powerValue_->setText(
+        tr("%1 W (%2 % of %3 W)")
+            .arg(power_->value())
+            .arg(number(100.0 * power_->value() / limitW_, 0), number(limitW_, 0)));
+  }
+  if (!std::isfinite(inletC_))
+    inletValue_->setText(cal_ ? tr("not calibrated") : QStringLiteral("—"));
+  else if (inlet_->value() == inletTick_)
+    inletValue_->setText(tr("%1 °C (calibrated)").arg(number(inletC_, 1)));
+  else
+    inletValue_->setText(tr("%1 °C").arg(number(inlet_->value() / 10.0, 1)));
+}
+
+void WhatifPanel::fillTable() {
+  table_->clearContents();
+  QStringList headers = {tr("measured"), tr("model at the measured setting"), tr("projected")};
+  if (!state_) {
+    table_->setHorizontalHeaderLabels(headers);
+    return;
+  }
+  headers[2] = tr("projected\n%1").arg(settingText(state_->current));
+  table_->setHorizontalHeaderLabels(headers);
+  const WhatifRow* cols[] = {&state_->measured, &state_->model, &state_->current};
+  for (int c = 0; c < 3; ++c) {
+    const WhatifOutcome &v = cols[c]->value, &u = cols[c]->uncertainty;
+    const struct {
+      double value, sd, scale;
+      int digits;
+    } cells[RowCount] = {{v.step_s, u.step_s, 1, 3},
+                         {v.tokens_per_s, u.tokens_per_s, 1, 0},
+                         {v.energy_per_token_j, u.energy_per_token_j, 1, 4},
+                         {v.peak_temp_c, u.peak_temp_c, 1, 1},
+                         {v.throttled_fraction, u.throttled_fraction, 100, 0}};
+    for (int r = 0; r < RowCount; ++r) {
+      const auto& x = cells[r];
+      auto* item =
+          new QTableWidgetItem(withUncertainty(x.value * x.scale, x.sd * x.scale, x.digits));
+      item->setData(Qt::UserRole, x.value);  // the exact value (NaN: unknown)
+      item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      if (!std::isfinite(x.value)) item->setToolTip(tr("unknown"));
+      table_->setItem(r, c, item);
+    }
+  }
+}
+
+void WhatifPanel::fillChart() {
+  QChart* old = chartView_->chart();
+  auto* chart = new QChart;
+  const QPalette pal = palette();
+  const QColor text = pal.text().color();
+  const QColor front(0x2e, 0x9e, 0x5b), measured(0xe0, 0x6c, 0x00);
+  QColor line = text;
+  line.setAlpha(110);
+  auto* sweep = new QLineSeries;
+  sweep->setName(tr("power-limit sweep (projected)"));
+  sweep->setObjectName(QStringLiteral("sweep"));
+  sweep->setPen(QPen(line, 1.5));
+  auto* points = scatter(tr("sweep point"), "sweepPoints", QScatterSeries::MarkerShapeCircle, 7,
+                         pal.base().color(), line);
+  auto* pareto = scatter(tr("Pareto front"), "pareto", QScatterSeries::MarkerShapeCircle, 10, front,
+                         front.darker(130));
+  auto* meas = scatter(tr("measured"), "measured", QScatterSeries::MarkerShapeStar, 18, measured,
+                       measured.darker(140));
+  auto* cur = scatter(tr("this setting"), "current", QScatterSeries::MarkerShapeCircle, 18,
+                      Qt::transparent, pal.highlight().color());
+  cur->setPen(QPen(pal.highlight().color(), 3));
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  auto add = [&](QXYSeries* s, const WhatifRow& r) {
+    if (!finitePoint(r)) return;
+    s->append(point(r));
+    x0 = std::min(x0, r.value.step_s), x1 = std::max(x1, r.value.step_s);
+    y0 = std::min(y0, r.value.energy_per_token_j), y1 = std::max(y1, r.value.energy_per_token_j);
+  };
+  if (state_) {
+    for (const WhatifRow& r : state_->sweep)
+      add(sweep, r), add(points, r);
+    for (size_t i : state_->pareto)
+      add(pareto, state_->sweep[i]);
+    add(meas, state_->measured);
+    add(cur, state_->current);
+  }
+  for (QAbstractSeries* s :
+       std::initializer_list<QAbstractSeries*>{sweep, points, pareto, meas, cur})
+    chart->addSeries(s);
+  chart->legend()->markers(points).front()->setVisible(false);
+  auto* ax = new QValueAxis;
+  ax->setTitleText(tr("step time (s)"));
+  auto* ay = new QValueAxis;
+  ay->setTitleText(tr("energy per token (J)"));
+  ay->setLabelFormat(QStringLiteral("%.4f"));
+  if (x0 <= x1) {
+    const double px = std::max((x1 - x0) * 0.08, 1e-3 * std::fabs(x1));
+    const double py = std::max((y1 - y0) * 0.08, 1e-3 * std::fabs(y1));
+    ax->setRange(x0 - px, x1 + px);
+    ay->setRange(y0 - py, y1 + py);
+  }
+  chart->addAxis(ax, Qt::AlignBottom);
+  chart->addAxis(ay, Qt::AlignLeft);
+  for (QAbstractSeries* s : chart->series())
+    s->attachAxis(ax), s->attachAxis(ay);
+  if (!state_)
+    chart->setTitle(run_ ? tr("No projection yet") : tr("No run"));
+  else if (x0 > x1)
+    chart->setTitle(tr("No energy per token: the run lacks its batch or sequence length"));
+  else
+    chart->setTitle(tr("Power-limit sweep at inlet %1 °C (projected)")
+                        .arg(number(state_->sweepInlet.value_or(inletC_), 1)));
+  applyPalette(chart, pal);
+  connectToolTips(points, pareto, meas, cur);
+  chartView_->setChart(chart);
+  if (old) old->deleteLater();
+}
+
+// Tooltips: the setting and its values.
+void WhatifPanel::connectToolTips(QScatterSeries* points, QScatterSeries* pareto,
+                                  QScatterSeries* meas, QScatterSeries* cur) {
+  auto tip = [this](QScatterSeries* s, auto row) {
+    connect(s, &QScatterSeries::hovered, this, [this, row](const QPointF& p, bool on) {
+      const std::optional<std::pair<WhatifRow, QString>> r = state_ ? row(p) : std::nullopt;
+      if (on && r)
+        QToolTip::showText(QCursor::pos(), rowToolTip(r->first, r->second), chartView_);
+      else
+        QToolTip::hideText();
+    });
+  };
+  auto sweepRow = [this](const QPointF& p) -> std::optional<std::pair<WhatifRow, QString>> {
+    for (size_t i = 0; i < state_->sweep.size(); ++i)
+      if (finitePoint(state_->sweep[i]) && point(state_->sweep[i]) == p) {
+        const bool onFront =
+            std::find(state_->pareto.begin(), state_->pareto.end(), i) != state_->pareto.end();
+        return std::pair{state_->sweep[i],
+                         onFront ? tr("projected, on the Pareto front") : tr("projected")};
+      }
+    return std::nullopt;
+  };
+  tip(points, sweepRow);
+  tip(pareto, sweepRow);
+  tip(meas, [this](const QPointF&) {
+    return std::optional{std::pair{state_->measured, tr("measured")}};
+  });
+  tip(cur, [this](const QPointF&) {
+    return std::optional{std::pair{state_->current, tr("this setting (projected)")}};
+  });
+}
+
+}  // namespace wl
