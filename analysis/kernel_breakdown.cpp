@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/kernel_breakdown.h"
 
-#include "analysis/energy_attribution.h"
+#include "analysis/energy_integral.h"
 
 #include <algorithm>
 #include <array>
