@@ -28,6 +28,7 @@
 #include "support/run_process.h"
 #include "support/strip_run.h"
 #include "support/temp_dir.h"
+#include "whatif/truth_runs.h"
 
 namespace wl {
 namespace {
@@ -37,20 +38,7 @@ namespace fs = std::filesystem;
 // Llama3-8B TP 2 x PP 2 x DP 2 on one 8-GPU node in a hot aisle (the fans run at full speed
 // once loaded, so the heatsinks' resistances are the profile's), NVML's 1 s power average.
 sim::SimConfig hotAisleNode(const char* platform, double inletC, double seconds) {
-  sim::SimConfig c;
-  c.platform = *sim::findProfile(platform);
-  c.model = *sim::findModel("Llama3-8B");
-  c.nodes = 1, c.gpusPerNode = 8;
-  c.tp = 2, c.pp = 2, c.dp = 2;
-  c.mbs = 4, c.gbs = 64, c.seqLen = 2048;
-  c.durationS = seconds;
-  EXPECT_TRUE(sim::applyThermalScenario("hot-aisle", c));
-  c.inletTempC = inletC;
-  c.seed = 1;
-  c.powerWindowS = 1.0;
-  c.trace.ranks = sim::TraceSelection::Ranks::All;
-  c.trace.steps = sim::TraceSelection::Steps::All;
-  return c;
+  return test::truthNode(platform, "hot-aisle", inletC, seconds);
 }
 
 // What the engine drew for each GPU and node (loaders/sim/engine.cpp, "Part-to-part variation").

@@ -12,8 +12,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "analysis/calibration.h"
@@ -21,12 +19,12 @@
 #include "analysis/whatif.h"
 #include "loaders/core/throttle_reasons.h"
 #include "loaders/format/run_file.h"
-#include "loaders/sim/model_shape.h"
-#include "loaders/sim/platform_profile.h"
 #include "loaders/sim/simulator.h"
+#include "support/read_file.h"
 #include "support/run_process.h"
 #include "support/strip_run.h"
 #include "support/temp_dir.h"
+#include "whatif/truth_runs.h"
 
 namespace wl {
 namespace {
@@ -35,28 +33,13 @@ namespace fs = std::filesystem;
 
 constexpr double kStepFrac = 0.05, kEnergyFrac = 0.05, kPeakC = 3.0;
 
-// The projection truth test's run: Llama3-8B TP 2 x PP 2 x DP 2, microbatch 4, 8 H100 in a hot
-// aisle (39 C), every kernel traced, NVML's 1 s power average, seed 1.
+// The projection truth test's H100 run in a hot aisle (39 C).
 sim::SimConfig node(double seconds) {
-  sim::SimConfig c;
-  c.platform = *sim::findProfile("h100");
-  c.model = *sim::findModel("Llama3-8B");
-  c.nodes = 1, c.gpusPerNode = 8;
-  c.tp = 2, c.pp = 2, c.dp = 2;
-  c.mbs = 4, c.gbs = 64, c.seqLen = 2048;
-  c.durationS = seconds;
-  EXPECT_TRUE(sim::applyThermalScenario("hot-aisle", c));
-  c.inletTempC = 39;
-  c.seed = 1;
-  c.powerWindowS = 1.0;
-  c.trace.ranks = sim::TraceSelection::Ranks::All;
-  c.trace.steps = sim::TraceSelection::Steps::All;
-  return c;
+  return test::truthNode("h100", "hot-aisle", 39, seconds);
 }
 
 std::string bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return test::readFile(p);
 }
 
 double rel(double a, double b) {

@@ -23,6 +23,7 @@
 #include "support/run_process.h"
 #include "support/strip_run.h"
 #include "support/temp_dir.h"
+#include "whatif/truth_runs.h"
 
 namespace wl {
 namespace {
@@ -34,20 +35,7 @@ constexpr double kStepFrac = 0.05, kEnergyFrac = 0.05, kPeakC = 3.0;
 // Llama3-8B TP 2 x PP 2 x DP 2, microbatch 4, on 8 GPUs, every kernel traced, NVML's 1 s power
 // average: the calibration test's run, shorter.
 sim::SimConfig node(const char* platform, const char* scenario, double inletC, double seconds) {
-  sim::SimConfig c;
-  c.platform = *sim::findProfile(platform);
-  c.model = *sim::findModel("Llama3-8B");
-  c.nodes = 1, c.gpusPerNode = 8;
-  c.tp = 2, c.pp = 2, c.dp = 2;
-  c.mbs = 4, c.gbs = 64, c.seqLen = 2048;
-  c.durationS = seconds;
-  EXPECT_TRUE(sim::applyThermalScenario(scenario, c));
-  c.inletTempC = inletC;
-  c.seed = 1;
-  c.powerWindowS = 1.0;
-  c.trace.ranks = sim::TraceSelection::Ranks::All;
-  c.trace.steps = sim::TraceSelection::Steps::All;
-  return c;
+  return test::truthNode(platform, scenario, inletC, seconds);
 }
 
 struct Case {
