@@ -126,20 +126,21 @@ TimeMap timeMap(const ProjectedSamples& p, const StepShares& sh, std::vector<dou
   m.x = std::move(x);
   const size_t steps = m.x.size() - 1;
   std::vector<double> len(steps), raw(steps, 0.0), add(steps, 0.0);
+  const double extra = std::isfinite(p.extra_s) ? p.extra_s : 0.0;
   double total = 0, rawSum = 0;
-  bool oneWay = p.extra_s != 0;
+  bool oneWay = extra != 0;
   for (size_t k = 0; k < steps; ++k) {
     len[k] = m.x[k + 1] - m.x[k], total += len[k];
     double before = 0, after = 0;
     for (size_t g = 0; g < sh.compute.size(); ++g)
       before = std::max(before, sh.compute[g][k]), after = std::max(after, sh.computeNew[g][k]);
     raw[k] = after - before, rawSum += raw[k];
-    if (raw[k] * p.extra_s < 0) oneWay = false;
+    if (raw[k] * extra < 0) oneWay = false;
   }
   auto spread = [&](bool byCompute) {
     bool ok = true;
     for (size_t k = 0; k < steps; ++k) {
-      add[k] = p.extra_s * (byCompute ? raw[k] / rawSum : len[k] / total);
+      add[k] = extra * (byCompute ? raw[k] / rawSum : len[k] / total);
       ok = ok && len[k] + add[k] > 0.05 * len[k];
     }
     return ok;
