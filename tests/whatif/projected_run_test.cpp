@@ -153,6 +153,24 @@ TEST(ProjectedRun, TimeMapKeepsOrderAndStretchesTheSteps) {
                 p.gpus[0].limit_bits[i])
           << i;
     }
+  // Faster than measured (every GPU unthrottled, a hotter aisle's run): the steps shrink, the
+  // file still measures as the projection.
+  sim::SimConfig hot = node(20);
+  hot.inletTempC = 45;
+  const fs::path ph = dir.path() / "hot.h5", fast = dir.path() / "hot-free.h5";
+  sim::simulate(hot, ph, {}, nullptr);
+  const auto hotRun = RunFile::open(ph);
+  const Calibration hotCal = calibrateRun(*hotRun);
+  const WhatifSetting free{std::nullopt, std::nullopt, {0, 1, 2, 3, 4, 5, 6, 7}};
+  writeProjectedRun(*hotRun, hotCal, free, fast);
+  const ProjectedSamples q = projectSamples(*hotRun, hotCal, free);
+  const auto f = RunFile::open(fast);
+  const WhatifOutcome mf = measureRun(*f);
+  EXPECT_LT(q.value.step_s, q.measured_step_s);
+  EXPECT_LT(rel(mf.step_s, q.value.step_s), 1e-6);
+  EXPECT_LT(rel(mf.energy_per_token_j, q.value.energy_per_token_j), 1e-6);
+  EXPECT_NEAR(mf.throttled_fraction, 0.0, 1e-12);
+  EXPECT_LT(f->info().end_ns, hotRun->info().end_ns);
 }
 
 // The command line: -o writes the run (and the JSON says where); info marks it; compare reads it;
