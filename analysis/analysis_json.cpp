@@ -228,6 +228,7 @@ json ledgerJson(const EnergyLedger& l) {
                                                        {"se_w", jsonNumber(l.power_se_w[p])}};
   j["class_power"] = power;
   j["residual_w"] = jsonNumber(l.residual_w);
+  j["timing_s"] = jsonNumber(l.timing_s);
   j["samples"] = l.samples;
   json its = json::array();
   for (const LedgerIteration& it : l.iterations) {

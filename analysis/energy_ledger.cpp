@@ -183,13 +183,15 @@ std::vector<Segment> ledgerIterations(const LedgerInput& in, EnergyLedger& L) {
 }
 
 // The power samples whose window lies wholly inside the iterations.
-std::vector<Row> sensorRows(const LedgerInput& in, const std::vector<Segment>& segs) {
+// `extraShiftNs` moves the samples further (the timing term of ledgerTiming()).
+std::vector<Row> sensorRows(const LedgerInput& in, const std::vector<Segment>& segs,
+                            int64_t extraShiftNs = 0) {
   const int64_t windowNs = std::llround(in.sensor.window_s * 1e9);
   const int64_t lagNs = std::llround(in.sensor.lag_s * 1e9);
   std::vector<Row> rows;
   for (size_t k = 0; k < in.t_ns.size() && k < in.power_w.size(); ++k) {
     if (!std::isfinite(in.power_w[k])) continue;
-    const int64_t b = in.t_ns[k] + in.telemetry_shift_ns - lagNs, a = b - windowNs;
+    const int64_t b = in.t_ns[k] + in.telemetry_shift_ns + extraShiftNs - lagNs, a = b - windowNs;
     Row r{{}, in.power_w[k], a, b};
     if (shares(segs, a, b, r.x)) rows.push_back(r);
   }
@@ -326,7 +328,44 @@ void ledgerJoules(const std::vector<Row>& rows, const ClassFit& f, EnergyLedger&
   }
 }
 
+// The timing term of the resolved parts: the samples are on the traces' clock only to within
+// timing_s (an alignment is an estimate), and a part that fills most of an averaging window takes
+// its power from where the window's edges fall. The ledger is computed again with the samples
+// moved by -timing_s, -timing_s / 2, +timing_s / 2 and +timing_s; the largest change of a
+// resolved part's energy joins its uncertainty in quadrature (and the iteration's total).
+void ledgerTiming(const LedgerInput& in, const std::vector<Segment>& segs, EnergyLedger& L) {
+  if (!(L.timing_s > 0)) return;
+  const size_t n = L.iterations.size();
+  std::vector<std::array<double, P>> dev(n, std::array<double, P>{});
+  for (double f : {-1.0, -0.5, 0.5, 1.0}) {
+    EnergyLedger M = L;
+    const std::vector<Row> rows = sensorRows(in, segs, std::llround(f * L.timing_s * 1e9));
+    ClassFit fit;
+    if (!fitClassPowers(rows, M, fit).empty()) continue;
+    ledgerJoules(rows, fit, M);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t p = 0; p < P; ++p) {
+        const double d = std::abs(M.iterations[i].parts[p].j - L.iterations[i].parts[p].j);
+        if (std::isfinite(d)) dev[i][p] = std::max(dev[i][p], d);
+      }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    LedgerIteration& li = L.iterations[i];
+    double u2 = 0;
+    for (size_t p = 0; p < P; ++p) {
+      LedgerValue& v = li.parts[p];
+      if (v.s > 0 && v.resolved && std::isfinite(v.j)) v.u_j = std::hypot(v.u_j, dev[i][p]);
+      u2 += v.u_j * v.u_j;
+    }
+    if (std::isfinite(li.total_j)) li.total_u_j = std::sqrt(u2);
+  }
+}
+
 }  // namespace
+
+double ledgerTimingS(double sampleIntervalS) {
+  return std::isfinite(sampleIntervalS) ? std::max(0.005, sampleIntervalS / 4) : 0.005;
+}
 
 EnergyLedger energyLedger(const LedgerInput& in) {
   EnergyLedger L;
@@ -351,6 +390,8 @@ EnergyLedger energyLedger(const LedgerInput& in) {
     return L;
   }
   ledgerJoules(rows, fit, L);
+  L.timing_s = ledgerTimingS(in.sample_interval_s);
+  ledgerTiming(in, segs, L);
   return L;
 }
 

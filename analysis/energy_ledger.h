@@ -74,6 +74,9 @@ struct EnergyLedger {
   std::array<double, kLedgerParts> power_w{};     // fitted class power (NaN: the part never ran)
   std::array<double, kLedgerParts> power_se_w{};  // its standard error
   double residual_w = kNaN;                       // RMS of the samples about the model
+  // How far the samples may be off the traces' clock (ledgerTimingS()); a resolved part's
+  // uncertainty includes how much its energy moves when the samples move that far.
+  double timing_s = kNaN;
   // The power the GPU may have drawn: the samples' and class powers' span +- twice the residual.
   std::array<double, 2> power_range_w{kNaN, kNaN};
   size_t samples = 0;  // samples in the fit
@@ -96,6 +99,10 @@ struct LedgerInput {
 };
 
 EnergyLedger energyLedger(const LedgerInput& in);
+
+// The timing uncertainty of samples against the traces: a quarter of their median spacing, at
+// least 5 ms. The automatic alignment's errors at 10 and 20 Hz (docs/import.md) are within it.
+double ledgerTimingS(double sampleIntervalS);
 
 // The parts of one iteration as the ledger splits it (compute, communication, idle, optimizer).
 std::array<IntervalSet, kLedgerParts> ledgerParts(const LedgerInput& in, const Iteration& it);

@@ -88,11 +88,12 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Per-part energy inside the stated uncertainty in at least 95 % of the cases with an instantaneous
-// or a 1 s averaged power sensor, over runs with the telemetry on the traces' clock and off it
-// (aligned first); the median relative widths are printed for docs/analyses.md. With a 100 ms
-// window the resolved compute parts are biased beyond their uncertainty on two of the three runs
-// (docs/analyses.md: a known shortfall), so only 70 % is held there.
+// Per-part energy inside the stated uncertainty in at least 95 % of the cases with an
+// instantaneous, a 100 ms or a 1 s averaged power sensor, over runs with the telemetry on the
+// traces' clock and off it (aligned first); the median relative widths are printed for
+// docs/analyses.md. With a 100 ms window the resolved compute parts hold only with the timing term
+// (ledgerTimingS()): without it a few milliseconds of alignment error moved them beyond their
+// uncertainty (76-91 %).
 TEST(EnergyLedger, PartsAgainstTheSimulatorsTruth) {
   test::TempDir dir;
   std::printf(
@@ -118,7 +119,7 @@ TEST(EnergyLedger, PartsAgainstTheSimulatorsTruth) {
       std::printf("| %g s | %+.0f ms | %zu | %.1f %% | %zu of %zu | %.1f %% | %.1f %% |\n", window,
                   offset * 1e3, t.cases, 100 * share, t.resolvedInside, t.resolved,
                   100 * median(t.resolvedWidths), 100 * median(t.widths));
-      EXPECT_GE(share, window == 0.1 ? 0.70 : 0.95);
+      EXPECT_GE(share, 0.95);
     }
 }
 
