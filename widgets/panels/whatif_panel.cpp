@@ -9,7 +9,6 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QLegendMarker>
 #include <QLineSeries>
 #include <QProgressBar>
 #include <QPushButton>
@@ -136,11 +135,13 @@ QScatterSeries* scatter(const QString& name, const char* id, QScatterSeries::Mar
 void applyPalette(QChart* chart, const QPalette& pal) {
   chart->setBackgroundBrush(pal.base());
   chart->setTitleBrush(pal.text());
-  chart->legend()->setLabelColor(pal.text().color());
-  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->legend()->hide();  // the label under the chart says what the marks are (it wraps)
+  QColor grid = pal.text().color();
+  grid.setAlpha(45);
   for (QAbstractAxis* a : chart->axes()) {
     a->setLabelsColor(pal.text().color());
     a->setTitleBrush(pal.text());
+    a->setGridLineColor(grid);
   }
 }
 
@@ -219,14 +220,25 @@ void WhatifPanel::makeControls() {
 
   table_ = new QTableWidget(RowCount, 3, this);
   table_->setObjectName(QStringLiteral("whatifTable"));
-  table_->setVerticalHeaderLabels({tr("step time (s)"), tr("tokens per second"),
-                                   tr("energy per token (J)"), tr("peak temperature (°C)"),
-                                   tr("throttled share (%)")});
+  const QString rows[RowCount][2] = {
+      {tr("step (s)"), tr("Step time: one training iteration, averaged over the whole ones")},
+      {tr("tokens/s"), tr("Throughput: tokens per step (global batch × sequence) per second")},
+      {tr("J/token"), tr("Energy per token: the GPUs' energy per step over its tokens")},
+      {tr("peak (°C)"), tr("Peak GPU temperature")},
+      {tr("throttled (%)"),
+       tr("Share of busy samples whose clock a power or thermal limit lowered")}};
+  for (int r = 0; r < RowCount; ++r) {
+    auto* h = new QTableWidgetItem(rows[r][0]);
+    h->setToolTip(rows[r][1]);
+    table_->setVerticalHeaderItem(r, h);
+  }
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  table_->setWordWrap(false);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
   table_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  table_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+  table_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
 
   chartView_ = new QChartView(this);
   chartView_->setRenderHint(QPainter::Antialiasing);
@@ -236,6 +248,8 @@ void WhatifPanel::makeControls() {
     return std::pair<QString, QString>{QString::fromStdString(run_->info().name),
                                        tr("What if: power-limit sweep (projected)")};
   });
+  legend_ = new QLabel(this);
+  legend_->setWordWrap(true);
   notes_ = new QLabel(this);
   notes_->setWordWrap(true);
   openB_ = new QPushButton(tr("Open as B"), this);
@@ -255,6 +269,7 @@ void WhatifPanel::makeControls() {
   layout->addLayout(form);
   layout->addWidget(table_);
   layout->addWidget(chartView_, 1);
+  layout->addWidget(legend_);
   layout->addWidget(notes_);
   layout->addLayout(buttons);
 }
@@ -470,14 +485,23 @@ void WhatifPanel::updateSliderLabels() {
 
 void WhatifPanel::fillTable() {
   table_->clearContents();
-  QStringList headers = {tr("measured"), tr("model at the measured setting"), tr("projected")};
-  if (!state_) {
-    table_->setHorizontalHeaderLabels(headers);
-    return;
+  const QString tips[] = {tr("The run as recorded"),
+                          tr("The calibrated model replaying the run at its own setting: how far "
+                             "the model is from the measurement"),
+                          tr("The calibrated model at the sliders' setting")};
+  const QString names[] = {tr("measured"), tr("model"), tr("projected")};
+  const WhatifRow* cols[] = {state_ ? &state_->measured : nullptr,
+                             state_ ? &state_->model : nullptr,
+                             state_ ? &state_->current : nullptr};
+  for (int c = 0; c < 3; ++c) {
+    auto* h = new QTableWidgetItem(cols[c] ? QStringLiteral("%1\n%2 W · %3 °C")
+                                                 .arg(names[c], number(cols[c]->power_limit_w, 0),
+                                                      number(cols[c]->inlet_temp_c, 1))
+                                           : names[c]);
+    h->setToolTip(tips[c]);
+    table_->setHorizontalHeaderItem(c, h);
   }
-  headers[2] = tr("projected\n%1").arg(settingText(state_->current));
-  table_->setHorizontalHeaderLabels(headers);
-  const WhatifRow* cols[] = {&state_->measured, &state_->model, &state_->current};
+  if (!state_) return;
   for (int c = 0; c < 3; ++c) {
     const WhatifOutcome &v = cols[c]->value, &u = cols[c]->uncertainty;
     const struct {
@@ -509,7 +533,7 @@ void WhatifPanel::fillChart() {
   QColor line = text;
   line.setAlpha(110);
   auto* sweep = new QLineSeries;
-  sweep->setName(tr("power-limit sweep (projected)"));
+  sweep->setName(tr("sweep (projected)"));
   sweep->setObjectName(QStringLiteral("sweep"));
   sweep->setPen(QPen(line, 1.5));
   auto* points = scatter(tr("sweep point"), "sweepPoints", QScatterSeries::MarkerShapeCircle, 7,
@@ -539,17 +563,24 @@ void WhatifPanel::fillChart() {
   for (QAbstractSeries* s :
        std::initializer_list<QAbstractSeries*>{sweep, points, pareto, meas, cur})
     chart->addSeries(s);
-  chart->legend()->markers(points).front()->setVisible(false);
+  legend_->setText(
+      tr("<span style='color:%1'>&#9679;</span> Pareto front (no other setting is both faster and "
+         "cheaper) &nbsp; <span style='color:%2'>&#9675;</span> other projected settings &nbsp; "
+         "<span style='color:%3'>&#9733;</span> measured &nbsp; <span style='color:%4'>&#9711;"
+         "</span> this setting")
+          .arg(front.name(), line.name(), measured.name(), pal.highlight().color().name()));
   auto* ax = new QValueAxis;
   ax->setTitleText(tr("step time (s)"));
   auto* ay = new QValueAxis;
   ay->setTitleText(tr("energy per token (J)"));
-  ay->setLabelFormat(QStringLiteral("%.4f"));
+  ay->setLabelFormat(QStringLiteral("%.3g"));
   if (x0 <= x1) {
     const double px = std::max((x1 - x0) * 0.08, 1e-3 * std::fabs(x1));
     const double py = std::max((y1 - y0) * 0.08, 1e-3 * std::fabs(y1));
     ax->setRange(x0 - px, x1 + px);
     ay->setRange(y0 - py, y1 + py);
+    ax->applyNiceNumbers();
+    ay->applyNiceNumbers();
   }
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(ay, Qt::AlignLeft);

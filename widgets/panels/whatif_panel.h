@@ -140,6 +140,7 @@ class WhatifPanel : public QWidget {
   QLabel* inletValue_;
   QTableWidget* table_;
   QChartView* chartView_;
+  QLabel* legend_;  // what the chart's marks are
   QLabel* notes_;
   QPushButton* openB_;
 };
