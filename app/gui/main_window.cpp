@@ -34,6 +34,7 @@
 #include "widgets/panels/kernel_details_view.h"
 #include "widgets/panels/run_summary_view.h"
 #include "widgets/panels/selection_summary_view.h"
+#include "widgets/panels/whatif_panel.h"
 #include "widgets/prometheus_dialog.h"
 #include "widgets/timeline/view/timeline_page.h"
 #include "widgets/track_tree.h"
@@ -87,7 +88,8 @@ MainWindow::MainWindow(QWidget* parent)
       selection_(new SelectionSummaryView(this)),
       analysis_(new AnalysisPanel(this)),
       compare_(new ComparePanel(this)),
-      matrix_(new IterationMatrixView(this)) {
+      matrix_(new IterationMatrixView(this)),
+      whatif_(new WhatifPanel(this)) {
   initWattlineResources();
   setWindowTitle(QStringLiteral("Wattline"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/wattline.svg")));
@@ -111,6 +113,10 @@ MainWindow::MainWindow(QWidget* parent)
       makeDock(this, tr("Iterations"), "iterationsDock", matrix_, Qt::RightDockWidgetArea);
   tabifyDockWidget(compareDock, matrixDock);
   connectIterationMatrix(matrixDock);
+  QDockWidget* whatifDock =
+      makeDock(this, tr("What if"), "whatifDock", whatif_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(matrixDock, whatifDock);
+  connectWhatif(whatifDock);
   selectionDock->raise();
   connect(compare_, &ComparePanel::settingsChanged, this, &MainWindow::applyComparison);
   connect(page_->viewport(), &Viewport::rangeChanged, compare_, &ComparePanel::setVisibleRange);
@@ -145,6 +151,7 @@ MainWindow::MainWindow(QWidget* parent)
             if (index == 0) {
               selection_->setRun(run);
               analysis_->setRun(run);
+              whatif_->setRun(run);
             }
             page_->view()->setFocus();  // W/A/S/D work at once
             compare_->setRuns(page_->store()->runs());
@@ -276,6 +283,13 @@ void MainWindow::connectIterationMatrix(QDockWidget* dock) {
       tr("The rank × iteration matrix: what each GPU's throttling cost each step"));
 }
 
+void MainWindow::connectWhatif(QDockWidget* dock) {
+  dock->toggleViewAction()->setToolTip(
+      tr("What the run would do at another power limit or inlet temperature, projected from its "
+         "own calibration"));
+  connect(whatif_, &WhatifPanel::openRunRequested, this, &MainWindow::openRun);
+}
+
 void MainWindow::showMatrixCell(int gpu, int rank, int64_t t0, int64_t t1) {
   // The cell's GPU (its telemetry) and rank (its kernels) pinned at the top, in place of the
   // previous cell's, and the step with a quarter of it on each side.
@@ -363,6 +377,7 @@ void MainWindow::createFileMenu() {
     selection_->setRun(nullptr);
     analysis_->setRun(nullptr);
     matrix_->setCost(nullptr, {});
+    whatif_->setRun(nullptr);
     matrixPins_.clear();
     compare_->setRuns({});
     lastKernel_.clear();
@@ -552,6 +567,14 @@ void MainWindow::createViewMenu() {
     connect(a, &QAction::triggered, this, [this, themeId] { applyTheme(themeId); });
   }
   viewMenu->addSeparator();
+  if (auto* whatifDock = findChild<QDockWidget*>(QStringLiteral("whatifDock"))) {
+    QAction* whatIf = viewMenu->addAction(tr("&What If… (Power Limit, Inlet)"), this, [whatifDock] {
+      whatifDock->show();
+      whatifDock->raise();
+    });
+    whatIf->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    whatIf->setToolTip(whatifDock->toggleViewAction()->toolTip());
+  }
   for (QDockWidget* d : findChildren<QDockWidget*>())
     viewMenu->addAction(d->toggleViewAction());
 }

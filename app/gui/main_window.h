@@ -26,6 +26,7 @@ class RunSession;
 class RunSummaryView;
 class TimelinePage;
 class TrackTree;
+class WhatifPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -58,6 +59,9 @@ class MainWindow : public QMainWindow {
   // timeline to the step with the cell's GPU and rank pinned at the top.
   void connectIterationMatrix(QDockWidget* dock);
   void showMatrixCell(int gpu, int rank, int64_t t0, int64_t t1);
+  // The What if dock: View > What If… shows it; its Open as B opens the projected run beside
+  // the measured one (the Compare dock takes over).
+  void connectWhatif(QDockWidget* dock);
 
   RunSession* session_;
   RecentFiles* recent_ = nullptr;
@@ -69,6 +73,7 @@ class MainWindow : public QMainWindow {
   AnalysisPanel* analysis_;
   ComparePanel* compare_;
   IterationMatrixView* matrix_;
+  WhatifPanel* whatif_;
   std::vector<QString> matrixPins_;  // the tree keys the last matrix click pinned
   std::map<int, std::pair<int64_t, int64_t>> lastKernel_;  // run -> (start, duration) clicked
   // Actions the toolbar and the help menu share with the menus.
