@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The time / energy trade-off of a what-if sweep (docs/user-guide.md, "What-if panel"): which
-// settings of a power-limit sweep are on the Pareto front of step time and energy per token, and
-// the power limits such a sweep visits. Qt-free: the What-if panel draws what these return.
+// The time / energy trade-off of a what-if sweep
+// (docs/user-guide.md#what-if-another-power-limit-or-inlet-temperature): which settings of a
+// power-limit sweep are on the Pareto front of step time and energy per token, and the power limits
+// such a sweep visits. Qt-free: the What-if panel draws what these return.
 
 #include <cstddef>
 #include <vector>

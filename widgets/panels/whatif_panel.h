@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The What-if panel (docs/user-guide.md, "What-if panel"): what the open run would do at another
-// power limit or inlet temperature, projected with the run's own calibration
-// (analysis/calibration.h, analysis/whatif.h; the same numbers as `wattline whatif`). Two sliders
-// choose the setting; a table shows the measured run, the model at the measured setting and the
-// projection side by side with their uncertainties; a chart shows a power-limit sweep (step time
-// against energy per token) with the measured point, the Pareto front (analysis/whatif_pareto.h)
-// and the chosen setting.
+// The What-if panel (docs/user-guide.md#what-if-another-power-limit-or-inlet-temperature): what the
+// open run would do at another power limit or inlet temperature, projected with the run's own
+// calibration (analysis/calibration.h, analysis/whatif.h; the same numbers as `wattline whatif`).
+// Two sliders choose the setting; a table shows the measured run, the model at the measured setting
+// and the projection side by side with their uncertainties; a chart shows a power-limit sweep (step
+// time against energy per token) with the measured point, the Pareto front
+// (analysis/whatif_pareto.h) and the chosen setting.
 //
 // Calibration and projection run off the UI thread (one BackgroundJob): the run is calibrated
 // once, when the panel is first shown with it, and reused; a moved slider starts a new projection
