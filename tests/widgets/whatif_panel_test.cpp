@@ -283,6 +283,22 @@ class WhatifPanelTest : public QObject {
     QCOMPARE(panel.table()->item(0, 0), nullptr);
   }
 
+  // A hidden panel (a dock tab behind another) calibrates nothing until it is shown.
+  void calibratesOnlyWhenShown() {
+    if (!std::filesystem::exists(sample("h200-gpt-1.3b-real.h5")))
+      WL_QSKIP_OR_FAIL_MISSING("a bundled sample is missing (resources/samples)");
+    WhatifPanel panel;
+    QSignalSpy ready(&panel, &WhatifPanel::projectionReady);
+    panel.setRun(RunFile::open(sample("h200-gpt-1.3b-real.h5")));
+    QTest::qWait(300);
+    QVERIFY(!panel.busy());
+    QCOMPARE(ready.count(), 0);
+    QVERIFY(!panel.state());
+    panel.show();
+    QVERIFY(ready.wait(60000));
+    QVERIFY(panel.state() && panel.state()->calibration);
+  }
+
   void saysItIsAProjection() {
     WhatifPanel panel;
     bool found = false;
