@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/report_numbers.h"
@@ -111,7 +112,9 @@ TwoRunComparison compareTwoRuns(const RunFile& a, const RunFile& b, const Analys
               .stats;
     }
   }
-  c.iterations = compareIterations(a, b, options, progress.sub(0.1, 1.0));
+  progress.report(0.1, "energy ledger");
+  c.ledgers = compareLedgers(a, b);
+  c.iterations = compareIterations(a, b, options, progress.sub(0.15, 1.0));
   return c;
 }
 
@@ -158,6 +161,24 @@ json twoRunJson(const TwoRunComparison& c) {
                   {"b", spreadJson(it.b)},
                   {"delta", spreadJson(it.delta)},
                   {"delta_pct", columnsJson(it.mean_delta_pct)}};
+  json steps = json::array();
+  for (const LedgerStepComparison& l : c.ledgers) {
+    auto parts = [](const StepLedger& s) {
+      json o;
+      for (size_t p = 0; p < kLedgerParts; ++p)
+        o[ledgerPartId(static_cast<LedgerPart>(p))] = {{"j", jsonNumber(s.parts[p].j)},
+                                                       {"u_j", jsonNumber(s.parts[p].u_j)},
+                                                       {"resolved", s.parts[p].resolved}};
+      o["ranks"] = s.ranks;
+      return o;
+    };
+    json d;
+    for (size_t p = 0; p < kLedgerParts; ++p)
+      d[ledgerPartId(static_cast<LedgerPart>(p))] = {{"j", jsonNumber(l.a_minus_b[p].j)},
+                                                     {"u_j", jsonNumber(l.a_minus_b[p].u_j)}};
+    steps.push_back({{"step", l.step}, {"a", parts(l.a)}, {"b", parts(l.b)}, {"a_minus_b", d}});
+  }
+  j["energy_ledger"] = {{"steps", steps}};
   return j;
 }
 
@@ -169,6 +190,11 @@ std::string twoRunCsv(const TwoRunComparison& c) {
   for (size_t k = 0; k < kThrottleCauseCount; ++k)
     out += fmt::format(",a_throttled_{0}_s,b_throttled_{0}_s,delta_throttled_{0}_s",
                        throttleCauseId(static_cast<ThrottleCause>(k)));
+  for (size_t p = 0; p < kLedgerParts; ++p)
+    out += fmt::format(
+        ",a_ledger_{0}_j,a_ledger_{0}_u_j,a_ledger_{0}_resolved,b_ledger_{0}_j,b_ledger_{0}_u_j,"
+        "b_ledger_{0}_resolved,delta_ledger_{0}_j,delta_ledger_{0}_u_j",
+        ledgerPartId(static_cast<LedgerPart>(p)));
   out += "\n";
   for (const IterationComparisonRow& r : c.iterations.rows) {
     out +=
@@ -180,6 +206,17 @@ std::string twoRunCsv(const TwoRunComparison& c) {
       out += fmt::format(",{},{},{}", csvNumber(r.a.throttled_by_cause_s[k]),
                          csvNumber(r.b.throttled_by_cause_s[k]),
                          csvNumber(r.throttled_by_cause_delta_s[k]));
+    const auto l = std::find_if(c.ledgers.begin(), c.ledgers.end(),
+                                [&](const LedgerStepComparison& x) { return x.step == r.step; });
+    for (size_t p = 0; p < kLedgerParts; ++p) {
+      if (l == c.ledgers.end()) {
+        out += ",,,,,,,,";
+        continue;
+      }
+      for (const LedgerValue* v : {&l->a.parts[p], &l->b.parts[p]})
+        out += fmt::format(",{},{},{}", csvNumber(v->j), csvNumber(v->u_j), v->resolved ? 1 : 0);
+      out += fmt::format(",{},{}", csvNumber(l->a_minus_b[p].j), csvNumber(l->a_minus_b[p].u_j));
+    }
     out += "\n";
   }
   return out;

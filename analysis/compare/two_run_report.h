@@ -15,6 +15,7 @@
 
 #include "analysis/compare/config_diff.h"
 #include "analysis/compare/iteration_compare.h"
+#include "analysis/compare/ledger_compare.h"
 #include "analysis/compare/warped_difference.h"
 
 namespace wl {
@@ -35,6 +36,7 @@ struct TwoRunComparison {
   RunDifferences differences;
   TwoRunAlignment alignment;
   IterationComparison iterations;
+  std::vector<LedgerStepComparison> ledgers;  // the energy ledgers at the steps both traced
 };
 
 TwoRunComparison compareTwoRuns(const RunFile& a, const RunFile& b,
@@ -42,8 +44,9 @@ TwoRunComparison compareTwoRuns(const RunFile& a, const RunFile& b,
 
 nlohmann::json twoRunJson(const TwoRunComparison& c);
 // One header line, then one line per common step: step, each run's window, then per column
-// a_ID, b_ID, delta_ID, delta_pct_ID, then per throttle cause a_/b_/delta_throttled_CAUSE_s.
-// Unknown values are empty fields.
+// a_ID, b_ID, delta_ID, delta_pct_ID, then per throttle cause a_/b_/delta_throttled_CAUSE_s, then
+// per energy ledger part a_/b_ledger_PART_j, _u_j, _resolved and delta_ledger_PART_j, _u_j.
+// Unknown values are empty fields (a step one run did not trace has no ledger).
 std::string twoRunCsv(const TwoRunComparison& c);
 
 }  // namespace wl

@@ -29,62 +29,38 @@ std::string cell(double v, int digits, bool sign = false) {
   return sign ? fmt::format("{:+.{}f}", v, digits) : fmt::format("{:.{}f}", v, digits);
 }
 
-// One run's energy ledger per step, summed over its traced ranks (analysis/energy_ledger.h): the
-// parts' joules, their uncertainties in quadrature, resolved only if every rank's part is.
-struct StepLedger {
-  std::array<LedgerValue, kLedgerParts> parts;
-  int ranks = 0;
-};
-
-std::map<int64_t, StepLedger> ledgerBySteps(const RunFile& run) {
-  std::map<int64_t, StepLedger> out;
-  std::set<int> ranks;
-  for (const TrackInfo& t : run.tracks())
-    ranks.insert(t.rank);
-  for (int r : ranks) {
-    const EnergyLedger l = energyLedger(ledgerInputOf(run, r, {}));
-    for (const LedgerIteration& it : l.iterations) {
-      StepLedger& s = out[it.step];
-      if (s.ranks++ == 0)
-        for (LedgerValue& v : s.parts)
-          v.j = 0, v.u_j = 0, v.resolved = true;
-      for (size_t p = 0; p < kLedgerParts; ++p) {
-        LedgerValue& v = s.parts[p];
-        v.s += it.parts[p].s;
-        v.j += it.parts[p].j;
-        v.u_j = std::hypot(v.u_j, it.parts[p].u_j);
-        v.resolved = v.resolved && it.parts[p].resolved;
-      }
-    }
-  }
-  return out;
+// "1234 ± 56", or "≈ 1234 ± 560" for a part finer than the sensor resolves (joules).
+std::string ledgerCell(const LedgerValue& v, bool sign) {
+  if (!std::isfinite(v.j)) return "-";
+  const double j = std::round(v.j) == 0 ? 0.0 : v.j;  // no "-0"
+  return fmt::format("{}{} ± {:.0f}", v.resolved ? "" : "≈ ",
+                     sign ? fmt::format("{:+.0f}", j) : fmt::format("{:.0f}", j), v.u_j);
 }
 
-// The ledgers of A and B at their common steps, with A - B (uncertainties in quadrature).
-nlohmann::json ledgerComparison(const RunFile& a, const RunFile& b) {
-  const auto la = ledgerBySteps(a), lb = ledgerBySteps(b);
-  auto parts = [](const StepLedger& s) {
-    nlohmann::json j;
-    for (size_t p = 0; p < kLedgerParts; ++p)
-      j[ledgerPartId(static_cast<LedgerPart>(p))] = {{"j", jsonNumber(s.parts[p].j)},
-                                                     {"u_j", jsonNumber(s.parts[p].u_j)},
-                                                     {"resolved", s.parts[p].resolved}};
-    j["ranks"] = s.ranks;
-    return j;
-  };
-  nlohmann::json steps = nlohmann::json::array();
-  for (const auto& [step, sa] : la) {
-    const auto it = lb.find(step);
-    if (it == lb.end()) continue;
-    const StepLedger& sb = it->second;
-    nlohmann::json d;
-    for (size_t p = 0; p < kLedgerParts; ++p)
-      d[ledgerPartId(static_cast<LedgerPart>(p))] = {
-          {"j", jsonNumber(sa.parts[p].j - sb.parts[p].j)},
-          {"u_j", jsonNumber(std::hypot(sa.parts[p].u_j, sb.parts[p].u_j))}};
-    steps.push_back({{"step", step}, {"a", parts(sa)}, {"b", parts(sb)}, {"a_minus_b", d}});
+// The energy ledgers of the steps both runs traced (summed over their traced ranks).
+std::string ledgerText(const std::vector<LedgerStepComparison>& ledgers) {
+  if (ledgers.empty()) return {};
+  constexpr int kW = 18;
+  std::string out = fmt::format(
+      "\nenergy ledger (J, summed over the traced ranks; ≈: finer than the power sensor resolves, "
+      "± its whole power range):\n{:>5} {:<5}",
+      "step", "run");
+  for (size_t p = 0; p < kLedgerParts; ++p)
+    out += fmt::format(" {:>{}}", ledgerPartId(static_cast<LedgerPart>(p)), kW);
+  out += "\n";
+  for (const LedgerStepComparison& l : ledgers) {
+    auto line = [&](const std::string& step, const std::string& who,
+                    const std::array<LedgerValue, kLedgerParts>& parts, bool sign) {
+      out += fmt::format("{:>5} {:<5}", step, who);
+      for (const LedgerValue& v : parts)
+        out += fmt::format(" {:>{}}", ledgerCell(v, sign), kW);
+      out += "\n";
+    };
+    line(std::to_string(l.step), fmt::format("A ({})", l.a.ranks), l.a.parts, false);
+    line("", fmt::format("B ({})", l.b.ranks), l.b.parts, false);
+    line("", "A-B", l.a_minus_b, true);
   }
-  return {{"steps", steps}};
+  return out;
 }
 
 void printText(const TwoRunComparison& c) {
@@ -158,6 +134,7 @@ void printText(const TwoRunComparison& c) {
                          kW);
     out += "\n";
   }
+  out += ledgerText(c.ledgers);
   std::fputs(out.c_str(), stdout);
 }
 
@@ -185,9 +162,7 @@ int cmdCompareIterations(const ArgParser& p, const Progress& progress) {
   const auto b = RunFile::open(inputs[1]);
   const TwoRunComparison c = compareTwoRuns(*a, *b, {}, progress);
   if (p.has("json")) {
-    nlohmann::json j = twoRunJson(c);
-    j["energy_ledger"] = ledgerComparison(*a, *b);
-    std::fputs((j.dump(2) + "\n").c_str(), stdout);
+    std::fputs((twoRunJson(c).dump(2) + "\n").c_str(), stdout);
   } else if (p.has("csv")) {
     std::fputs(twoRunCsv(c).c_str(), stdout);
   } else {

@@ -141,7 +141,7 @@ TEST_F(CompareIterationsCommand, CsvAndText) {
                            0),
             0u);
   const size_t columns = static_cast<size_t>(std::count(lines[0].begin(), lines[0].end(), ',')) + 1;
-  EXPECT_EQ(columns, 5u + 10 * 4 + 8 * 3);
+  EXPECT_EQ(columns, 5u + 10 * 4 + 8 * 3 + 4 * 8);  // ... throttle causes, ledger parts
   for (size_t i = 1; i < lines.size(); ++i)
     EXPECT_EQ(static_cast<size_t>(std::count(lines[i].begin(), lines[i].end(), ',')) + 1, columns);
   EXPECT_EQ(lines[2].substr(0, 2), "1,");

@@ -8,6 +8,7 @@
 // alignment estimate when the simulator stamped it off the traces' clock.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -215,6 +216,53 @@ TEST(EnergyLedger, CompareIterationsCarriesBothLedgers) {
   EXPECT_DOUBLE_EQ(
       s["a_minus_b"]["compute"]["u_j"].get<double>(),
       std::hypot(s["a"]["compute"]["u_j"].get<double>(), s["b"]["compute"]["u_j"].get<double>()));
+
+  // The CSV's ledger columns of step 19 are the JSON's numbers; the text prints them rounded.
+  const auto csv = test::runWattline({"compare", a, b, "--iterations", "--csv", "--quiet"});
+  ASSERT_EQ(csv.exitCode, 0) << csv.err;
+  auto fields = [](const std::string& line) {
+    std::vector<std::string> f(1);
+    for (char ch : line) {
+      if (ch == ',')
+        f.emplace_back();
+      else
+        f.back().push_back(ch);
+    }
+    return f;
+  };
+  std::vector<std::vector<std::string>> lines;
+  for (size_t at = 0; at < csv.out.size();) {
+    const size_t nl = std::min(csv.out.find('\n', at), csv.out.size());
+    lines.push_back(fields(csv.out.substr(at, nl - at)));
+    at = nl + 1;
+  }
+  const std::vector<std::string>& head = lines.at(0);
+  const auto step19 = std::find_if(lines.begin(), lines.end(),
+                                   [](const auto& f) { return !f.empty() && f[0] == "19"; });
+  ASSERT_NE(step19, lines.end());
+  auto column = [&](const std::string& name) {
+    const auto k = std::find(head.begin(), head.end(), name);
+    EXPECT_NE(k, head.end()) << name;
+    return k == head.end() ? std::string() : (*step19)[static_cast<size_t>(k - head.begin())];
+  };
+  for (const char* part : {"compute", "communication", "optimizer"}) {
+    EXPECT_DOUBLE_EQ(std::stod(column(std::string("a_ledger_") + part + "_j")),
+                     s["a"][part]["j"].get<double>());
+    EXPECT_DOUBLE_EQ(std::stod(column(std::string("b_ledger_") + part + "_u_j")),
+                     s["b"][part]["u_j"].get<double>());
+    EXPECT_DOUBLE_EQ(std::stod(column(std::string("delta_ledger_") + part + "_j")),
+                     s["a_minus_b"][part]["j"].get<double>());
+    EXPECT_EQ(column(std::string("a_ledger_") + part + "_resolved"),
+              s["a"][part]["resolved"].get<bool>() ? "1" : "0");
+  }
+  EXPECT_EQ(column("a_ledger_idle_j"), "");  // no sample saw idle time apart: unknown, not 0
+  const auto text = test::runWattline({"compare", a, b, "--iterations", "--quiet"});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  const double aCompute = s["a"]["compute"]["j"].get<double>();
+  const double aComputeU = s["a"]["compute"]["u_j"].get<double>();
+  EXPECT_NE(text.out.find(fmt::format("{:.0f} ± {:.0f}", aCompute, aComputeU)), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("energy ledger (J"), std::string::npos);
 }
 
 }  // namespace
