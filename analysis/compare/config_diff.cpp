@@ -12,6 +12,7 @@
 #include <set>
 
 #include "analysis/compare/iteration_compare.h"
+#include "analysis/projected_run.h"
 #include "analysis/report_numbers.h"
 #include "analysis/run_alignment.h"
 
@@ -24,6 +25,35 @@ std::string yesNo(bool v) {
   return v ? "yes" : "no";
 }
 
+// Where a run's numbers come from: "simulated", "projected" (a what-if projection of a measured
+// run, analysis/projected_run.h) or "measured".
+std::string origin(const RunInfo& i) {
+  if (i.simulated) return "simulated";
+  return isProjectedRun(i) ? "projected" : "measured";
+}
+
+// The warning when the runs' origins differ: which side a model sets, and which model.
+std::string originWarning(const std::string& oa, const std::string& ob) {
+  const bool aProjected = oa == "projected", bProjected = ob == "projected";
+  if (!aProjected && !bProjected)  // simulated and measured
+    return fmt::format(
+        "{} is simulated and {} measured: the simulator's model, not the hardware, sets {}'s "
+        "numbers.",
+        oa == "simulated" ? "A" : "B", oa == "simulated" ? "B" : "A",
+        oa == "simulated" ? "A" : "B");
+  const char* p = aProjected ? "A" : "B";
+  const char* other = aProjected ? "B" : "A";
+  const std::string& otherOrigin = aProjected ? ob : oa;
+  if (otherOrigin == "simulated")
+    return fmt::format(
+        "{} is projected and {} simulated: the what-if model calibrated on a run sets {}'s "
+        "numbers and the simulator {}'s; neither side is a measurement.",
+        p, other, p, other);
+  return fmt::format(
+      "{} is projected and {} measured: the what-if model calibrated on a run, not the hardware, "
+      "sets {}'s numbers.",
+      p, other, p);
+}
 
 // One configuration key: its label, how it reads, and its token in a legend label.
 struct ConfigKey {
@@ -186,7 +216,12 @@ RunDifferences runDifferences(const RunFile& a, const RunFile& b) {
   data("throttle_reasons", "throttle reasons recorded", yesNo(ra), yesNo(rb));
   const auto ta = tracedRanks(a), tb = tracedRanks(b);
   data("traced_ranks", "traced ranks", compactList(ta), compactList(tb));
-  data("simulated", "simulated", yesNo(ia.simulated), yesNo(ib.simulated));
+  // With a projected run, its origin (a projection is not simulated, nor measured).
+  const std::string oa = origin(ia), ob = origin(ib);
+  if (oa == "projected" || ob == "projected")
+    data("origin", "origin", oa, ob);
+  else
+    data("simulated", "simulated", yesNo(ia.simulated), yesNo(ib.simulated));
   const size_t sa = completedSteps(a).size(), sb = completedSteps(b).size();
   data("steps", "completed steps", std::to_string(sa), std::to_string(sb));
 
@@ -237,11 +272,7 @@ RunDifferences runDifferences(const RunFile& a, const RunFile& b) {
         "Exposed communication and bubble time are means over different traced ranks (A: {}; "
         "B: {}).",
         compactList(ta), compactList(tb)));
-  if (ia.simulated != ib.simulated)
-    w.push_back(fmt::format(
-        "{} is simulated and {} measured: the simulator's model, not the hardware, sets {}'s "
-        "numbers.",
-        ia.simulated ? "A" : "B", ia.simulated ? "B" : "A", ia.simulated ? "A" : "B"));
+  if (oa != ob) w.push_back(originWarning(oa, ob));
   if (commonSteps(a, b).empty())
     w.push_back(
         "The runs share no step number: no per-iteration comparison and no iteration warp (B is "
