@@ -1,20 +1,24 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // wattline whatif RUN.h5 [--power-limit W] [--inlet-temp C] [--unthrottle-gpu N[,M...]]
 //                        [--sweep power-limit=A:B:STEP] [--power-window S] [--json|--csv]
-//                        [-o|--output OUT.h5]
+//                        [--tp N] [--pp N] [--dp N] [--mbs N] [-o|--output OUT.h5]
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <system_error>
 
 #include "analysis/calibration.h"
 #include "analysis/projected_run.h"
 #include "analysis/whatif.h"
+#include "analysis/whatif_layout.h"
 #include "app/cli/arg_parser.h"
 #include "app/cli/commands.h"
 #include "loaders/core/error.h"
@@ -60,6 +64,37 @@ std::vector<int> gpuList(const std::string& s) {
     a = b + 1;
   }
   return out;
+}
+
+int layoutSize(const std::string& opt, const std::string& s) {
+  const double v = number(opt, s);
+  if (!(v >= 1 && v <= 4096 && v == std::floor(v)))
+    throw UsageError(fmt::format("{}: expected a whole number from 1 to 4096", opt));
+  return static_cast<int>(v);
+}
+
+std::string layoutKind(const LayoutProjection& l) {
+  return fmt::format("projected TP{} PP{} DP{} mbs{}", l.tp, l.pp, l.dp, l.mbs);
+}
+
+// Progress of the layout's two simulations on stderr: a rewritten line on a terminal, a line
+// every 25 % otherwise.
+Progress layoutProgress() {
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  auto last = std::make_shared<int>(-1);
+  return Progress([tty, last](double fr, std::string_view) {
+    const int pct = static_cast<int>(fr * 100.0);
+    if (tty && pct != *last) {
+      std::fprintf(stderr, "\r\033[Kwhatif: simulating the layouts %3d%%%s", pct,
+                   pct >= 100 ? "\n" : "");
+      std::fflush(stderr);
+      *last = pct;
+    } else if (!tty && (pct / 25 != *last / 25 || *last < 0)) {
+      std::fprintf(stderr, "whatif: simulating the layouts %3d%%\n", pct);
+      *last = pct;
+    }
+    return true;
+  });
 }
 
 std::string text(const WhatifProjection& p) {
@@ -117,6 +152,10 @@ int cmdWhatif(const Args& rawArgs) {
               "these GPUs are never slowed by a power or thermal limit (a fixed fan)")
       .option("sweep", "power-limit=A:B:STEP",
               "project every power limit from A to B in steps of STEP (with the other options)")
+      .option("tp", "N", "project to this tensor parallel size (simulates the run; docs/whatif.md)")
+      .option("pp", "N", "project to this pipeline parallel size (simulates the run)")
+      .option("dp", "N", "project to this data parallel size (simulates the run)")
+      .option("mbs", "N", "project to this microbatch size (simulates the run)")
       .option("power-window", "S", "the power sensor's averaging window (as calibrate's)")
       .flag("json", "print the projection as JSON (schema in docs/whatif.md)")
       .flag("csv", "print the projection as CSV, one row per setting")
@@ -141,6 +180,15 @@ int cmdWhatif(const Args& rawArgs) {
       throw UsageError("--inlet-temp: expected -20 to 80 C");
   }
   if (auto v = p.value("unthrottle-gpu")) base.unthrottled_gpus = gpuList(*v);
+  WhatifLayout layout;
+  if (auto v = p.value("tp")) layout.tp = layoutSize("--tp", *v);
+  if (auto v = p.value("pp")) layout.pp = layoutSize("--pp", *v);
+  if (auto v = p.value("dp")) layout.dp = layoutSize("--dp", *v);
+  if (auto v = p.value("mbs")) layout.mbs = layoutSize("--mbs", *v);
+  if (!layout.empty() && p.value("sweep"))
+    throw UsageError("--tp/--pp/--dp/--mbs project one layout: not with --sweep");
+  if (!layout.empty() && output)
+    throw UsageError("-o does not write a projected layout yet: drop -o or --tp/--pp/--dp/--mbs");
   std::vector<WhatifSetting> settings;
   if (auto v = p.value("sweep")) {
     const std::string prefix = "power-limit=";
@@ -158,7 +206,8 @@ int cmdWhatif(const Args& rawArgs) {
       s.power_limit_w = w;
       settings.push_back(s);
     }
-  } else if (base.power_limit_w || base.inlet_temp_c || !base.unthrottled_gpus.empty()) {
+  } else if (layout.empty() &&
+             (base.power_limit_w || base.inlet_temp_c || !base.unthrottled_gpus.empty())) {
     settings.push_back(base);
   }
   if (output && settings.empty())
@@ -177,10 +226,29 @@ int cmdWhatif(const Args& rawArgs) {
       throw UsageError(
           fmt::format("--unthrottle-gpu: the run has GPUs 0 to {}", run->gpus().size() - 1));
   const Calibration cal = calibrateRun(*run, opt);
-  const WhatifProjection proj = projectRun(*run, cal, settings);
+  WhatifProjection proj = projectRun(*run, cal, settings);
   if (output) writeProjectedRun(*run, cal, settings.front(), *output);
+  nlohmann::json j;
+  if (p.has("json")) j = toJson(proj);
+  if (!layout.empty()) {
+    // The layout's row: the simulator at both layouts, the measured run scaled by their ratio
+    // (the power limit, inlet and unthrottled GPUs asked for apply to the new layout).
+    LayoutProjection l;
+    try {
+      l = projectLayout(*run, cal, base, layout, {}, layoutProgress());
+    } catch (const LayoutUnsupported& e) {
+      throw UsageError(e.what());
+    }
+    WhatifRow r = l.row;
+    r.kind = layoutKind(l);
+    proj.rows.push_back(r);
+    proj.notes.insert(proj.notes.end(), l.notes.begin(), l.notes.end());
+    if (p.has("json")) {
+      j["settings"].push_back(toJson(l));
+      j["notes"] = proj.notes;
+    }
+  }
   if (p.has("json")) {
-    nlohmann::json j = toJson(proj);
     if (output) j["output"] = *output;
     j["calibration"] = toJson(cal);
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
