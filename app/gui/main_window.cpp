@@ -5,13 +5,16 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyleFactory>
@@ -156,7 +159,7 @@ MainWindow::MainWindow(QWidget* parent)
             page_->view()->setFocus();  // W/A/S/D work at once
             compare_->setRuns(page_->store()->runs());
             if (compare_->active()) compareDock->raise();
-            recent_->add(QString::fromStdString(run->path().string()));
+            recordOpened(*run, index);
             const RunInfo& i = run->info();
             // A simulated run is marked once: not again when its name already says so; a
             // projected one (whatif -o) too.
@@ -287,7 +290,66 @@ void MainWindow::connectWhatif(QDockWidget* dock) {
   dock->toggleViewAction()->setToolTip(
       tr("What the run would do at another power limit or inlet temperature, projected from its "
          "own calibration"));
-  connect(whatif_, &WhatifPanel::openRunRequested, this, &MainWindow::openRun);
+  connect(whatif_, &WhatifPanel::openRunRequested, this, [this](const QString& path) {
+    projections_ << QFileInfo(path).absoluteFilePath();
+    openRun(path);
+  });
+}
+
+void MainWindow::recordOpened(const RunFile& run, int index) {
+  const QString path = QString::fromStdString(run.path().string());
+  if (!projections_.contains(QFileInfo(path).absoluteFilePath())) {
+    recent_->add(path);
+    return;
+  }
+  // The projection of run 0 (the What if dock's run): B against the measured run as A.
+  compare_->setRunPair(0, index);
+  if (auto* dock = findChild<QDockWidget*>(QStringLiteral("compareDock"))) dock->raise();
+}
+
+QString MainWindow::projectionOfB() const {
+  const auto& runs = page_->store()->runs();
+  const int b = compare_->settings().runB;
+  if (!compare_->active() || b < 0 || b >= static_cast<int>(runs.size())) return {};
+  const QString path =
+      QFileInfo(QString::fromStdString(runs[static_cast<size_t>(b)]->path().string()))
+          .absoluteFilePath();
+  return projections_.contains(path) ? path : QString();
+}
+
+bool MainWindow::saveProjectionTo(const QString& dest) {
+  const QString from = projectionOfB();
+  QString error;
+  if (from.isEmpty())
+    error = tr("B is not a projection of the What if dock");
+  else if (QFileInfo(dest).absoluteFilePath() == from)
+    error = tr("%1 is the projection's own temporary file").arg(dest);
+  else if (QFile::exists(dest) && !QFile::remove(dest))
+    error = tr("Cannot replace %1").arg(dest);
+  else if (QFile f(from); !f.copy(dest))
+    error = tr("Cannot copy the projection to %1: %2").arg(dest, f.errorString());
+  if (!error.isEmpty()) {
+    statusBar()->showMessage(error, 8000);
+    return false;
+  }
+  recent_->add(QFileInfo(dest).absoluteFilePath());
+  statusBar()->showMessage(tr("Projection saved as %1").arg(dest), 6000);
+  return true;
+}
+
+void MainWindow::saveProjectionAs() {
+  const QString from = projectionOfB();
+  if (from.isEmpty()) return;
+  const QString dir = QSettings().value("lastOpenDir").toString();
+  const QString suggested = QDir(dir).filePath(
+      QString::fromStdString(page_->store()->run(compare_->settings().runB).info().name)
+          .replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-")) +
+      QStringLiteral(".h5"));
+  const QString dest = QFileDialog::getSaveFileName(this, tr("Save Projection As"), suggested,
+                                                    tr("Wattline runs (*.h5)"));
+  if (dest.isEmpty()) return;
+  QSettings().setValue("lastOpenDir", QFileInfo(dest).absolutePath());
+  saveProjectionTo(dest);
 }
 
 void MainWindow::showMatrixCell(int gpu, int rank, int64_t t0, int64_t t1) {
@@ -384,6 +446,14 @@ void MainWindow::createFileMenu() {
     setWindowTitle(QStringLiteral("Wattline"));
   });
   closeAll->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_W));
+  saveProjection_ =
+      file->addAction(tr("Save &Projection As…"), this, &MainWindow::saveProjectionAs);
+  saveProjection_->setToolTip(
+      tr("Keep the projected run the Compare dock shows as B (What if > Open as B): it is a "
+         "temporary file, removed when Wattline exits"));
+  saveProjection_->setEnabled(false);
+  connect(compare_, &ComparePanel::settingsChanged, saveProjection_,
+          [this] { saveProjection_->setEnabled(!projectionOfB().isEmpty()); });
   file->addSeparator();
   QAction* exportAction = file->addAction(tr("&Export Timeline…"), this, [this] {
     if (!exportTimeline(this, *page_))

@@ -5,6 +5,7 @@
 // itself.
 
 #include <QMainWindow>
+#include <QStringList>
 
 #include <cstdint>
 #include <map>
@@ -17,6 +18,7 @@ class QDockWidget;
 namespace wl {
 
 class AnalysisPanel;
+class RunFile;
 class ComparePanel;
 class IterationMatrixView;
 class KernelDetailsView;
@@ -36,6 +38,12 @@ class MainWindow : public QMainWindow {
   // Opens a study window on run files and folders of runs.
   void openStudy(const QStringList& paths);
   TimelinePage* timeline() const { return page_; }
+  // The temporary file of the projection the Compare dock shows as B (What if > Open as B);
+  // empty when B is not one.
+  QString projectionOfB() const;
+  // Copies projectionOfB() to `dest` (replacing it) and adds the copy to File > Open Recent;
+  // false, with the reason in the status bar, when there is none or the copy fails.
+  bool saveProjectionTo(const QString& dest);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -62,6 +70,11 @@ class MainWindow : public QMainWindow {
   // The What if dock: View > What If… shows it; its Open as B opens the projected run beside
   // the measured one (the Compare dock takes over).
   void connectWhatif(QDockWidget* dock);
+  // A run just opened at `index`: when it is a temporary projection (Open as B) it becomes B
+  // against run 0 and stays out of Open Recent (its file goes with the window); else it is
+  // added to Open Recent.
+  void recordOpened(const RunFile& run, int index);
+  void saveProjectionAs();
 
   RunSession* session_;
   RecentFiles* recent_ = nullptr;
@@ -74,6 +87,8 @@ class MainWindow : public QMainWindow {
   ComparePanel* compare_;
   IterationMatrixView* matrix_;
   WhatifPanel* whatif_;
+  QStringList projections_;  // the temporary files of Open as B (absolute paths)
+  QAction* saveProjection_ = nullptr;
   std::vector<QString> matrixPins_;  // the tree keys the last matrix click pinned
   std::map<int, std::pair<int64_t, int64_t>> lastKernel_;  // run -> (start, duration) clicked
   // Actions the toolbar and the help menu share with the menus.

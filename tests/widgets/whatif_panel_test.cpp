@@ -8,9 +8,11 @@
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
+#include <QDockWidget>
 #include <QLabel>
 #include <QPushButton>
 #include <QScatterSeries>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTableWidget>
@@ -26,11 +28,16 @@
 #include "analysis/projected_run.h"
 #include "analysis/whatif.h"
 #include "analysis/whatif_pareto.h"
+#include "app/gui/main_window.h"
+#include "app/gui/run_session.h"
 #include "loaders/core/metrics.h"
 #include "support/missing.h"
 #include "support/synthetic_run.h"
 #include "support/temp_dir.h"
+#include "widgets/panels/compare_panel.h"
 #include "widgets/panels/whatif_panel.h"
+#include "widgets/timeline/model/tile_store.h"
+#include "widgets/timeline/view/timeline_page.h"
 
 using namespace wl;  // NOLINT: test file
 
@@ -81,6 +88,12 @@ bool openAndWait(WhatifPanel& panel, std::shared_ptr<const RunFile> run) {
 class WhatifPanelTest : public QObject {
   Q_OBJECT
  private slots:
+  void initTestCase() {
+    QApplication::setOrganizationName("WattlineTest");
+    QApplication::setApplicationName("WattlineWhatifTest");
+    QSettings().clear();
+  }
+
   void projectionEqualsTheLibrary_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<double>("limitW");  // NaN: the slider stays at the measured limit
@@ -297,6 +310,68 @@ class WhatifPanelTest : public QObject {
     panel.show();
     QVERIFY(ready.wait(60000));
     QVERIFY(panel.state() && panel.state()->calibration);
+  }
+
+  // In the main window, Open as B twice: each projection becomes B against the measured run (run
+  // 0) as A, the latest one after the second; neither temporary file enters File > Open Recent;
+  // Save Projection As copies B's file (a projected run) and lists the copy there.
+  void mainWindowComparesTheLatestProjection() {
+    const std::filesystem::path measured = sample("llama3-8b-h100x8-mbs4.h5");
+    if (!std::filesystem::exists(measured))
+      WL_QSKIP_OR_FAIL_MISSING("a bundled sample is missing (resources/samples)");
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    auto* session = w.findChild<RunSession*>();
+    auto* panel = w.findChild<WhatifPanel*>();
+    auto* compare = w.findChild<ComparePanel*>();
+    QVERIFY(session && panel && compare);
+    QSignalSpy opened(session, &RunSession::runOpened);
+    QSignalSpy ready(panel, &WhatifPanel::projectionReady);
+    w.openRun(QString::fromStdString(measured.string()));
+    QVERIFY(opened.wait(20000));
+    w.findChild<QDockWidget*>(QStringLiteral("whatifDock"))->raise();  // calibrates when shown
+    QVERIFY(ready.wait(60000));
+    QSignalSpy requested(panel, &WhatifPanel::openRunRequested);
+    for (int watts : {500, 450}) {
+      panel->setPowerLimit(watts);
+      panel->projectNow();
+      QVERIFY(ready.wait(60000));
+      QVERIFY(panel->openAsBButton()->isEnabled());
+      panel->openAsB();
+      QVERIFY(requested.wait(60000));
+      QVERIFY(opened.wait(20000));
+    }
+    QCOMPARE(opened.count(), 3);
+    QCOMPARE(requested.count(), 2);
+    QCOMPARE(compare->settings().runA, 0);
+    QCOMPARE(compare->settings().runB, 2);
+    const auto& runs = w.timeline()->store()->runs();
+    QCOMPARE(runs.size(), size_t{3});
+    const QString latest = requested.at(1).at(0).toString();
+    QCOMPARE(QString::fromStdString(runs[2]->path().string()), latest);
+    QVERIFY(isProjectedRun(runs[2]->info()));
+    QCOMPARE(w.projectionOfB(), QFileInfo(latest).absoluteFilePath());
+
+    const QStringList recent = QSettings().value("recentFiles").toStringList();
+    QVERIFY(recent.contains(QString::fromStdString(measured.string())));
+    for (const QList<QVariant>& r : requested) {
+      const QString temp = r.at(0).toString();
+      QVERIFY2(!recent.contains(temp) && !recent.contains(QFileInfo(temp).absoluteFilePath()),
+               qPrintable(temp));
+    }
+
+    test::TempDir dir;
+    const QString kept = QString::fromStdString((dir / "kept.h5").string());
+    QVERIFY(w.saveProjectionTo(kept));
+    const auto copy = RunFile::open(kept.toStdString());
+    QVERIFY(isProjectedRun(copy->info()));
+    QCOMPARE(copy->info().name, runs[2]->info().name);
+    QVERIFY(QSettings().value("recentFiles").toStringList().contains(kept));
+    // B measured: nothing to save.
+    compare->setRunPair(2, 0);
+    QVERIFY(w.projectionOfB().isEmpty());
+    QVERIFY(!w.saveProjectionTo(kept));
   }
 
   void saysItIsAProjection() {

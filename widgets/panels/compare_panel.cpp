@@ -313,6 +313,24 @@ void ComparePanel::swapRuns() {
   recompute();
 }
 
+bool ComparePanel::setRunPair(int a, int b) {
+  const int n = static_cast<int>(runs_.size());
+  if (a < 0 || b < 0 || a >= n || b >= n || a == b) return false;
+  updating_ = true;
+  runA_->setCurrentIndex(a);
+  runB_->setCurrentIndex(b);
+  eventOffset_.reset();  // chosen for another pair
+  int64_t step = 0;
+  const auto [mode, offset] =
+      defaultAlignment(*runs_[static_cast<size_t>(a)], *runs_[static_cast<size_t>(b)], &step);
+  (void)offset;
+  align_->setCurrentIndex(align_->findData(static_cast<int>(mode)));
+  step_->setValue(static_cast<int>(step));
+  updating_ = false;
+  recompute();
+  return true;
+}
+
 void ComparePanel::startWarp() {
   auto ra = runs_[static_cast<size_t>(std::max(0, runA_->currentIndex()))];
   auto rb = runs_[static_cast<size_t>(std::max(0, runB_->currentIndex()))];

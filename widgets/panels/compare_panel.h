@@ -71,6 +71,10 @@ class ComparePanel : public QWidget {
   void setAlignment(AlignMode mode, int64_t step = 0);
   void setPairBy(PairBy by);
   void swapRuns();
+  // Chooses A and B among the open runs (indices into setRuns' list) and aligns them as a new
+  // pair is aligned by default; false (nothing changes) when either is out of range or they are
+  // the same run.
+  bool setRunPair(int a, int b);
   // The visible range (display clock): its deltas are recomputed after a short pause.
   void setVisibleRange(TimeRange display);
   QTableWidget* deltaTable() const { return table_; }
