@@ -94,6 +94,40 @@ TEST(WhatifLayoutTruth, H100Microbatch1To4) {
   compare("mbs 1 -> 4, direct on seed 2", p, direct(b, dir.path() / "b2.h5"));
 }
 
+// Simulates `a` at microbatch 1, projects it to 4 and compares with a direct simulation at 4.
+void microbatch1To4(const sim::SimConfig& a, const char* name) {
+  test::TempDir dir;
+  const Calibrated c = simulateStripCalibrate(a, dir.path() / "a.h5");
+  WhatifLayout layout;
+  layout.mbs = 4;
+  const LayoutProjection p = projectLayout(*c.run, c.cal, {}, layout);
+  sim::SimConfig b = a;
+  b.mbs = 4;
+  compare(name, p, direct(b, dir.path() / "b.h5"));
+}
+
+TEST(WhatifLayoutTruth, H200Microbatch1To4) {
+  sim::SimConfig a = test::truthNode("h200", "hot-aisle", 37, 60);
+  a.mbs = 1;
+  microbatch1To4(a, "mbs 1 -> 4, H200 hot aisle 37 C");
+}
+
+TEST(WhatifLayoutTruth, Mi250Microbatch1To4) {
+  sim::SimConfig a = test::truthNode("mi250", "hot-aisle", 37, 60);
+  a.mbs = 1;
+  microbatch1To4(a, "mbs 1 -> 4, MI250 hot aisle 37 C");
+}
+
+// The machine is not the built-in profile (more dynamic power, more idle power, a warmer
+// heatsink): the prior the projection simulates from is off, the ratio has to cancel it.
+TEST(WhatifLayoutTruth, H100OffTheProfileMicrobatch1To4) {
+  sim::SimConfig a = mbs1("h100");
+  a.platform.power_dyn_max_w *= 1.15;
+  a.platform.power_base_w += 15;
+  a.platform.sink_resistance_c_per_w *= 1.2;
+  microbatch1To4(a, "mbs 1 -> 4, H100 off the profile (dynamic +15 %, base +15 W, sink R +20 %)");
+}
+
 TEST(WhatifLayoutTruth, StrippedRunProjectsTheSame) {
   test::TempDir dir;
   sim::SimConfig a = mbs1("h100");
