@@ -9,7 +9,6 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QLineSeries>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScatterSeries>
@@ -20,7 +19,6 @@
 #include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
-#include <QValueAxis>
 
 #include <algorithm>
 #include <cmath>
@@ -28,6 +26,7 @@
 
 #include "analysis/projected_run.h"
 #include "analysis/whatif_pareto.h"
+#include "widgets/charts/whatif_chart.h"
 #include "widgets/export/export_dialog.h"
 
 namespace wl {
@@ -119,30 +118,11 @@ QPointF point(const WhatifRow& r) {
   return {r.value.step_s, r.value.energy_per_token_j};
 }
 
-QScatterSeries* scatter(const QString& name, const char* id, QScatterSeries::MarkerShape shape,
-                        double size, const QColor& fill, const QColor& border) {
-  auto* s = new QScatterSeries;
-  s->setName(name);
-  s->setObjectName(QString::fromLatin1(id));
-  s->setMarkerShape(shape);
-  s->setMarkerSize(size);
-  s->setColor(fill);
-  s->setBorderColor(border);
-  return s;
-}
-
-// The dock's palette (light or dark) without a chart theme, as the Compare dock's charts.
-void applyPalette(QChart* chart, const QPalette& pal) {
-  chart->setBackgroundBrush(pal.base());
-  chart->setTitleBrush(pal.text());
-  chart->legend()->hide();  // the label under the chart says what the marks are (it wraps)
-  QColor grid = pal.text().color();
-  grid.setAlpha(45);
-  for (QAbstractAxis* a : chart->axes()) {
-    a->setLabelsColor(pal.text().color());
-    a->setTitleBrush(pal.text());
-    a->setGridLineColor(grid);
-  }
+// A scatter series of `chart` by its objectName (whatif_chart.h).
+QScatterSeries* scatterOf(const QChart* chart, const char* id) {
+  for (QAbstractSeries* s : chart->series())
+    if (s->objectName() == QLatin1String(id)) return qobject_cast<QScatterSeries*>(s);
+  return nullptr;
 }
 
 }  // namespace
@@ -526,75 +506,15 @@ void WhatifPanel::fillTable() {
 
 void WhatifPanel::fillChart() {
   QChart* old = chartView_->chart();
-  auto* chart = new QChart;
   const QPalette pal = palette();
-  const QColor text = pal.text().color();
-  const QColor front(0x2e, 0x9e, 0x5b), measured(0xe0, 0x6c, 0x00);
-  QColor line = text;
-  line.setAlpha(110);
-  auto* sweep = new QLineSeries;
-  sweep->setName(tr("sweep (projected)"));
-  sweep->setObjectName(QStringLiteral("sweep"));
-  sweep->setPen(QPen(line, 1.5));
-  auto* points = scatter(tr("sweep point"), "sweepPoints", QScatterSeries::MarkerShapeCircle, 7,
-                         pal.base().color(), line);
-  auto* pareto = scatter(tr("Pareto front"), "pareto", QScatterSeries::MarkerShapeCircle, 10, front,
-                         front.darker(130));
-  auto* meas = scatter(tr("measured"), "measured", QScatterSeries::MarkerShapeStar, 18, measured,
-                       measured.darker(140));
-  auto* cur = scatter(tr("this setting"), "current", QScatterSeries::MarkerShapeCircle, 18,
-                      Qt::transparent, pal.highlight().color());
-  cur->setPen(QPen(pal.highlight().color(), 3));
-  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
-  auto add = [&](QXYSeries* s, const WhatifRow& r) {
-    if (!finitePoint(r)) return;
-    s->append(point(r));
-    x0 = std::min(x0, r.value.step_s), x1 = std::max(x1, r.value.step_s);
-    y0 = std::min(y0, r.value.energy_per_token_j), y1 = std::max(y1, r.value.energy_per_token_j);
-  };
-  if (state_) {
-    for (const WhatifRow& r : state_->sweep)
-      add(sweep, r), add(points, r);
-    for (size_t i : state_->pareto)
-      add(pareto, state_->sweep[i]);
-    add(meas, state_->measured);
-    add(cur, state_->current);
-  }
-  for (QAbstractSeries* s :
-       std::initializer_list<QAbstractSeries*>{sweep, points, pareto, meas, cur})
-    chart->addSeries(s);
-  legend_->setText(
-      tr("<span style='color:%1'>&#9679;</span> Pareto front (no other setting is both faster and "
-         "cheaper) &nbsp; <span style='color:%2'>&#9675;</span> other projected settings &nbsp; "
-         "<span style='color:%3'>&#9733;</span> measured &nbsp; <span style='color:%4'>&#9711;"
-         "</span> this setting")
-          .arg(front.name(), line.name(), measured.name(), pal.highlight().color().name()));
-  auto* ax = new QValueAxis;
-  ax->setTitleText(tr("step time (s)"));
-  auto* ay = new QValueAxis;
-  ay->setTitleText(tr("energy per token (J)"));
-  ay->setLabelFormat(QStringLiteral("%.3g"));
-  if (x0 <= x1) {
-    const double px = std::max((x1 - x0) * 0.08, 1e-3 * std::fabs(x1));
-    const double py = std::max((y1 - y0) * 0.08, 1e-3 * std::fabs(y1));
-    ax->setRange(x0 - px, x1 + px);
-    ay->setRange(y0 - py, y1 + py);
-    ax->applyNiceNumbers();
-    ay->applyNiceNumbers();
-  }
-  chart->addAxis(ax, Qt::AlignBottom);
-  chart->addAxis(ay, Qt::AlignLeft);
-  for (QAbstractSeries* s : chart->series())
-    s->attachAxis(ax), s->attachAxis(ay);
-  if (!state_)
-    chart->setTitle(run_ ? tr("No projection yet") : tr("No run"));
-  else if (x0 > x1)
-    chart->setTitle(tr("No energy per token: the run lacks its batch or sequence length"));
-  else
-    chart->setTitle(tr("Power-limit sweep at inlet %1 °C (projected)")
-                        .arg(number(state_->sweepInlet.value_or(inletC_), 1)));
-  applyPalette(chart, pal);
-  connectToolTips(points, pareto, meas, cur);
+  QChart* chart =
+      state_ ? makeWhatifSweepChart(state_->sweep, state_->pareto, state_->measured,
+                                    state_->current, state_->sweepInlet.value_or(inletC_), pal)
+             : makeWhatifSweepChart({}, {}, WhatifRow{}, WhatifRow{}, kNaN, pal);
+  if (!state_) chart->setTitle(run_ ? tr("No projection yet") : tr("No run"));
+  legend_->setText(whatifChartLegend(pal));
+  connectToolTips(scatterOf(chart, "sweepPoints"), scatterOf(chart, "pareto"),
+                  scatterOf(chart, "measured"), scatterOf(chart, "current"));
   chartView_->setChart(chart);
   if (old) old->deleteLater();
 }

@@ -6,7 +6,7 @@
 // Two sliders choose the setting; a table shows the measured run, the model at the measured setting
 // and the projection side by side with their uncertainties; a chart shows a power-limit sweep (step
 // time against energy per token) with the measured point, the Pareto front
-// (analysis/whatif_pareto.h) and the chosen setting.
+// (analysis/whatif_pareto.h) and the chosen setting (built by widgets/charts/whatif_chart.h).
 //
 // Calibration and projection run off the UI thread (one BackgroundJob): the run is calibrated
 // once, when the panel is first shown with it, and reused; a moved slider starts a new projection
