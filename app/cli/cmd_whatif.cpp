@@ -139,8 +139,10 @@ int cmdWhatif(const Args& rawArgs) {
   for (const std::string& a : rawArgs)
     args.push_back(a == "-o" ? "--output" : a);
   ArgParser p("whatif",
-              "Project a measured run to another power limit, inlet temperature or set of "
-              "unthrottled GPUs with its own calibration (wattline calibrate): step time, "
+              "Project a measured run to another power limit, inlet temperature, set of "
+              "unthrottled GPUs or layout (--tp/--pp/--dp/--mbs: the simulator at both layouts, "
+              "the measured run scaled by their ratio) with its own calibration (wattline "
+              "calibrate): step time, "
               "throughput, energy per token, peak temperature and throttled share per setting, "
               "each with an uncertainty from the calibration's errors; the measured setting "
               "first, with the model's reproduction of it (docs/whatif.md). With -o, the "

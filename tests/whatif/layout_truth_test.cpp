@@ -18,6 +18,7 @@
 #include "analysis/whatif_layout.h"
 #include "loaders/format/run_file.h"
 #include "loaders/sim/simulator.h"
+#include "support/run_process.h"
 #include "support/strip_run.h"
 #include "support/temp_dir.h"
 #include "whatif/truth_runs.h"
@@ -165,6 +166,53 @@ TEST(WhatifLayoutTruth, RefusesALayoutTheSimulatorCannotRun) {
   WhatifLayout layout;
   layout.tp = 3;  // 3 x 2 x 2 is not 8 GPUs
   EXPECT_THROW(projectLayout(*c.run, c.cal, {}, layout), LayoutUnsupported);
+}
+
+TEST(WhatifLayoutTruth, CommandPrintsTheLayoutRow) {
+  test::TempDir dir;
+  sim::SimConfig a = mbs1("h100");
+  a.durationS = 15;
+  const fs::path path = dir.path() / "run.h5";
+  sim::simulate(a, path, {}, nullptr);
+  const auto r =
+      test::runWattline({"whatif", path.string(), "--mbs", "2", "--power-limit", "500", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("simulating the layouts"), std::string::npos) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["settings"].size(), 2u);
+  EXPECT_EQ(j["settings"][0]["kind"], "measured");
+  const nlohmann::json& e = j["settings"][1];
+  EXPECT_EQ(e["kind"], "projected layout");
+  EXPECT_EQ(e["tp"], 2);
+  EXPECT_EQ(e["pp"], 2);
+  EXPECT_EQ(e["dp"], 2);
+  EXPECT_EQ(e["mbs"], 2);
+  EXPECT_EQ(e["power_limit_w"], 500.0);
+  for (const char* k : {"step_s", "tokens_per_s", "energy_per_token_j", "peak_temp_c"}) {
+    EXPECT_TRUE(e[k].is_number()) << k;
+    EXPECT_TRUE(e["uncertainty"][k].is_number()) << k;
+  }
+  // The ratio: measured x simulated B / simulated A.
+  EXPECT_NEAR(e["step_s"].get<double>(),
+              j["settings"][0]["step_s"].get<double>() *
+                  e["simulated_new_layout"]["step_s"].get<double>() /
+                  e["simulated_measured_layout"]["step_s"].get<double>(),
+              1e-9);
+  const auto text = test::runWattline({"whatif", path.string(), "--mbs", "2"});
+  EXPECT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("projected TP2 PP2 DP2 mbs2"), std::string::npos) << text.out;
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--tp", "3"},
+        {"--mbs", "0"},
+        {"--mbs", "1.5"},
+        {"--mbs", "3"},  // 64 sequences over DP 2 x microbatch 3 do not divide
+        {"--mbs", "2", "--sweep", "power-limit=400:700:100"},
+        {"--mbs", "2", "-o", (dir.path() / "out.h5").string()}}) {
+    std::vector<std::string> args = {"whatif", path.string()};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const auto b = test::runWattline(args);
+    EXPECT_EQ(b.exitCode, 2) << bad.front() << " " << bad[1] << ": " << b.err;
+  }
 }
 
 }  // namespace
