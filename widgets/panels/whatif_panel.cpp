@@ -474,7 +474,8 @@ void WhatifPanel::fillTable() {
                              state_ ? &state_->model : nullptr,
                              state_ ? &state_->current : nullptr};
   for (int c = 0; c < 3; ++c) {
-    auto* h = new QTableWidgetItem(cols[c] ? QStringLiteral("%1\n%2 W · %3 °C")
+    // Three short lines: a narrow dock shows the three columns whole.
+    auto* h = new QTableWidgetItem(cols[c] ? QStringLiteral("%1\n%2 W\n%3 °C")
                                                  .arg(names[c], number(cols[c]->power_limit_w, 0),
                                                       number(cols[c]->inlet_temp_c, 1))
                                            : names[c]);
@@ -494,8 +495,10 @@ void WhatifPanel::fillTable() {
                          {v.throttled_fraction, u.throttled_fraction, 100, 0}};
     for (int r = 0; r < RowCount; ++r) {
       const auto& x = cells[r];
+      // The uncertainty on a line of its own under the value (narrow columns).
       auto* item =
-          new QTableWidgetItem(withUncertainty(x.value * x.scale, x.sd * x.scale, x.digits));
+          new QTableWidgetItem(withUncertainty(x.value * x.scale, x.sd * x.scale, x.digits)
+                                   .replace(QStringLiteral(" ± "), QStringLiteral("\n± ")));
       item->setData(Qt::UserRole, x.value);  // the exact value (NaN: unknown)
       item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       if (!std::isfinite(x.value)) item->setToolTip(tr("unknown"));
