@@ -15,6 +15,7 @@
 #include "loaders/format/run_file.h"
 #include "loaders/sim/model_shape.h"
 #include "loaders/sim/platform_profile.h"
+#include "loaders/sim/power_model.h"
 #include "loaders/sim/simulator.h"
 
 namespace wl {
@@ -105,6 +106,30 @@ sim::SimConfig measuredConfig(const RunFile& run, const Calibration& cal, double
   return c;
 }
 
+// Experimental: the calibration's idle power, compute power and thermal resistance written into
+// the profile (LayoutOptions::apply_fits).
+void applyFits(sim::PlatformProfile& prof, const Calibration& cal) {
+  std::vector<double> idle, idleT, w, r;
+  for (const GpuCalibration& g : cal.gpus) {
+    idle.push_back(g.power.idle_w), idleT.push_back(g.power.idle_temp_c);
+    w.push_back(g.power.group_w[static_cast<size_t>(PowerGroup::Compute)]);
+    if (g.thermal.upstream_gpu < 0) r.push_back(g.thermal.resistance_c_per_w);
+  }
+  const sim::PowerModel pm(prof, std::vector<double>(1, 1.0));
+  const double i = median(idle), t = median(idleT);
+  if (std::isfinite(i) && std::isfinite(t))
+    prof.power_base_w =
+        std::max(0.0, prof.power_base_w + i - pm.power(0, prof.idle_sm_clock_mhz, t, 0.0));
+  const double wc = median(w);
+  if (std::isfinite(wc) && wc > 0 && prof.activity_gemm > 0)
+    prof.power_dyn_max_w = wc / prof.activity_gemm;
+  const double rr = median(r), r0 = prof.die_resistance_c_per_w + prof.sink_resistance_c_per_w;
+  if (std::isfinite(rr) && rr > 0 && r0 > 0) {
+    prof.die_resistance_c_per_w *= rr / r0;
+    prof.sink_resistance_c_per_w *= rr / r0;
+  }
+}
+
 struct TempFile {
   fs::path path;
   TempFile() {
@@ -148,6 +173,7 @@ LayoutProjection projectLayout(const RunFile& run, const Calibration& cal,
   const double seconds =
       std::max(std::min(span - 4.0, options.max_simulated_s), 4.0 * measured.step_s);
   sim::SimConfig a = measuredConfig(run, cal, seconds, options.seed);
+  if (options.apply_fits) applyFits(a.platform, cal);
   sim::SimConfig b = a;
   b.tp = layout.tp.value_or(a.tp), b.pp = layout.pp.value_or(a.pp);
   b.dp = layout.dp.value_or(a.dp), b.mbs = layout.mbs.value_or(a.mbs);

@@ -51,6 +51,8 @@ struct LayoutProjection {
 struct LayoutOptions {
   double max_simulated_s = 60;  // simulate at most this much training time per layout
   uint64_t seed = 1;            // the simulator's seed (a simulation parameter, not the run's)
+  bool apply_fits = false;      // experimental: write the calibration's power and thermal fits
+                                // into the profile (docs/whatif.md, "Layout changes")
 };
 
 // Throws LayoutUnsupported for a layout the simulator cannot run, wl::Error naming the file for a
