@@ -584,6 +584,8 @@ nlohmann::json num(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
+}  // namespace
+
 nlohmann::json outcomeJson(const WhatifOutcome& o) {
   return {{"step_s", num(o.step_s)},
           {"tokens_per_s", num(o.tokens_per_s)},
@@ -592,7 +594,14 @@ nlohmann::json outcomeJson(const WhatifOutcome& o) {
           {"throttled_fraction", num(o.throttled_fraction)}};
 }
 
-}  // namespace
+double measuredPowerLimit(const Calibration& cal) {
+  double limit = kNaN;
+  for (const GpuCalibration& g : cal.gpus)
+    if (std::isfinite(g.governor.power_limit_w))
+      limit =
+          std::isnan(limit) ? g.governor.power_limit_w : std::max(limit, g.governor.power_limit_w);
+  return limit;
+}
 
 WhatifOutcome measureRun(const RunFile& run) {
   const Window w = wholeIterations(run);
@@ -634,11 +643,7 @@ WhatifProjection projectRun(const RunFile& run, const Calibration& cal,
         "the run's configuration lacks the global batch or sequence length: no tokens per "
         "second or energy per token");
   const WhatifOutcome measured = measureRun(run);
-  double limit = kNaN;
-  for (const GpuCalibration& g : cal.gpus)
-    if (std::isfinite(g.governor.power_limit_w))
-      limit =
-          std::isnan(limit) ? g.governor.power_limit_w : std::max(limit, g.governor.power_limit_w);
+  const double limit = measuredPowerLimit(cal);
   const WhatifSetting here{limit, in.inletC, {}};
   auto row = [&](std::string kind, const WhatifSetting& s) {
     WhatifRow r;

@@ -93,5 +93,9 @@ WhatifProjection projectRun(const RunFile& run, const Calibration& cal,
                             const std::vector<WhatifSetting>& settings);
 
 nlohmann::json toJson(const WhatifProjection& p);
+// The five outcome fields as the JSON's setting rows have them (null where NaN).
+nlohmann::json outcomeJson(const WhatifOutcome& o);
+// The power limit projectRun calls the measured one: the largest the GPUs record.
+double measuredPowerLimit(const Calibration& cal);
 
 }  // namespace wl

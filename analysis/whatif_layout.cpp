@@ -39,15 +39,6 @@ double nodeInlet(const Calibration& cal, int node) {
   return median(v);
 }
 
-double recordedLimit(const Calibration& cal) {
-  double limit = kNaN;
-  for (const GpuCalibration& g : cal.gpus)
-    if (std::isfinite(g.governor.power_limit_w))
-      limit =
-          std::isnan(limit) ? g.governor.power_limit_w : std::max(limit, g.governor.power_limit_w);
-  return limit;
-}
-
 int need(const std::optional<int>& v, const RunFile& run, const char* what) {
   if (!v || *v < 1)
     throw Error(fmt::format("{}: the run's configuration lacks {}, which a layout change needs",
@@ -92,7 +83,7 @@ sim::SimConfig measuredConfig(const RunFile& run, const Calibration& cal, double
   c.durationS = seconds;
   c.seed = seed;
   c.powerWindowS = cal.power_window_s;
-  const double limit = recordedLimit(cal);
+  const double limit = measuredPowerLimit(cal);
   if (std::isfinite(limit)) c.powerLimitW = limit;
   const double in0 = nodeInlet(cal, 0);
   if (std::isfinite(in0)) c.inletTempC = in0;
@@ -221,37 +212,21 @@ LayoutProjection projectLayout(const RunFile& run, const Calibration& cal,
   return p;
 }
 
-namespace {
-
-nlohmann::json num(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
-}
-
-nlohmann::json outcome(const WhatifOutcome& o) {
-  return {{"step_s", num(o.step_s)},
-          {"tokens_per_s", num(o.tokens_per_s)},
-          {"energy_per_token_j", num(o.energy_per_token_j)},
-          {"peak_temp_c", num(o.peak_temp_c)},
-          {"throttled_fraction", num(o.throttled_fraction)}};
-}
-
-}  // namespace
-
 nlohmann::json toJson(const LayoutProjection& p) {
   nlohmann::json j = {{"kind", p.row.kind},
-                      {"power_limit_w", num(p.row.power_limit_w)},
-                      {"inlet_temp_c", num(p.row.inlet_temp_c)},
+                      {"power_limit_w", p.row.power_limit_w},
+                      {"inlet_temp_c", p.row.inlet_temp_c},
                       {"unthrottled_gpus", p.row.unthrottled_gpus},
                       {"tp", p.tp},
                       {"pp", p.pp},
                       {"dp", p.dp},
                       {"mbs", p.mbs}};
-  j.update(outcome(p.row.value));
-  j["uncertainty"] = outcome(p.row.uncertainty);
+  j.update(outcomeJson(p.row.value));
+  j["uncertainty"] = outcomeJson(p.row.uncertainty);
   j["method"] = "measured x simulated(new layout) / simulated(measured layout)";
   j["simulated_s"] = p.simulated_s;
-  j["simulated_measured_layout"] = outcome(p.sim_measured);
-  j["simulated_new_layout"] = outcome(p.sim_projected);
+  j["simulated_measured_layout"] = outcomeJson(p.sim_measured);
+  j["simulated_new_layout"] = outcomeJson(p.sim_projected);
   return j;
 }
 
