@@ -452,8 +452,12 @@ void MainWindow::createFileMenu() {
       tr("Keep the projected run the Compare dock shows as B (What if > Open as B): it is a "
          "temporary file, removed when Wattline exits"));
   saveProjection_->setEnabled(false);
-  connect(compare_, &ComparePanel::settingsChanged, saveProjection_,
-          [this] { saveProjection_->setEnabled(!projectionOfB().isEmpty()); });
+  connect(compare_, &ComparePanel::settingsChanged, saveProjection_, [this] {
+    const bool on = !projectionOfB().isEmpty();
+    saveProjection_->setEnabled(on);
+    whatif_->setSaveProjectionEnabled(on);
+  });
+  connect(whatif_, &WhatifPanel::saveProjectionRequested, this, &MainWindow::saveProjectionAs);
   file->addSeparator();
   QAction* exportAction = file->addAction(tr("&Export Timeline…"), this, [this] {
     if (!exportTimeline(this, *page_))

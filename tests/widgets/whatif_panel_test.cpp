@@ -330,6 +330,7 @@ class WhatifPanelTest : public QObject {
     QSignalSpy ready(panel, &WhatifPanel::projectionReady);
     w.openRun(QString::fromStdString(measured.string()));
     QVERIFY(opened.wait(20000));
+    QVERIFY(!panel->saveProjectionButton()->isEnabled());              // one run: nothing compared
     w.findChild<QDockWidget*>(QStringLiteral("whatifDock"))->raise();  // calibrates when shown
     QVERIFY(ready.wait(60000));
     QSignalSpy requested(panel, &WhatifPanel::openRunRequested);
@@ -352,6 +353,7 @@ class WhatifPanelTest : public QObject {
     QCOMPARE(QString::fromStdString(runs[2]->path().string()), latest);
     QVERIFY(isProjectedRun(runs[2]->info()));
     QCOMPARE(w.projectionOfB(), QFileInfo(latest).absoluteFilePath());
+    QVERIFY(panel->saveProjectionButton()->isEnabled());
 
     const QStringList recent = QSettings().value("recentFiles").toStringList();
     QVERIFY(recent.contains(QString::fromStdString(measured.string())));
@@ -371,6 +373,7 @@ class WhatifPanelTest : public QObject {
     // B measured: nothing to save.
     compare->setRunPair(2, 0);
     QVERIFY(w.projectionOfB().isEmpty());
+    QVERIFY(!panel->saveProjectionButton()->isEnabled());
     QVERIFY(!w.saveProjectionTo(kept));
   }
 

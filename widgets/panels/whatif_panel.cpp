@@ -237,8 +237,15 @@ void WhatifPanel::makeControls() {
       tr("Write the projected run of this setting to a temporary file and open it beside the "
          "measured run: the Compare dock compares them (a projection, not a measurement)"));
   connect(openB_, &QPushButton::clicked, this, &WhatifPanel::openAsB);
+  save_ = new QPushButton(tr("Save Projection As…"), this);
+  save_->setToolTip(
+      tr("Copy the projected run compared as B (a temporary file, removed when Wattline exits) "
+         "to a file of your choice; File > Save Projection As… does the same"));
+  save_->setEnabled(false);
+  connect(save_, &QPushButton::clicked, this, &WhatifPanel::saveProjectionRequested);
   auto* buttons = new QHBoxLayout;
   buttons->addStretch(1);
+  buttons->addWidget(save_);
   buttons->addWidget(openB_);
 
   auto* layout = new QVBoxLayout(this);
@@ -399,6 +406,10 @@ void WhatifPanel::updateOpenButton() {
   openB_->setEnabled(state_.has_value() && cal_ && !job_->busy() && !writeJob_->busy());
 }
 
+void WhatifPanel::setSaveProjectionEnabled(bool on) {
+  save_->setEnabled(on);
+}
+
 void WhatifPanel::openAsB() {
   if (!run_ || !cal_ || !state_) return;
   if (!tempDir_) tempDir_ = std::make_unique<QTemporaryDir>();
@@ -418,7 +429,9 @@ void WhatifPanel::openAsB() {
       },
       [this, path] {
         status_->setText(
-            tr("Projected run written to %1; opened beside the measured run").arg(path));
+            tr("Projected run written to %1 and compared as B; it is temporary: Save Projection "
+               "As… keeps it")
+                .arg(path));
         emit openRunRequested(path);
       });
 }

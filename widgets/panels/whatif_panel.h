@@ -90,6 +90,10 @@ class WhatifPanel : public QWidget {
   QChartView* chartView() const { return chartView_; }
   QLabel* statusLabel() const { return status_; }
   QPushButton* openAsBButton() const { return openB_; }
+  // "Save Projection As…": asks the window to keep the projection compared as B
+  // (saveProjectionRequested); the window enables it while B is one of this panel's files.
+  QPushButton* saveProjectionButton() const { return save_; }
+  void setSaveProjectionEnabled(bool on);
 
   // What one job of the panel returns (defined in the .cpp).
   struct JobResult;
@@ -99,6 +103,8 @@ class WhatifPanel : public QWidget {
   void projectionFailed(const QString& message);
   // A projected run was written to `path` (Open as B).
   void openRunRequested(const QString& path);
+  // Save Projection As… was clicked.
+  void saveProjectionRequested();
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -143,6 +149,7 @@ class WhatifPanel : public QWidget {
   QLabel* legend_;  // what the chart's marks are
   QLabel* notes_;
   QPushButton* openB_;
+  QPushButton* save_;
 };
 
 }  // namespace wl
