@@ -126,6 +126,9 @@ class Engine {
   void startPhase(int u, double t, const ProgramOp& op);
   void refreshPhase(int u, double t);
   void endPhase(int u, double t);
+  // The traced kernels of unit u's current phase, laid out to end at endS; those after cutS (the
+  // simulation stopped inside the phase) are not emitted and those running then end there.
+  void expandPhase(int u, double endS, double cutS = std::numeric_limits<double>::infinity());
   void resume(int u, double t);
   void postP2P(int u, double t, const ProgramOp& op);
   void arrive(int u, double t, const ProgramOp& op);
@@ -460,28 +463,35 @@ void Engine::startPhase(int u, double t, const ProgramOp& op) {
   if (end < stepEnd_) push(end, u, true);
 }
 
+void Engine::expandPhase(int u, double endS, double cutS) {
+  UnitState& s = units_[static_cast<size_t>(u)];
+  const ProgramOp& op = programs_[static_cast<size_t>(s.stage)].ops[s.op];
+  PhaseLayout l;
+  l.cost = s.cost;
+  l.startS = s.phaseStart;
+  l.endS = endS;
+  l.cutS = cutS;
+  l.members = &s.members;
+  l.factor = &s.factor;
+  l.expertFactor = &s.expertFactor;
+  l.historyS = &s.histS;
+  l.historyMhz = &s.histMhz;
+  l.maxClockMhz = P_.max_sm_clock_mhz;
+  l.iteration = s.iteration;
+  l.seqBase = &op.seqBase;
+  l.perIteration = &programs_[static_cast<size_t>(s.stage)].perIteration;
+  l.seed = c_.seed;
+  l.unit = static_cast<uint64_t>(u);
+  l.op = s.op;
+  expander_.expandPhase(l);
+}
+
 void Engine::endPhase(int u, double t) {
   UnitState& s = units_[static_cast<size_t>(u)];
   const ProgramOp& op = programs_[static_cast<size_t>(s.stage)].ops[s.op];
   accountUnit(u, t);
   if (s.expandThis) {
-    PhaseLayout l;
-    l.cost = s.cost;
-    l.startS = s.phaseStart;
-    l.endS = t;
-    l.members = &s.members;
-    l.factor = &s.factor;
-    l.expertFactor = &s.expertFactor;
-    l.historyS = &s.histS;
-    l.historyMhz = &s.histMhz;
-    l.maxClockMhz = P_.max_sm_clock_mhz;
-    l.iteration = s.iteration;
-    l.seqBase = &op.seqBase;
-    l.perIteration = &programs_[static_cast<size_t>(s.stage)].perIteration;
-    l.seed = c_.seed;
-    l.unit = static_cast<uint64_t>(u);
-    l.op = s.op;
-    expander_.expandPhase(l);
+    expandPhase(u, t);
     const uint32_t name = op.kind == OpKind::Forward     ? nameForward_
                           : op.kind == OpKind::Backward  ? nameBackward_
                           : op.kind == OpKind::Optimizer ? nameOptimizer_
@@ -816,9 +826,14 @@ EngineResult Engine::run(const Progress& progress) {
       }
     }
     if (!stopped_ && cut <= t1) {
-      // The duration is over: everything stops where it is.
+      // The duration is over: everything stops where it is. A traced phase cut short keeps
+      // the kernels that ran before the cut (the GPU was busy with them: its utilization and
+      // power say so, and so must its trace).
       stopped_ = true;
       for (size_t u = 0; u < units_.size(); ++u) {
+        const UnitState& us = units_[u];
+        if (us.status == Status::Running && us.expandThis && us.cost)
+          expandPhase(static_cast<int>(u), us.segStart + (1.0 - us.p) * us.D, cut);
         accountUnit(static_cast<int>(u), cut);
         setLevel(static_cast<int>(u), 0.0, false);
         units_[u].bgSpinStart = -1;

@@ -209,7 +209,8 @@ void KernelExpander::expandPhase(const PhaseLayout& p) {
   for (const Placed& pl : placed_) {
     const KernelSpec& k = cost.kernels[pl.kernel];
     const double s = p.startS + (pl.start - p.startS) * scale;
-    const double e = std::min(p.endS, p.startS + (pl.end - p.startS) * scale);
+    const double e = std::min({p.endS, p.cutS, p.startS + (pl.end - p.startS) * scale});
+    if (s >= p.cutS) continue;
     const int64_t seq = k.scope != CommScope::None
                             ? collectiveSeq(k, p.iteration, *p.seqBase, *p.perIteration)
                             : -1;

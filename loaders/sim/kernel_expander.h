@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "loaders/core/run_model.h"
@@ -88,6 +89,9 @@ class KernelSink {
 struct PhaseLayout {
   const OpCost* cost = nullptr;
   double startS = 0, endS = 0;
+  // The simulation stopped here inside the phase: kernels that start later are not emitted,
+  // those running end here (endS is where the phase would have ended).
+  double cutS = std::numeric_limits<double>::infinity();
   const std::vector<int>* members = nullptr;
   const std::vector<double>* factor = nullptr;        // per member: compute time factor
   const std::vector<double>* expertFactor = nullptr;  // per member: expert load factor

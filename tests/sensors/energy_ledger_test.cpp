@@ -60,8 +60,11 @@ struct Tally {
   std::vector<double> widths, resolvedWidths;  // relative half-widths u / true
 };
 
-// Compares every part of every iteration of every rank with the truth.
-void compare(const RunFile& run, const TruePower& truth, int64_t shiftNs, Tally& t) {
+// Compares every part of every iteration of every rank with the truth. The simulator's time 0 is
+// its configured start (`simStartNs`), which is the run's start only when no telemetry was
+// stamped before the traces (a negative --telemetry-offset moves the run's start earlier).
+void compare(const RunFile& run, const TruePower& truth, int64_t shiftNs, int64_t simStartNs,
+             Tally& t) {
   for (const RankInfo& r : run.ranks()) {
     const LedgerInput in = ledgerInputOf(run, r.rank, {}, shiftNs);
     const EnergyLedger l = energyLedger(in);
@@ -72,7 +75,7 @@ void compare(const RunFile& run, const TruePower& truth, int64_t shiftNs, Tally&
       for (size_t p = 0; p < kLedgerParts; ++p) {
         const LedgerValue& v = li.parts[p];
         if (v.s <= 0) continue;
-        const double want = truth.over(static_cast<size_t>(r.gpu), parts[p], run.info().start_ns);
+        const double want = truth.over(static_cast<size_t>(r.gpu), parts[p], simStartNs);
         ASSERT_TRUE(std::isfinite(v.j));
         const bool in = std::abs(v.j - want) <= v.u_j;
         ++t.cases, t.inside += in;
@@ -105,7 +108,8 @@ TEST(EnergyLedger, PartsAgainstTheSimulatorsTruth) {
       SCOPED_TRACE(testing::Message() << "window " << window << " s, offset " << offset << " s");
       TruePower truth;
       const fs::path out = dir / "run.h5";
-      test::simulateAndOpen(test::alignmentConfig(offset, window), out, &truth);
+      const sim::SimConfig config = test::alignmentConfig(offset, window);
+      test::simulateAndOpen(config, out, &truth);
       test::stripToWhatARealRunHas(out);
       const auto run = RunFile::open(out);
       int64_t shift = 0;
@@ -115,7 +119,7 @@ TEST(EnergyLedger, PartsAgainstTheSimulatorsTruth) {
         shift = -e.telemetry_ahead_ns;
       }
       Tally t;
-      compare(*run, truth, shift, t);
+      compare(*run, truth, shift, config.startNs, t);
       const double share = static_cast<double>(t.inside) / static_cast<double>(t.cases);
       std::printf("| %g s | %+.0f ms | %zu | %.1f %% | %zu of %zu | %.1f %% | %.1f %% |\n", window,
                   offset * 1e3, t.cases, 100 * share, t.resolvedInside, t.resolved,
