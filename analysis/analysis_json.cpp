@@ -240,6 +240,13 @@ json ledgerJson(const EnergyLedger& l) {
     }
     row["total_j"] = jsonNumber(it.total_j);
     row["total_u_j"] = jsonNumber(it.total_u_j);
+    json phases = json::object();
+    for (size_t q = 0; q < kLedgerPhases; ++q) {
+      const LedgerValue& v = it.phases[q];
+      phases[ledgerPhaseId(static_cast<LedgerPhase>(q))] = {
+          {"s", v.s}, {"j", jsonNumber(v.j)}, {"u_j", jsonNumber(v.u_j)}, {"resolved", v.resolved}};
+    }
+    row["phases"] = std::move(phases);
     row["samples"] = it.samples;
     its.push_back(std::move(row));
   }

@@ -80,6 +80,18 @@ const char* ledgerPartId(LedgerPart p) {
   return "?";
 }
 
+const char* ledgerPhaseId(LedgerPhase p) {
+  switch (p) {
+    case LedgerPhase::Forward:
+      return "forward";
+    case LedgerPhase::Backward:
+      return "backward";
+    case LedgerPhase::Optimizer:
+      return "optimizer";
+  }
+  return "?";
+}
+
 LedgerSensor ledgerSensorOf(const std::vector<SensorInfo>& sensors) {
   LedgerSensor s;
   for (const SensorInfo& i : sensors) {
@@ -119,11 +131,19 @@ LedgerInput ledgerInputOf(const RunFile& run, int rank, TimeRange range, int64_t
   const ClassUnions u = classUnions(spans, range);
   in.nonCommunication = unite(unite(u.compute, u.memory), u.other);
   in.communication = u.communication;
-  std::vector<Interval> opt;
-  for (const Annotation& an : run.annotations())
-    if (an.rank == rank && phaseOf(run.str(an.name)) == "optimizer")
-      opt.push_back({an.start_ns, an.start_ns + an.dur_ns});
+  std::vector<Interval> opt, fwd, bwd;
+  for (const Annotation& an : run.annotations()) {
+    if (an.rank != rank) continue;
+    const std::string phase = phaseOf(run.str(an.name));
+    std::vector<Interval>* to = phase == "optimizer"  ? &opt
+                                : phase == "forward"  ? &fwd
+                                : phase == "backward" ? &bwd
+                                                      : nullptr;
+    if (to) to->push_back({an.start_ns, an.start_ns + an.dur_ns});
+  }
   in.optimizer = unionOf(std::move(opt));
+  in.forward = unionOf(std::move(fwd));
+  in.backward = unionOf(std::move(bwd));
   for (const Iteration& it : run.iterations())
     if (it.rank == rank) in.iterations.push_back(it);
   int gpu = -1;
@@ -174,6 +194,17 @@ std::vector<Segment> ledgerIterations(const LedgerInput& in, EnergyLedger& L) {
       li.parts[p].s = static_cast<double>(totalLength(part[p])) * 1e-9;
       for (const Interval& v : part[p])
         segs.push_back({v.start, v.end, p});
+    }
+    const std::array<const IntervalSet*, kLedgerPhases> phases = {&in.forward, &in.backward,
+                                                                  &in.optimizer};
+    for (size_t q = 0; q < kLedgerPhases; ++q) {
+      const IntervalSet ph = clip(*phases[q], it.start_ns, it.end_ns);
+      double s = 0;
+      for (size_t p = 0; p < P; ++p) {
+        li.phase_part_s[q][p] = static_cast<double>(totalLength(intersect(ph, part[p]))) * 1e-9;
+        s += li.phase_part_s[q][p];
+      }
+      li.phases[q].s = s;
     }
     std::sort(segs.begin() + static_cast<std::ptrdiff_t>(first), segs.end(),
               [](const Segment& a, const Segment& b) { return a.start < b.start; });
@@ -268,6 +299,36 @@ double iterationScale(const std::vector<Row>& rows, const std::vector<double>& f
   return n > 0 && sf > 0 ? sy / sf : 1.0;
 }
 
+// An iteration's phases in joules from the parts' powers: a resolved phase (as long as the
+// sensor resolves) gets the parts' power uncertainties weighted by its time in each, summed; a
+// shorter one the GPU's whole power range.
+void ledgerPhases(const ClassFit& f, const EnergyLedger& L, double scale, double spread, double lo,
+                  double hi, LedgerIteration& li) {
+  for (size_t q = 0; q < kLedgerPhases; ++q) {
+    LedgerValue& v = li.phases[q];
+    if (v.s <= 0) {  // no annotation of the phase: unknown, not zero
+      v.j = kNaN, v.u_j = kNaN, v.resolved = false;
+      continue;
+    }
+    double j = 0, u = 0;
+    for (size_t p = 0; p < P; ++p) {
+      const double t = li.phase_part_s[q][p];
+      if (t <= 0) continue;
+      if (!f.use[p]) j = kNaN;
+      const double w = std::clamp(scale * f.coef[p], lo, hi);
+      j += w * t;
+      u += 2.0 * t * std::hypot(std::hypot(L.power_se_w[p], L.residual_w), spread * w);
+    }
+    v.j = j;
+    v.resolved = v.s >= L.resolution_s;
+    if (!v.resolved) {
+      const double w = j / v.s;
+      u = v.s * std::max(w - lo, hi - w);
+    }
+    v.u_j = std::isfinite(j) ? u : kNaN;
+  }
+}
+
 // Each iteration's parts in joules with their uncertainties, from the fit.
 void ledgerJoules(const std::vector<Row>& rows, const ClassFit& f, EnergyLedger& L) {
   // The range of power the GPU drew: what the samples and the class powers span, widened by the
@@ -325,6 +386,7 @@ void ledgerJoules(const std::vector<Row>& rows, const ClassFit& f, EnergyLedger&
     }
     li.total_j = total;
     li.total_u_j = std::sqrt(u2);
+    ledgerPhases(f, L, scale, spread, lo, hi, li);
   }
 }
 
@@ -337,17 +399,23 @@ void ledgerTiming(const LedgerInput& in, const std::vector<Segment>& segs, Energ
   if (!(L.timing_s > 0)) return;
   const size_t n = L.iterations.size();
   std::vector<std::array<double, P>> dev(n, std::array<double, P>{});
+  std::vector<std::array<double, kLedgerPhases>> devPhase(n, std::array<double, kLedgerPhases>{});
   for (double f : {-1.0, -0.5, 0.5, 1.0}) {
     EnergyLedger M = L;
     const std::vector<Row> rows = sensorRows(in, segs, std::llround(f * L.timing_s * 1e9));
     ClassFit fit;
     if (!fitClassPowers(rows, M, fit).empty()) continue;
     ledgerJoules(rows, fit, M);
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < n; ++i) {
       for (size_t p = 0; p < P; ++p) {
         const double d = std::abs(M.iterations[i].parts[p].j - L.iterations[i].parts[p].j);
         if (std::isfinite(d)) dev[i][p] = std::max(dev[i][p], d);
       }
+      for (size_t q = 0; q < kLedgerPhases; ++q) {
+        const double d = std::abs(M.iterations[i].phases[q].j - L.iterations[i].phases[q].j);
+        if (std::isfinite(d)) devPhase[i][q] = std::max(devPhase[i][q], d);
+      }
+    }
   }
   for (size_t i = 0; i < n; ++i) {
     LedgerIteration& li = L.iterations[i];
@@ -358,6 +426,10 @@ void ledgerTiming(const LedgerInput& in, const std::vector<Segment>& segs, Energ
       u2 += v.u_j * v.u_j;
     }
     if (std::isfinite(li.total_j)) li.total_u_j = std::sqrt(u2);
+    for (size_t q = 0; q < kLedgerPhases; ++q) {
+      LedgerValue& v = li.phases[q];
+      if (v.s > 0 && v.resolved && std::isfinite(v.j)) v.u_j = std::hypot(v.u_j, devPhase[i][q]);
+    }
   }
 }
 

@@ -47,10 +47,21 @@ struct LedgerValue {
   bool resolved = false;
 };
 
+// The training phases of an iteration, from the rank's annotations (energy_attribution.h's
+// phaseOf()): the same class powers give each phase's joules (the phase's time in each part times
+// that part's power), with an uncertainty of the same kind.
+enum class LedgerPhase { Forward = 0, Backward = 1, Optimizer = 2 };
+inline constexpr size_t kLedgerPhases = 3;
+const char* ledgerPhaseId(LedgerPhase p);  // "forward", "backward", "optimizer"
+
 struct LedgerIteration {
   int64_t step = 0;
   int64_t start_ns = 0, end_ns = 0;
   std::array<LedgerValue, kLedgerParts> parts;
+  // Per phase; s = 0 and j unknown (NaN) where the iteration has no annotation of the phase.
+  std::array<LedgerValue, kLedgerPhases> phases;
+  // Seconds of each phase in each part (what the phases' joules are built from).
+  std::array<std::array<double, kLedgerParts>, kLedgerPhases> phase_part_s{};
   double total_j = kNaN, total_u_j = kNaN;
   size_t samples = 0;  // samples whose sensor window overlaps the iteration
 };
@@ -91,6 +102,7 @@ struct LedgerInput {
   double sample_interval_s = kNaN;
   // The rank's kernels by class and its optimizer annotations.
   IntervalSet nonCommunication, communication, optimizer;
+  IntervalSet forward, backward;      // the rank's forward and backward annotations
   std::vector<Iteration> iterations;  // of this rank
   TimeRange range;
   // Added to the sample times before matching them with the kernels (an alignment not applied in

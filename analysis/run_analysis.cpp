@@ -498,8 +498,11 @@ RankResult analyzeRank(const RunFile& run, int rank, TimeRange range, bool whole
       li.sample_interval_s = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
       li.nonCommunication = unite(unite(unions.compute, unions.memory), unions.other);
       li.communication = unions.communication;
-      for (const auto& [name, set] : phases)
+      for (const auto& [name, set] : phases) {
         if (name == "optimizer") li.optimizer = set;
+        if (name == "forward") li.forward = set;
+        if (name == "backward") li.backward = set;
+      }
       li.iterations = its;
       li.range = range;
       ra.ledger = energyLedger(li);

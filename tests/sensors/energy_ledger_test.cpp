@@ -64,7 +64,7 @@ struct Tally {
 // its configured start (`simStartNs`), which is the run's start only when no telemetry was
 // stamped before the traces (a negative --telemetry-offset moves the run's start earlier).
 void compare(const RunFile& run, const TruePower& truth, int64_t shiftNs, int64_t simStartNs,
-             Tally& t) {
+             Tally& t, Tally& phases) {
   for (const RankInfo& r : run.ranks()) {
     const LedgerInput in = ledgerInputOf(run, r.rank, {}, shiftNs);
     const EnergyLedger l = energyLedger(in);
@@ -81,6 +81,20 @@ void compare(const RunFile& run, const TruePower& truth, int64_t shiftNs, int64_
         ++t.cases, t.inside += in;
         t.resolved += v.resolved, t.resolvedInside += v.resolved && in;
         if (want > 0) (v.resolved ? t.resolvedWidths : t.widths).push_back(v.u_j / want);
+      }
+      // The phases (forward, backward, optimizer annotations) against the same truth.
+      const std::array<const IntervalSet*, kLedgerPhases> sets = {&in.forward, &in.backward,
+                                                                  &in.optimizer};
+      for (size_t q = 0; q < kLedgerPhases; ++q) {
+        const LedgerValue& v = li.phases[q];
+        if (v.s <= 0) continue;
+        const double want = truth.over(static_cast<size_t>(r.gpu),
+                                       clip(*sets[q], li.start_ns, li.end_ns), simStartNs);
+        ASSERT_TRUE(std::isfinite(v.j));
+        const bool inside = std::abs(v.j - want) <= v.u_j;
+        ++phases.cases, phases.inside += inside;
+        phases.resolved += v.resolved, phases.resolvedInside += v.resolved && inside;
+        if (want > 0) (v.resolved ? phases.resolvedWidths : phases.widths).push_back(v.u_j / want);
       }
     }
   }
@@ -102,7 +116,8 @@ TEST(EnergyLedger, PartsAgainstTheSimulatorsTruth) {
   test::TempDir dir;
   std::printf(
       "| power window | offset | parts | inside | resolved inside | median width resolved | "
-      "median width not resolved |\n");
+      "median width not resolved | phases | inside | resolved inside | median width resolved "
+      "|\n");
   for (double window : {0.0, 0.1, 1.0})
     for (double offset : {0.0, 0.3, -0.7}) {
       SCOPED_TRACE(testing::Message() << "window " << window << " s, offset " << offset << " s");
@@ -118,13 +133,19 @@ TEST(EnergyLedger, PartsAgainstTheSimulatorsTruth) {
         ASSERT_TRUE(e.confident) << import::describe(e);
         shift = -e.telemetry_ahead_ns;
       }
-      Tally t;
-      compare(*run, truth, shift, config.startNs, t);
+      Tally t, ph;
+      compare(*run, truth, shift, config.startNs, t, ph);
       const double share = static_cast<double>(t.inside) / static_cast<double>(t.cases);
-      std::printf("| %g s | %+.0f ms | %zu | %.1f %% | %zu of %zu | %.1f %% | %.1f %% |\n", window,
-                  offset * 1e3, t.cases, 100 * share, t.resolvedInside, t.resolved,
-                  100 * median(t.resolvedWidths), 100 * median(t.widths));
+      const double phaseShare = static_cast<double>(ph.inside) / static_cast<double>(ph.cases);
+      std::printf(
+          "| %g s | %+.0f ms | %zu | %.1f %% | %zu of %zu | %.1f %% | %.1f %% | %zu | %.1f %% | "
+          "%zu of %zu | %.1f %% |\n",
+          window, offset * 1e3, t.cases, 100 * share, t.resolvedInside, t.resolved,
+          100 * median(t.resolvedWidths), 100 * median(t.widths), ph.cases, 100 * phaseShare,
+          ph.resolvedInside, ph.resolved, 100 * median(ph.resolvedWidths));
       EXPECT_GE(share, 0.95);
+      EXPECT_GE(phaseShare, 0.95);
+      EXPECT_GT(ph.cases, 3 * 80u);  // every iteration's three phases
     }
 }
 
@@ -162,6 +183,11 @@ TEST(EnergyLedger, TheSameFromWhatARealRunHas) {
     ASSERT_EQ(direct.iterations.size(), b.iterations.size());
     EXPECT_NEAR(direct.iterations[2].total_j, b.iterations[2].total_j,
                 1e-9 * b.iterations[2].total_j);
+    for (size_t q = 0; q < kLedgerPhases; ++q) {  // analyze's phases are ledgerInputOf()'s
+      EXPECT_GT(b.iterations[2].phases[q].s, 0.0) << ledgerPhaseId(static_cast<LedgerPhase>(q));
+      EXPECT_NEAR(direct.iterations[2].phases[q].j, b.iterations[2].phases[q].j,
+                  1e-9 * b.iterations[2].phases[q].j);
+    }
   }
 }
 

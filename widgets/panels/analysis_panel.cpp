@@ -23,8 +23,8 @@
 #include "loaders/core/error.h"
 #include "loaders/core/free_memory.h"
 #include "loaders/core/time_format.h"
-#include "widgets/export/export_dialog.h"
 #include "widgets/charts/analysis_charts.h"
+#include "widgets/export/export_dialog.h"
 
 namespace wl {
 namespace {
@@ -265,8 +265,9 @@ AnalysisPanel::AnalysisPanel(QWidget* parent) : QWidget(parent) {
   kernels->addWidget(makeView(kernelProxy, kernels, QStringLiteral("kernels")));
   tabs_->addTab(kernels, tr("Kernels"));
 
-  ledgerModel_ = makeModel(this, {tr("rank"), tr("step"), tr("compute J"), tr("comm J"),
-                                  tr("idle J"), tr("optimizer J"), tr("total J")});
+  ledgerModel_ =
+      makeModel(this, {tr("rank"), tr("step"), tr("compute J"), tr("comm J"), tr("idle J"),
+                       tr("optimizer J"), tr("total J"), tr("forward J"), tr("backward J")});
   const QStringList ledgerTips = {
       tr("The traced rank (its GPU's power)"),
       tr("The iteration"),
@@ -274,7 +275,11 @@ AnalysisPanel::AnalysisPanel(QWidget* parent) : QWidget(parent) {
       tr("Joules while only communication kernels run"),
       tr("Joules while no kernel runs"),
       tr("Joules inside the optimizer's annotations"),
-      tr("The iteration's joules, ± the parts' uncertainties in quadrature")};
+      tr("The iteration's joules, ± the parts' uncertainties in quadrature"),
+      tr("Joules inside the forward pass's annotations (its time in each part at that part's "
+         "power)"),
+      tr("Joules inside the backward pass's annotations (its time in each part at that part's "
+         "power)")};
   for (int c = 0; c < LedColumnCount; ++c)
     ledgerModel_->horizontalHeaderItem(c)->setToolTip(
         ledgerTips[c] + tr(". Grey ≈ values are finer than the power sensor resolves."));
@@ -458,6 +463,8 @@ void AnalysisPanel::fill() {
       total.j = it.total_j, total.u_j = it.total_u_j;
       total.resolved = total.s >= l.resolution_s;
       row.append(ledgerCell(total, l));
+      for (LedgerPhase q : {LedgerPhase::Forward, LedgerPhase::Backward})
+        row.append(ledgerCell(it.phases[static_cast<size_t>(q)], l));
       ledgerModel_->appendRow(row);
     }
   }

@@ -98,6 +98,8 @@ class AnalysisPanel : public QWidget {
     LedIdle,
     LedOptimizer,
     LedTotal,
+    LedForward,
+    LedBackward,
     LedColumnCount
   };
   // Extra roles of a throttle row's first cell: the interval's start and end (ns).
