@@ -3,6 +3,7 @@
 // the bundled sample against a reference image with a tolerance.
 #include <QApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -58,8 +59,14 @@ const TrackRow* findRow(TimelineView* view, QRectF* rect, Pred pred) {
   return nullptr;
 }
 
+// Paints until every tile the frame asked for is loaded. The bound is wall time, not a count of
+// rounds: on a loaded machine (CI beside other builds) the loader thread may wait seconds for a
+// core, and a frame drawn before its raw tiles arrive shows the pyramid's summary boxes instead
+// of kernels (a click then selects no kernel).
 void settle(TimelinePage* page) {
-  for (int i = 0; i < 200; ++i) {
+  QElapsedTimer clock;
+  clock.start();
+  while (clock.elapsed() < 60'000) {
     QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
     page->view()->viewport()->repaint();
     if (page->store()->pending() == 0) {
@@ -69,6 +76,7 @@ void settle(TimelinePage* page) {
     }
     QTest::qWait(10);
   }
+  QWARN("settle: tiles still pending after 60 s");
 }
 
 }  // namespace
@@ -206,6 +214,14 @@ class TimelineInteractionTest : public QObject {
     const int64_t step = (src.info.end_ns - src.info.start_ns) / 201;
     const TimeMapping map = view->mapping();
     const int x = TimelineView::kLabelWidth + static_cast<int>(map.x(src.info.start_ns + step / 2));
+    // The row shows kernels once their raw tiles are in; until then a summary box (under load
+    // the loader thread may lag the frames): paint until the point is a kernel.
+    QElapsedTimer clock;
+    clock.start();
+    while (!view->tooltipAt(QPoint(x, y)).contains("ncclDevKernel") && clock.elapsed() < 60'000) {
+      settle(page);
+      QTest::qWait(20);
+    }
     QSignalSpy selected(view, &TimelineView::kernelSelected);
     QTest::mouseClick(view->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(x, y));
     QVERIFY2(selected.count() == 1, qPrintable(view->tooltipAt(QPoint(x, y))));
