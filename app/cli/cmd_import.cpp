@@ -3,7 +3,8 @@
 //                 [--config tp=4,pp=8,...] [--offset SOURCE=NS] [--align auto|wall]
 //                 [--dcgm-interval-ms N]
 //                 [--start-time TIME]
-//                 [--utc-offset [SOURCE=]+HH:MM] [--gpus N] [--memory-budget SIZE] [--json]
+//                 [--utc-offset [SOURCE=]+HH:MM] [--gpus N] [--memory-budget SIZE]
+//                 [--threads N] [--json]
 // An INPUT "prometheus:http://HOST:PORT" reads GPU telemetry from a Prometheus server between
 // --start and --end ([--match SELECTOR]... [--bearer-token-file F] [--basic-auth-file F]
 // [--cacert F] [--concurrency N]).
@@ -238,6 +239,9 @@ int cmdImport(const Args& rawArgs) {
           "memory-budget", "SIZE",
           "memory the traces' kernel events may take (512M, 2G or bytes; default 512M, at least "
           "16M; 0: no limit); past it they are spilled to a temporary file beside the output")
+      .option("threads", "N",
+              "files read at the same time, one thread each (default: the cores); fewer when "
+              "the memory budget has no room (each reader past the first counts 16M)")
       .option("start", "T", "prometheus: start of the time range (RFC 3339 or Unix seconds)")
       .option("end", "T", "prometheus: end of the time range (RFC 3339 or Unix seconds)")
       .option("match", "SELECTOR",
@@ -299,6 +303,14 @@ int cmdImport(const Args& rawArgs) {
     req.options.gpus = *n;
   }
   if (auto m = p.value("memory-budget")) req.memoryBudget = parseMemoryBudget(*m);
+  if (p.value("threads")) {
+    const auto n = p.intValue("threads");
+    if (!n || *n < 1 || *n > 1024)
+      throw UsageError(
+          fmt::format("option --threads: expected a number of threads from 1 to 1024, found \"{}\"",
+                      *p.value("threads")));
+    req.threads = static_cast<unsigned>(*n);
+  }
   req.assemble.name = p.value("name").value_or("");
   req.assemble.platform = p.value("platform").value_or("");
 

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "loaders/core/error.h"
@@ -178,9 +179,9 @@ ImportedData readOne(const PlannedInput& p, const ImportOptions& options,
   }
 }
 
-// Step: the files, two at a time (one per core; each reader has its own state, the spool and its
-// budget are shared), in the order given. Progress is the share of bytes read over all files.
-// When a file fails the other reader stops, and that file's error is the one thrown.
+// Step: the files, readerCount() at a time (each reader has its own thread and state; the spool
+// and its budget are shared), taken in the order given. Progress is the share of bytes read over
+// all files. When a file fails the other readers stop, and that file's error is the one thrown.
 std::vector<ImportedData> readFiles(const ImportRequest& request,
                                     const std::vector<const PlannedInput*>& readable,
                                     const std::vector<double>& weight, const Progress& progress,
@@ -221,10 +222,19 @@ std::vector<ImportedData> readFiles(const ImportRequest& request,
       }
     }
   };
-  std::thread second;
-  if (n > 1) second = std::thread(work);
+  const unsigned readers = readerCount(request.threads, n, request.memoryBudget);
+  std::vector<std::thread> others;
+  others.reserve(readers - 1);
+  for (unsigned k = 1; k < readers; ++k) {
+    try {
+      others.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the readers started share the files
+    }
+  }
   work();
-  if (second.joinable()) second.join();
+  for (std::thread& t : others)
+    t.join();
   // The first error that is not the other reader stopping because of it.
   std::exception_ptr first;
   for (const std::exception_ptr& e : errors) {
@@ -246,6 +256,13 @@ std::vector<ImportedData> readFiles(const ImportRequest& request,
   return data;
 }
 }  // namespace
+
+unsigned readerCount(unsigned threads, size_t files, uint64_t budget) {
+  uint64_t n = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  n = std::min<uint64_t>(n, files);
+  if (budget > 0) n = std::min(n, budget / kReaderMemory);
+  return static_cast<unsigned>(std::max<uint64_t>(n, 1));
+}
 
 ImportSummary ImportJob::run(const Progress& progress) {
   if (request_.inputs.empty() && request_.remote.empty())

@@ -5,9 +5,10 @@
 //
 // plan() says what will be read and by which importer (folders are expanded into their files
 // unless an importer reads the folder as a whole, e.g. a CharLLM-PPT results folder); the GUI
-// shows it as the detected-format preview. run() reads every input, two files at a time on two
-// threads (progress, cancel), then assembleRun() merges them and writes the run; on any error or
-// a cancel no output is left.
+// shows it as the detected-format preview. run() reads every input, several files at a time
+// (ImportRequest::threads, within the memory budget: readerCount()), then assembleRun() merges
+// them and writes the run; progress and cancel throughout; on any error or a cancel no output is
+// left.
 
 #include <atomic>
 #include <cstdint>
@@ -59,7 +60,19 @@ struct ImportRequest {
   // (--memory-budget); past it they are spilled to a temporary file beside the output
   // (core/kernel_spool.h). 0: no limit, every event stays in memory.
   uint64_t memoryBudget = kDefaultMemoryBudget;
+  // Files read at the same time (--threads), each on its own thread; 0: one per core. Fewer when
+  // there are fewer files or the budget has no room for more readers (readerCount()).
+  unsigned threads = 0;
 };
+
+// The memory a reader needs beside the budget's kernel share (its read buffer, parser state, the
+// collectives of the trace it is parsing): each reader past the first takes this much of the
+// budget, so a small budget reads fewer files at once.
+inline constexpr uint64_t kReaderMemory = uint64_t{16} << 20;
+
+// How many files run() reads at once: `threads` (0: the cores), at most `files`, and at most one
+// per kReaderMemory of `budget` (0: no limit); at least 1.
+unsigned readerCount(unsigned threads, size_t files, uint64_t budget);
 
 // One file (or folder read as a whole) and the importer that will read it.
 struct PlannedInput {
