@@ -235,10 +235,10 @@ int cmdImport(const Args& rawArgs) {
       .option("gpus", "N",
               "number of GPUs taking turns in an nvidia-smi CSV without an index column "
               "(default: found from the rows)")
-      .option(
-          "memory-budget", "SIZE",
-          "memory the traces' kernel events may take (512M, 2G or bytes; default 512M, at least "
-          "16M; 0: no limit); past it they are spilled to a temporary file beside the output")
+      .option("memory-budget", "SIZE",
+              "memory the traces' kernel events and the GPU telemetry may take (512M, 2G or bytes; "
+              "default 512M, at least 16M; 0: no limit); past it they are spilled to a temporary "
+              "file beside the output (telemetry past a quarter of it, as each file is read)")
       .option("threads", "N",
               "files read at the same time, one thread each (default: the cores); fewer when "
               "the memory budget has no room (each reader past the first counts 16M)")

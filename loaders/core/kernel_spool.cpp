@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -98,6 +99,76 @@ std::vector<CollectiveInfo> KernelSpool::readCollectives(uint64_t at, size_t cou
   std::vector<CollectiveInfo> out(count);
   readAt(at, out.data(), count * sizeof(CollectiveInfo));
   return out;
+}
+
+uint64_t KernelSpool::writeBytes(std::span<const std::span<const std::byte>> pieces) {
+  std::lock_guard lock(mutex_);
+  const uint64_t at = bytes_;
+  for (const std::span<const std::byte> piece : pieces)
+    append(piece.data(), piece.size());
+  return at;
+}
+
+std::shared_ptr<SpilledTable> writeTable(const std::shared_ptr<KernelSpool>& spool,
+                                         const TelemetryTable& table) {
+  auto out = std::make_shared<SpilledTable>();
+  out->spool = spool;
+  out->rows = table.t_ns.size();
+  out->throttle = !table.throttle_reasons.empty();
+  const std::vector<int64_t>& t = table.t_ns;
+  out->sorted = std::is_sorted(t.begin(), t.end());
+  if (!t.empty()) {
+    const auto [mn, mx] = std::minmax_element(t.begin(), t.end());
+    out->minT = *mn, out->maxT = *mx;
+  }
+  // One record after another, written at once (other readers write to the same file): the times,
+  // each column, the masks; offsets follow from `rows`.
+  std::vector<std::span<const std::byte>> pieces{std::as_bytes(std::span(t))};
+  for (const TelemetryColumn& c : table.columns) {
+    if (c.values.size() != t.size())
+      throw Error(fmt::format("internal error: spilled metric {} has {} values for {} times",
+                              c.metric, c.values.size(), t.size()));
+    out->metrics.push_back(c.metric);
+    pieces.push_back(std::as_bytes(std::span(c.values)));
+  }
+  if (out->throttle) {
+    if (table.throttle_reasons.size() != t.size())
+      throw Error("internal error: spilled throttle masks do not match the times");
+    pieces.push_back(std::as_bytes(std::span(table.throttle_reasons)));
+  }
+  out->at = spool->writeBytes(pieces);
+  return out;
+}
+
+TelemetryTable readTable(const SpilledTable& s) {
+  TelemetryTable table;
+  const size_t n = s.rows;
+  uint64_t at = s.at;
+  table.t_ns.resize(n);
+  s.spool->readBytes(at, table.t_ns.data(), n * sizeof(int64_t));
+  at += n * sizeof(int64_t);
+  for (int64_t& t : table.t_ns)
+    t += s.shift_ns;
+  table.columns.resize(s.metrics.size());
+  for (size_t c = 0; c < s.metrics.size(); ++c) {
+    table.columns[c].metric = s.metrics[c];
+    table.columns[c].values.resize(n);
+    s.spool->readBytes(at, table.columns[c].values.data(), n * sizeof(double));
+    at += n * sizeof(double);
+  }
+  if (s.throttle) {
+    table.throttle_reasons.resize(n);
+    s.spool->readBytes(at, table.throttle_reasons.data(), n * sizeof(uint32_t));
+  }
+  return table;
+}
+
+size_t tableBytes(const TelemetryTable& table) {
+  size_t bytes = table.t_ns.capacity() * sizeof(int64_t) +
+                 table.throttle_reasons.capacity() * sizeof(uint32_t);
+  for (const TelemetryColumn& c : table.columns)
+    bytes += c.values.capacity() * sizeof(double) + sizeof(TelemetryColumn);
+  return bytes;
 }
 
 std::filesystem::path KernelSpool::path() const {

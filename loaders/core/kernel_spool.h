@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -75,6 +76,15 @@ class KernelSpool {
   uint64_t writeCollectives(std::span<const CollectiveInfo> collectives);
   std::vector<CollectiveInfo> readCollectives(uint64_t at, size_t count) const;
 
+  // The import's telemetry (ImportedGpu::spilled): bytes of the telemetry tables held in memory
+  // now, and whole tables written and read back (writeTable/readTable below).
+  void holdTelemetry(int64_t bytes) { telemetryHeld_ += bytes; }
+  int64_t telemetryHeld() const { return telemetryHeld_.load(); }
+  // Writes the pieces one after another, with no other write between them (thread-safe);
+  // returns the offset of the first.
+  uint64_t writeBytes(std::span<const std::span<const std::byte>> pieces);
+  void readBytes(uint64_t at, void* out, size_t bytes) const { readAt(at, out, bytes); }
+
   // The spill file's path once created (empty before), how many runs and bytes it got.
   std::filesystem::path path() const;
   uint64_t runs() const { return runs_.load(); }
@@ -84,6 +94,7 @@ class KernelSpool {
   std::filesystem::path target_;
   size_t budget_;
   std::atomic<int64_t> held_{0};
+  std::atomic<int64_t> telemetryHeld_{0};
   std::atomic<uint64_t> runs_{0};
   mutable std::mutex mutex_;
   uint64_t append(const void* data, size_t bytes);  // with mutex_ held
@@ -113,6 +124,30 @@ struct SpilledKernels {
   // Before the shift: the earliest start and the latest end (durations below 0 count as 0).
   int64_t minStart = INT64_MAX, maxEnd = INT64_MIN;
 };
+
+// A GPU's telemetry table kept in the spill file while an import within a budget gathers its
+// inputs (ImportedGpu::spilled): written whole once its input is read, read back whole when the
+// run is written (or when the assembler must look at its values). Times are stored as read and
+// shift_ns is added when the table is read back (clock offsets are applied here).
+struct SpilledTable {
+  std::shared_ptr<KernelSpool> spool;
+  uint64_t at = 0;
+  uint64_t rows = 0;
+  std::vector<std::string> metrics;  // the columns, in order
+  bool throttle = false;             // the table has throttle_reasons
+  bool sorted = true;                // t_ns never decreases
+  int64_t minT = 0, maxT = 0;        // before the shift; 0 when there are no rows
+  int64_t shift_ns = 0;
+};
+
+// Writes `table` to the spool's file; the memory it takes is the caller's to free. Throws
+// wl::Error when the file cannot be written.
+std::shared_ptr<SpilledTable> writeTable(const std::shared_ptr<KernelSpool>& spool,
+                                         const TelemetryTable& table);
+// The table as written, with shift_ns added to its times. Throws wl::Error.
+TelemetryTable readTable(const SpilledTable& spilled);
+// Bytes a table holds in memory (its vectors' capacities).
+size_t tableBytes(const TelemetryTable& table);
 
 // Parses a memory size: plain bytes ("1048576") or a number with a binary unit K, M, G, T
 // (optionally followed by "B" or "iB", any case: "512M", "2G", "1.5GiB"). Returns nullopt when

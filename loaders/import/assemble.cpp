@@ -47,10 +47,33 @@ uint64_t eventCount(const ImportedRank& r, size_t t) {
   return r.tracks[t].events.size() + (s ? s->count : 0);
 }
 
+// A GPU table's samples, in memory or spilled (core/kernel_spool.h SpilledTable).
+size_t rowsOf(const TelemetryTable& table, const SpilledTable* spilled) {
+  return spilled ? spilled->rows : table.t_ns.size();
+}
+
+// The table itself, or its samples read back from the spill file into `scratch`.
+const TelemetryTable& tableOf(const TelemetryTable& table, const SpilledTable* spilled,
+                              TelemetryTable& scratch) {
+  if (!spilled) return table;
+  scratch = readTable(*spilled);
+  return scratch;
+}
+
+// The earliest and latest sample of a non-empty table.
+std::pair<int64_t, int64_t> timesOf(const TelemetryTable& table, const SpilledTable* spilled) {
+  if (spilled) return {spilled->minT + spilled->shift_ns, spilled->maxT + spilled->shift_ns};
+  const auto [mn, mx] = std::minmax_element(table.t_ns.begin(), table.t_ns.end());
+  return {*mn, *mx};
+}
+
 Span spanOf(const ImportedData& d) {
   Span s;
   for (const ImportedGpu& g : d.gpus)
-    if (!g.table.t_ns.empty()) {
+    if (g.spilled && g.spilled->rows > 0) {
+      const auto [mn, mx] = timesOf(g.table, g.spilled.get());
+      s.add(mn, mx);
+    } else if (!g.table.t_ns.empty()) {
       const auto [mn, mx] = std::minmax_element(g.table.t_ns.begin(), g.table.t_ns.end());
       s.add(*mn, *mx);
     }
@@ -75,9 +98,11 @@ Span spanOf(const ImportedData& d) {
 
 void shift(ImportedData& d, int64_t offset) {
   if (offset == 0) return;
-  for (ImportedGpu& g : d.gpus)
+  for (ImportedGpu& g : d.gpus) {
     for (int64_t& t : g.table.t_ns)
       t += offset;
+    if (g.spilled) g.spilled->shift_ns += offset;  // applied as the table is read back
+  }
   for (ImportedNode& n : d.nodes)
     for (int64_t& t : n.table.t_ns)
       t += offset;
@@ -96,7 +121,7 @@ void shift(ImportedData& d, int64_t offset) {
 
 bool hasData(const ImportedData& d) {
   for (const ImportedGpu& g : d.gpus)
-    if (!g.table.t_ns.empty()) return true;
+    if (rowsOf(g.table, g.spilled.get()) > 0) return true;
   for (const ImportedNode& n : d.nodes)
     if (!n.table.t_ns.empty()) return true;
   for (const ImportedRank& r : d.ranks) {
@@ -186,6 +211,7 @@ std::string rangeText(const std::vector<int>& ranks) {
 struct GpuSlot {
   GpuInfo info;
   TelemetryTable table;
+  std::shared_ptr<SpilledTable> spilled;  // set: the samples are on disk, `table` is empty
   bool hasTelemetry = false;
   std::string nodeKey;
 };
@@ -194,9 +220,9 @@ struct GpuSlot {
 // recorded at different times (or on clocks far apart), and the run would span both with nothing
 // to line up. Said at import, not first by `analyze` (a trace of May 2024 with telemetry of
 // September 2025 once made an 11,739-hour run without a word).
-std::optional<QualityNote> checkDisjoint(int rank, const GpuSlot& gpu, int64_t first,
-                                         int64_t last) {
-  const auto& ts = gpu.table.t_ns;
+std::optional<QualityNote> checkDisjoint(int rank, const GpuSlot& gpu, const TelemetryTable& table,
+                                         int64_t first, int64_t last) {
+  const auto& ts = table.t_ns;
   if (ts.empty()) return std::nullopt;
   const int64_t t0 = ts.front(), t1 = ts.back();
   if (last >= t0 && first <= t1) return std::nullopt;
@@ -214,8 +240,8 @@ std::optional<QualityNote> checkDisjoint(int rank, const GpuSlot& gpu, int64_t f
 }
 
 // Kernel activity vs utilization of one rank's GPU; returns a note when they disagree.
-std::optional<QualityNote> checkSkew(int rank, const GpuSlot& gpu, int64_t firstKernel) {
-  const TelemetryTable& t = gpu.table;
+std::optional<QualityNote> checkSkew(int rank, const GpuSlot& gpu, const TelemetryTable& t,
+                                     int64_t firstKernel) {
   const TelemetryColumn* util = t.column(metric::kUtil);
   if (!util || t.t_ns.size() < 3) return std::nullopt;
   const int64_t interval = medianInterval(t.t_ns);
@@ -289,7 +315,14 @@ std::vector<QualityNote> takeNotes(std::vector<ImportedData>& inputs) {
                  std::make_move_iterator(d.notes.end()));
     d.notes.clear();
   }
-  checkTelemetry(inputs, notes);
+  for (ImportedData& d : inputs) {
+    if (d.checkNotes) {  // run as the input was read, before its tables were spilled
+      notes.insert(notes.end(), d.checkNotes->begin(), d.checkNotes->end());
+      d.checkNotes.reset();
+    } else {
+      checkTelemetry(d, notes);
+    }
+  }
   return notes;
 }
 
@@ -425,8 +458,14 @@ AlignmentEstimate estimateInput(const ImportedData& d, const std::vector<TracedA
   best.reason = "no util_pct or power_w samples";
   for (std::string_view m : {metric::kUtil, metric::kPower}) {
     std::vector<MetricSamples> series;
-    for (const ImportedGpu& g : d.gpus)
-      if (const TelemetryColumn* c = g.table.column(m)) series.push_back({g.table.t_ns, c->values});
+    TelemetryTable scratch;
+    for (const ImportedGpu& g : d.gpus) {
+      if (g.spilled && std::find(g.spilled->metrics.begin(), g.spilled->metrics.end(), m) ==
+                           g.spilled->metrics.end())
+        continue;
+      const TelemetryTable& t = tableOf(g.table, g.spilled.get(), scratch);
+      if (const TelemetryColumn* c = t.column(m)) series.push_back({t.t_ns, c->values});
+    }
     if (series.empty()) continue;
     const AlignmentEstimate e = estimateAlignment(series, ranks);
     if (best.estimated && best.confident) break;
@@ -551,7 +590,13 @@ std::vector<GpuSlot> gpusFromTelemetry(std::vector<ImportedData>& inputs, NodeNu
         nodeKey = fmt::format("source:{}", i);
       }
       const std::string key = fmt::format("{}/{}", nodeKey, g.info.local_index);
-      if (!sortedByTime(g.table)) {
+      auto it = slotByKey.find(key);
+      // A spilled table stays on disk unless it must be sorted or merged here.
+      if (g.spilled && (!g.spilled->sorted || it != slotByKey.end())) {
+        g.table = readTable(*g.spilled);
+        g.spilled.reset();
+      }
+      if (!g.spilled && !sortedByTime(g.table)) {
         // RunWriter would sort and note it too, but merging needs sorted input.
         sortTableByTime(g.table);
         notes.push_back(
@@ -559,13 +604,13 @@ std::vector<GpuSlot> gpusFromTelemetry(std::vector<ImportedData>& inputs, NodeNu
              fmt::format("{} GPU {}", inputs[i].path.filename().string(), g.info.local_index),
              "timestamps went backwards; samples were sorted by time"});
       }
-      auto it = slotByKey.find(key);
       if (it == slotByKey.end()) {
         GpuSlot s;
         s.info = g.info;
         s.info.node = nodeFor(nodeKey, known);
         s.nodeKey = nodeKey;
         s.table = std::move(g.table);
+        s.spilled = std::move(g.spilled);
         s.hasTelemetry = true;
         slotByKey[key] = slots.size();
         slots.push_back(std::move(s));
@@ -782,9 +827,11 @@ void checkClockSkews(const std::vector<ImportedData>& inputs, const std::vector<
         last = std::max(last, sp->maxEnd + sp->shift_ns);
       }
     if (first == std::numeric_limits<int64_t>::max()) continue;
-    if (auto n = checkDisjoint(ref.rank, s, first, last))
+    TelemetryTable scratch;
+    const TelemetryTable& table = tableOf(s.table, s.spilled.get(), scratch);
+    if (auto n = checkDisjoint(ref.rank, s, table, first, last))
       notes.push_back(*n);
-    else if (auto k = checkSkew(ref.rank, s, first))
+    else if (auto k = checkSkew(ref.rank, s, table, first))
       notes.push_back(*k);
   }
 }
@@ -811,14 +858,15 @@ Span runSpan(const std::vector<ImportedData>& inputs, const std::vector<GpuSlot>
     if (!s.empty()) span.add(s.lo, s.hi);
   }
   for (const GpuSlot& s : slots)
-    if (!s.table.t_ns.empty())
-      span.add(*std::min_element(s.table.t_ns.begin(), s.table.t_ns.end()),
-               *std::max_element(s.table.t_ns.begin(), s.table.t_ns.end()));
+    if (rowsOf(s.table, s.spilled.get()) > 0) {
+      const auto [mn, mx] = timesOf(s.table, s.spilled.get());
+      span.add(mn, mx);
+    }
   bool anything = false;
   for (const ImportedData& d : inputs)
     anything = anything || hasData(d);
   for (const GpuSlot& s : slots)
-    anything = anything || !s.table.t_ns.empty();
+    anything = anything || rowsOf(s.table, s.spilled.get()) > 0;
   if (!anything || span.empty()) {
     std::string names;
     for (const ImportedData& d : inputs)
@@ -866,10 +914,14 @@ std::vector<SensorInfo> sensorsOf(const std::vector<ImportedData>& inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ImportedData& d = inputs[i];
     std::vector<std::string> metrics;
-    for (const ImportedGpu& g : d.gpus)
+    for (const ImportedGpu& g : d.gpus) {
       for (const TelemetryColumn& c : g.table.columns)
         if (std::find(metrics.begin(), metrics.end(), c.metric) == metrics.end())
           metrics.push_back(c.metric);
+      if (g.spilled)
+        for (const std::string& m : g.spilled->metrics)
+          if (std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
+    }
     std::sort(metrics.begin(), metrics.end());
     for (const std::string& m : metrics) {
       auto it = std::find_if(d.sensors.begin(), d.sensors.end(),
@@ -934,7 +986,7 @@ WriteOptions writeOptionsFor(const std::vector<ImportedData>& inputs,
   WriteOptions writeOptions;
   for (const GpuSlot& s : slots)
     writeOptions.max_samples_per_series =
-        std::max(writeOptions.max_samples_per_series, s.table.t_ns.size());
+        std::max(writeOptions.max_samples_per_series, rowsOf(s.table, s.spilled.get()));
   for (const ImportedData& d : inputs)
     for (const ImportedNode& n : d.nodes)
       writeOptions.max_samples_per_series =
@@ -968,6 +1020,10 @@ void writeNodeTelemetry(RunWriter& writer, std::vector<ImportedData>& inputs,
 void writeGpuTelemetry(RunWriter& writer, std::vector<GpuSlot>& slots, ImportSummary& summary,
                        const Progress& progress) {
   for (size_t k = 0; k < slots.size(); ++k) {
+    if (slots[k].spilled) {  // read back one GPU at a time
+      slots[k].table = readTable(*slots[k].spilled);
+      slots[k].spilled.reset();
+    }
     if (slots[k].table.t_ns.empty()) continue;
     summary.telemetrySamples += slots[k].table.t_ns.size();
     writer.addGpuTelemetry(static_cast<int>(k), std::move(slots[k].table));

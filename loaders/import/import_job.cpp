@@ -17,9 +17,11 @@
 #include <thread>
 
 #include "loaders/core/error.h"
+#include "loaders/core/free_memory.h"
 #include "loaders/core/time_format.h"
 #include "loaders/import/json_stream.h"
 #include "loaders/import/telemetry/text_input.h"
+#include "loaders/import/telemetry_checks.h"
 
 namespace wl::import {
 namespace {
@@ -179,6 +181,31 @@ ImportedData readOne(const PlannedInput& p, const ImportOptions& options,
   }
 }
 
+// Step of each reader, in an import within a budget: once an input is read its telemetry checks run
+// (telemetry_checks.h; the assembler would run them on the tables) and its GPU tables are written
+// to the spill file when keeping them would take the telemetry held by the import past a quarter
+// of the budget. The tables kept count against that share until the run is written; spilled ones
+// are read back one GPU at a time as the run is written (assemble.cpp).
+void spillTelemetry(ImportedData& d, const std::shared_ptr<KernelSpool>& spool) {
+  if (d.gpus.empty()) return;
+  std::vector<QualityNote> notes;
+  checkTelemetry(d, notes);
+  d.checkNotes = std::move(notes);
+  size_t bytes = 0;
+  for (const ImportedGpu& g : d.gpus)
+    bytes += tableBytes(g.table);
+  const auto held = static_cast<int64_t>(bytes);
+  spool->holdTelemetry(held);
+  if (spool->telemetryHeld() <= static_cast<int64_t>(spool->budget() / 4)) return;
+  spool->holdTelemetry(-held);
+  for (ImportedGpu& g : d.gpus) {
+    if (g.table.t_ns.empty()) continue;
+    g.spilled = writeTable(spool, g.table);
+    g.table = {};
+  }
+  releaseFreedMemory();
+}
+
 // Step: the files, readerCount() at a time (each reader has its own thread and state; the spool
 // and its budget are shared), taken in the order given. Progress is the share of bytes read over
 // all files. When a file fails the other readers stop, and that file's error is the one thrown.
@@ -216,6 +243,7 @@ std::vector<ImportedData> readFiles(const ImportRequest& request,
         ImportOptions options = optionsFor(request, p);
         options.spool = spool;
         out[k] = readOne(p, options, sub);
+        if (spool) spillTelemetry(*out[k], spool);
       } catch (...) {
         errors[k] = std::current_exception();
         stop = true;

@@ -58,7 +58,9 @@ struct ImportRequest {
   std::vector<UtcOffset> utcOffsets;
   // The memory the kernel events of the traces may take while they are read and written
   // (--memory-budget); past it they are spilled to a temporary file beside the output
-  // (core/kernel_spool.h). 0: no limit, every event stays in memory.
+  // (core/kernel_spool.h). GPU telemetry counts too: past a quarter of the budget each file's
+  // tables are spilled as the file is read (ImportedGpu::spilled). 0: no limit, everything stays
+  // in memory.
   uint64_t memoryBudget = kDefaultMemoryBudget;
   // Files read at the same time (--threads), each on its own thread; 0: one per core. Fewer when
   // there are fewer files or the budget has no room for more readers (readerCount()).

@@ -74,6 +74,9 @@ struct ImportedGpu {
   GpuInfo info;  // id is ignored (assigned when assembling); node / local_index / rank as known
   bool nodeKnown = false;  // info.node came from the source
   TelemetryTable table;
+  // Set when the import spilled the table to stay within its memory budget (import_job.h):
+  // `table` is then empty and the samples are on disk (core/kernel_spool.h).
+  std::shared_ptr<SpilledTable> spilled;
 };
 
 // Host-level telemetry of one node (CharLLM-PPT system files).
@@ -106,6 +109,9 @@ struct ImportedData {
   std::vector<ImportedRank> ranks;
   StringTable strings;
   std::vector<QualityNote> notes;
+  // The notes of the telemetry checks (telemetry_checks.h) when they ran as the input was read,
+  // before its tables were spilled; unset: the assembler runs them.
+  std::optional<std::vector<QualityNote>> checkNotes;
   // Hints for the run metadata, used when the user does not give them.
   std::string name, platform, model;
   ParallelConfig config;

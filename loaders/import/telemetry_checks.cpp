@@ -232,20 +232,23 @@ void energyCrossCheck(const TelemetryTable& table, const std::string& subject,
 }
 
 void checkTelemetry(std::vector<ImportedData>& inputs, std::vector<QualityNote>& notes) {
-  for (ImportedData& d : inputs) {
-    const std::string file = d.path.filename().string();
-    for (ImportedGpu& g : d.gpus) {
-      std::string subject = fmt::format("{} GPU {}", file, g.info.local_index);
-      if (!g.info.hostname.empty()) subject += fmt::format(" ({})", g.info.hostname);
-      dropWildTimestamps(g.table, subject, notes);
-      maskImpossibleValues(g.table, &g.info, subject, notes);
-      if (d.energyCounterMeasured) energyCrossCheck(g.table, subject, notes);
-    }
-    for (ImportedNode& node : d.nodes) {
-      const std::string subject = fmt::format("{} node {}", file, node.node);
-      dropWildTimestamps(node.table, subject, notes);
-      maskImpossibleValues(node.table, nullptr, subject, notes);
-    }
+  for (ImportedData& d : inputs)
+    checkTelemetry(d, notes);
+}
+
+void checkTelemetry(ImportedData& d, std::vector<QualityNote>& notes) {
+  const std::string file = d.path.filename().string();
+  for (ImportedGpu& g : d.gpus) {
+    std::string subject = fmt::format("{} GPU {}", file, g.info.local_index);
+    if (!g.info.hostname.empty()) subject += fmt::format(" ({})", g.info.hostname);
+    dropWildTimestamps(g.table, subject, notes);
+    maskImpossibleValues(g.table, &g.info, subject, notes);
+    if (d.energyCounterMeasured) energyCrossCheck(g.table, subject, notes);
+  }
+  for (ImportedNode& node : d.nodes) {
+    const std::string subject = fmt::format("{} node {}", file, node.node);
+    dropWildTimestamps(node.table, subject, notes);
+    maskImpossibleValues(node.table, nullptr, subject, notes);
   }
 }
 

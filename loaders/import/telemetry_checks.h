@@ -53,5 +53,7 @@ void energyCrossCheck(const TelemetryTable& table, const std::string& subject,
 // Both checks on every GPU and node table of every input, then the energy cross-check where the
 // input measured its energy counter; notes name the file and the GPU.
 void checkTelemetry(std::vector<ImportedData>& inputs, std::vector<QualityNote>& notes);
+// The same for one input.
+void checkTelemetry(ImportedData& input, std::vector<QualityNote>& notes);
 
 }  // namespace wl::import
