@@ -24,14 +24,14 @@
 #include "phased_run.h"
 #include "support/temp_dir.h"
 #include "widgets/panels/compare_panel.h"
-#include "widgets/timeline/render/difference_geometry.h"
 #include "widgets/timeline/model/row_plan.h"
 #include "widgets/timeline/model/tile_store.h"
-#include "widgets/timeline/view/timeline_page.h"
+#include "widgets/timeline/model/warp_spans.h"
+#include "widgets/timeline/render/difference_geometry.h"
 #include "widgets/timeline/render/timeline_renderer.h"
+#include "widgets/timeline/view/timeline_page.h"
 #include "widgets/timeline/view/timeline_view.h"
 #include "widgets/timeline/view/viewport.h"
-#include "widgets/timeline/model/warp_spans.h"
 
 namespace wl {
 namespace {
@@ -154,7 +154,7 @@ TEST_F(WarpedTimeline, WarpedDifferenceRowsAreNearZeroWhereBothRunsDoTheSameThin
   // Zoomed in to samples: steps 0..2 of A.
   const TimeMapping display{a->info().start_ns + 1 * kS, a->info().start_ns + 10 * kS, 2000};
   auto meanAbs = [&](const DifferenceSource& s) {
-    const DifferenceGeometry g = buildDifferenceGeometry(*a, *b, s, display, load, nullptr);
+    const DifferenceGeometry g = buildDifferenceGeometry(*a, *b, s, display, load);
     EXPECT_TRUE(g.samples);
     double sum = 0;
     size_t n = 0;

@@ -9,8 +9,8 @@
 #include "loaders/format/run_writer.h"
 #include "support/temp_dir.h"
 #include "widgets/panels/compare_panel.h"
-#include "widgets/timeline/render/difference_geometry.h"
 #include "widgets/timeline/model/tile_store.h"
+#include "widgets/timeline/render/difference_geometry.h"
 #include "widgets/timeline/render/timeline_renderer.h"
 
 namespace wl {
@@ -141,8 +141,8 @@ TEST_F(Compare, DifferenceEqualsAMinusBAtASamplePoints) {
   DifferenceSource src{0, 1, 1, 0, 0, 0, 0, off, {}, {}};  // GPU 1 of A against GPU 0 of B
   // Zoomed in: 3 s over 3000 px, far under one sample per pixel.
   const TimeMapping display{kA0 + 5'000'000'000, kA0 + 8'000'000'000, 3000};
-  const auto g = buildDifferenceGeometry(
-      *a, *b, src, display, [&](const TileKey& k) { return store.load(k); }, nullptr);
+  const auto g = buildDifferenceGeometry(*a, *b, src, display,
+                                         [&](const TileKey& k) { return store.load(k); });
   ASSERT_TRUE(g.samples);
   ASSERT_GT(g.points.size(), 55u);
   // Independent reference: A's samples every 50 ms; B's value held at each (every 70 ms, shifted).
@@ -167,8 +167,8 @@ TEST_F(Compare, DifferenceColumnsAreMeansOfEachRunWhenZoomedOut) {
   const auto [c, d] = constantPair(store);
   DifferenceSource src{0, 1, 0, 0, 0, 0, 0, kA0 - kB0, {}, {}};
   const TimeMapping display{kA0, kA0 + 20'000'000'000, 30};  // 0.67 s per pixel: pyramids
-  const auto g = buildDifferenceGeometry(
-      *c, *d, src, display, [&](const TileKey& k) { return store.load(k); }, nullptr);
+  const auto g = buildDifferenceGeometry(*c, *d, src, display,
+                                         [&](const TileKey& k) { return store.load(k); });
   ASSERT_FALSE(g.samples);
   size_t n = 0;
   for (float v : g.column)
@@ -188,8 +188,8 @@ TEST_F(Compare, DifferenceEndsWhereBsDataEnds) {
   const int64_t lastB = kA0 + 16'950'000'000;  // B's last sample on the display clock
   DifferenceSource src{0, 1, 0, 0, 0, 0, 0, kA0 - kB0 - 3'000'000'000, {}, {}};
   const TimeMapping display{kA0 + 15'000'000'000, kA0 + 19'000'000'000, 4000};
-  const auto g = buildDifferenceGeometry(
-      *c, *d, src, display, [&](const TileKey& k) { return store.load(k); }, nullptr);
+  const auto g = buildDifferenceGeometry(*c, *d, src, display,
+                                         [&](const TileKey& k) { return store.load(k); });
   ASSERT_TRUE(g.samples);
   ASSERT_FALSE(g.points.empty());
   int64_t last = 0;

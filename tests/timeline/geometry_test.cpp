@@ -7,8 +7,8 @@
 
 #include "loaders/format/run_writer.h"
 #include "support/temp_dir.h"
-#include "widgets/timeline/render/geometry.h"
 #include "widgets/timeline/model/tile_store.h"
+#include "widgets/timeline/render/geometry.h"
 
 namespace wl {
 namespace {
@@ -61,9 +61,8 @@ class GeometryTest : public ::testing::Test {
     return [this](const TileKey& k) { return store.load(k); };
   }
   CounterGeometry counter(TimeMapping map) {
-    return buildCounterGeometry(*run,
-                                CounterSource{0, 0, 0, run->series().gapThresholdNs[0], false}, map,
-                                loadAll(), nullptr);
+    return buildCounterGeometry(
+        *run, CounterSource{0, 0, 0, run->series().gapThresholdNs[0], false}, map, loadAll());
   }
 
   static test::TempDir* dir;
@@ -145,7 +144,7 @@ TEST_F(GeometryTest, BusyFractionOfAKnownKernelPatternFromPyramid) {
   // 10.000 s to 10.004 s holds 1000 kernels of 1 us every 4 us: 25% busy. A view 40 ms wide at
   // 400 px puts 100 us in a pixel; the 40 pixels over the pattern are 25% busy compute.
   const TimeMapping map{kT0 + 9'980'000'000, kT0 + 10'020'000'000, 400};
-  const KernelGeometry g = buildKernelGeometry(*run, KernelSource{0, 0}, map, loadAll(), nullptr);
+  const KernelGeometry g = buildKernelGeometry(*run, KernelSource{0, 0}, map, loadAll());
   const auto c0 = static_cast<size_t>(std::ceil(map.x(kT0 + 10'000'000'000)));
   const auto c1 = static_cast<size_t>(std::floor(map.x(kT0 + 10'004'000'000)));
   ASSERT_GT(c1, c0 + 30);
@@ -158,7 +157,7 @@ TEST_F(GeometryTest, BusyFractionOfAKnownKernelPatternFromPyramid) {
 TEST_F(GeometryTest, BusyFractionFromRawEventsWhenZoomedIn) {
   // 8 us over 800 px: 10 ns per pixel; kernels are 100 px wide boxes.
   const TimeMapping map{kT0 + 10'000'000'000, kT0 + 10'000'008'000, 800};
-  const KernelGeometry g = buildKernelGeometry(*run, KernelSource{0, 0}, map, loadAll(), nullptr);
+  const KernelGeometry g = buildKernelGeometry(*run, KernelSource{0, 0}, map, loadAll());
   ASSERT_TRUE(g.raw());
   ASSERT_EQ(g.boxes.size(), 2u);
   EXPECT_NEAR(g.boxes[0].x0, 0.0, 1e-9);
@@ -166,7 +165,7 @@ TEST_F(GeometryTest, BusyFractionFromRawEventsWhenZoomedIn) {
   EXPECT_NEAR(g.boxes[1].x0, 400.0, 1e-9);
   // Sub-pixel events become busy fractions: 40 ns over 4 ms per pixel... zoom out to 1 us/px.
   const TimeMapping wide{kT0 + 10'000'000'000, kT0 + 10'000'400'000, 400};
-  const KernelGeometry w = buildKernelGeometry(*run, KernelSource{0, 0}, wide, loadAll(), nullptr);
+  const KernelGeometry w = buildKernelGeometry(*run, KernelSource{0, 0}, wide, loadAll());
   ASSERT_TRUE(w.raw());
   double busy = 0;
   for (float f : w.busy[0])
@@ -177,7 +176,7 @@ TEST_F(GeometryTest, BusyFractionFromRawEventsWhenZoomedIn) {
 
 TEST_F(GeometryTest, LongKernelIsOneBoxAcrossRawTiles) {
   const TimeMapping map{kT0 + 99'000'000'000, kT0 + 103'000'000'000, 4000};  // 1 ms per pixel
-  const KernelGeometry g = buildKernelGeometry(*run, KernelSource{0, 0}, map, loadAll(), nullptr);
+  const KernelGeometry g = buildKernelGeometry(*run, KernelSource{0, 0}, map, loadAll());
   if (g.raw()) {
     ASSERT_EQ(g.boxes.size(), 1u);
     EXPECT_NEAR(g.boxes[0].x1 - g.boxes[0].x0, 2000.0, 1e-6);
@@ -198,11 +197,26 @@ TEST_F(GeometryTest, MissingTilesAreReportedAndCoarserLevelsStandIn) {
   const TimeMapping map{kT0, kT0 + kHour / 10, 1920};
   std::vector<TileKey> missing;
   const CounterGeometry g = buildCounterGeometry(*run, CounterSource{0, 0, 0, 1'000'000'000, false},
-                                                 map, memoryOnly, &missing);
+                                                 map, memoryOnly.noting(&missing));
   EXPECT_FALSE(g.complete);
   EXPECT_EQ(g.level, top);
   ASSERT_FALSE(missing.empty());
-  EXPECT_LT(missing.front().level, top);
+  // Only the wanted level's tiles are noted, each once, not the coarser levels tried meanwhile.
+  const int want = chooseLevel(grid, map.nsPerPx());
+  for (const TileKey& k : missing) {
+    EXPECT_EQ(k.level, want);
+    EXPECT_EQ(k.kind, want < 0 ? TileKind::CounterRaw : TileKind::CounterLod);
+  }
+  const auto [first, last] =
+      std::minmax_element(missing.begin(), missing.end(),
+                          [](const TileKey& a, const TileKey& b) { return a.index < b.index; });
+  EXPECT_EQ(static_cast<size_t>(last->index - first->index + 1), missing.size());
+  // The same fetch, quiet, draws the same and notes nothing.
+  std::vector<TileKey> none;
+  const CounterGeometry q = buildCounterGeometry(*run, CounterSource{0, 0, 0, 1'000'000'000, false},
+                                                 map, memoryOnly.noting(&none).quiet());
+  EXPECT_EQ(q.level, top);
+  EXPECT_TRUE(none.empty());
 }
 
 }  // namespace

@@ -21,10 +21,10 @@ struct Clock {
   }
 };
 
-// All tiles of a key family covering [t0, t1] of a run's clock, or nullopt (missing recorded).
+// All tiles of a key family covering [t0, t1] of a run's clock, or nullopt (a noting fetch notes
+// every missing one).
 std::optional<std::vector<TilePtr>> tilesFor(TileKey key, int64_t first, int64_t last,
-                                             const TileFetch& fetch,
-                                             std::vector<TileKey>* missing) {
+                                             const TileFetch& fetch) {
   std::vector<TilePtr> out;
   bool all = true;
   for (int64_t i = first; i <= last; ++i) {
@@ -32,7 +32,6 @@ std::optional<std::vector<TilePtr>> tilesFor(TileKey key, int64_t first, int64_t
     TilePtr t = fetch(key);
     if (!t) {
       all = false;
-      if (missing) missing->push_back(key);
       continue;
     }
     out.push_back(std::move(t));
@@ -54,14 +53,14 @@ struct RawSamples {
 };
 std::optional<RawSamples> rawSamples(const RunFile& run, int runIndex, int gpu, int metric,
                                      const Clock& clock, const TimeMapping& display,
-                                     const TileFetch& fetch, std::vector<TileKey>* missing) {
+                                     const TileFetch& fetch) {
   const LodGrid& g = run.series().grid;
   const TimeMapping m = clock.over(display);
   const int64_t w = g.widths_ns[0] * static_cast<int64_t>(kTileBuckets);
   const int64_t lastTile = static_cast<int64_t>((g.buckets[0] - 1) / kTileBuckets);
   auto idx = [&](int64_t t) { return std::clamp<int64_t>((t - g.origin_ns) / w, 0, lastTile); };
   auto tiles = tilesFor(TileKey{runIndex, TileKind::CounterRaw, gpu, metric, -1, 0}, idx(m.t0),
-                        idx(m.t1), fetch, missing);
+                        idx(m.t1), fetch);
   if (!tiles) return std::nullopt;
   RawSamples out;
   out.last = idx(m.t1) == lastTile;
@@ -80,8 +79,7 @@ std::optional<RawSamples> rawSamples(const RunFile& run, int runIndex, int gpu, 
 // Per column time-weighted means of one GPU and metric from its pyramid (NaN: no data).
 std::optional<std::vector<float>> columnMeans(const RunFile& run, int runIndex, int gpu, int metric,
                                               const Clock& clock, const TimeMapping& display,
-                                              const TileFetch& fetch,
-                                              std::vector<TileKey>* missing) {
+                                              const TileFetch& fetch) {
   const LodGrid& g = run.series().grid;
   const TimeMapping m = clock.over(display);
   const int level = std::max(0, chooseLevel(g, m.nsPerPx()));
@@ -89,7 +87,7 @@ std::optional<std::vector<float>> columnMeans(const RunFile& run, int runIndex, 
   const auto b1 = static_cast<int64_t>(g.bucketOf(static_cast<size_t>(level), m.t1));
   const auto T = static_cast<int64_t>(kTileBuckets);
   auto tiles = tilesFor(TileKey{runIndex, TileKind::CounterLod, gpu, metric, level, 0}, b0 / T,
-                        b1 / T, fetch, missing);
+                        b1 / T, fetch);
   if (!tiles) return std::nullopt;
   const auto cols = static_cast<size_t>(std::ceil(display.width));
   std::vector<double> sum(cols, 0.0);
@@ -121,7 +119,7 @@ void note(DifferenceGeometry& g, float v) {
 
 DifferenceGeometry buildDifferenceGeometry(const RunFile& a, const RunFile& b,
                                            const DifferenceSource& src, const TimeMapping& display,
-                                           const TileFetch& fetch, std::vector<TileKey>* missing) {
+                                           const TileFetch& fetch) {
   DifferenceGeometry g;
   const LodGrid& ga = a.series().grid;
   if (ga.levels() == 0 || b.series().grid.levels() == 0 || display.span() <= 0) return g;
@@ -129,8 +127,8 @@ DifferenceGeometry buildDifferenceGeometry(const RunFile& a, const RunFile& b,
   const Clock clockB{src.offsetB, src.warpB ? &*src.warpB : nullptr};
   const TimeMapping ma = clockA.over(display);
   if (chooseLevel(ga, ma.nsPerPx()) < 0) {
-    auto ra = rawSamples(a, src.runA, src.gpuA, src.metricA, clockA, display, fetch, missing);
-    auto rb = rawSamples(b, src.runB, src.gpuB, src.metricB, clockB, display, fetch, missing);
+    auto ra = rawSamples(a, src.runA, src.gpuA, src.metricA, clockA, display, fetch);
+    auto rb = rawSamples(b, src.runB, src.gpuB, src.metricB, clockB, display, fetch);
     if (ra && rb) {
       const std::vector<Sample>* sa = &ra->samples;
       const std::vector<Sample>* sb = &rb->samples;
@@ -164,10 +162,10 @@ DifferenceGeometry buildDifferenceGeometry(const RunFile& a, const RunFile& b,
     }
     g.complete = false;  // fall through to the pyramids while the samples load
   }
-  auto ca = columnMeans(a, src.runA, src.gpuA, src.metricA, clockA, display, fetch,
-                        g.complete ? missing : nullptr);
-  auto cb = columnMeans(b, src.runB, src.gpuB, src.metricB, clockB, display, fetch,
-                        g.complete ? missing : nullptr);
+  auto ca = columnMeans(a, src.runA, src.gpuA, src.metricA, clockA, display,
+                        g.complete ? fetch : fetch.quiet());
+  auto cb = columnMeans(b, src.runB, src.gpuB, src.metricB, clockB, display,
+                        g.complete ? fetch : fetch.quiet());
   if (!ca || !cb) {
     g.complete = false;
     return g;

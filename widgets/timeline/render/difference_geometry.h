@@ -38,6 +38,6 @@ struct DifferenceGeometry {
 
 DifferenceGeometry buildDifferenceGeometry(const RunFile& a, const RunFile& b,
                                            const DifferenceSource& src, const TimeMapping& display,
-                                           const TileFetch& fetch, std::vector<TileKey>* missing);
+                                           const TileFetch& fetch);
 
 }  // namespace wl

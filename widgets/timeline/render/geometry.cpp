@@ -43,11 +43,10 @@ void widenColumns(float* lo, float* hi, long c0, long c1, float mn, float mx) {
   }
 }
 
-// Fetches every tile of [first, last]; returns them if all are there, else records the missing
-// ones (when `missing` is given) and returns nullopt.
+// Fetches every tile of [first, last]; returns them if all are there, else nullopt. A noting
+// fetch asks for each (so every missing one is noted); a quiet one stops at the first missing.
 std::optional<std::vector<TilePtr>> fetchAll(TileKey key, std::pair<int64_t, int64_t> range,
-                                             const TileFetch& fetch,
-                                             std::vector<TileKey>* missing) {
+                                             const TileFetch& fetch) {
   std::vector<TilePtr> tiles;
   bool all = true;
   for (int64_t i = range.first; i <= range.second; ++i) {
@@ -55,10 +54,7 @@ std::optional<std::vector<TilePtr>> fetchAll(TileKey key, std::pair<int64_t, int
     TilePtr t = fetch(key);
     if (!t) {
       all = false;
-      if (missing)
-        missing->push_back(key);
-      else
-        return std::nullopt;
+      if (!fetch.notes()) return std::nullopt;
     }
     tiles.push_back(std::move(t));
   }
@@ -308,8 +304,7 @@ int chooseLevel(const LodGrid& grid, double nsPerPx) {
 }
 
 CounterGeometry buildCounterGeometry(const RunFile& run, const CounterSource& src,
-                                     const TimeMapping& map, const TileFetch& fetch,
-                                     std::vector<TileKey>* missing) {
+                                     const TimeMapping& map, const TileFetch& fetch) {
   CounterGeometry g;
   const SeriesGroupMeta& tel = run.series(SeriesKind::Gpu);
   const LodGrid& grid = tel.grid;
@@ -322,21 +317,21 @@ CounterGeometry buildCounterGeometry(const RunFile& run, const CounterSource& sr
   TileKey base{src.run, TileKind::CounterLod, src.gpu, src.metric, 0, 0};
   TileKey bandBase{src.run, TileKind::ThrottleLod, src.gpu, -1, 0, 0};
 
-  // The wanted level first (recording what is missing), then coarser complete levels.
+  // The wanted level first (noting what is missing), then coarser complete levels.
   for (int level = want; level < static_cast<int>(grid.levels()); ++level) {
     const bool first = level == want;
-    std::vector<TileKey>* miss = first ? missing : nullptr;
+    const TileFetch miss = first ? fetch : fetch.quiet();
     if (level < 0) {
       TileKey raw = base;
       raw.kind = TileKind::CounterRaw;
       raw.level = -1;
-      auto tiles = fetchAll(raw, rawTiles(grid, map), fetch, miss);
+      auto tiles = fetchAll(raw, rawTiles(grid, map), miss);
       std::optional<std::vector<TilePtr>> bandTiles;
       if (bands) {
         TileKey rb = bandBase;
         rb.kind = TileKind::ThrottleRaw;
         rb.level = -1;
-        bandTiles = fetchAll(rb, rawTiles(grid, map), fetch, miss);
+        bandTiles = fetchAll(rb, rawTiles(grid, map), miss);
       }
       if (!tiles || (bands && !bandTiles)) continue;
       g.level = -1;
@@ -347,12 +342,12 @@ CounterGeometry buildCounterGeometry(const RunFile& run, const CounterSource& sr
     }
     TileKey k = base;
     k.level = level;
-    auto tiles = fetchAll(k, lodTiles(grid, static_cast<size_t>(level), map), fetch, miss);
+    auto tiles = fetchAll(k, lodTiles(grid, static_cast<size_t>(level), map), miss);
     std::optional<std::vector<TilePtr>> bandTiles;
     if (lodBands) {
       TileKey bk = bandBase;
       bk.level = level;
-      bandTiles = fetchAll(bk, lodTiles(grid, static_cast<size_t>(level), map), fetch, miss);
+      bandTiles = fetchAll(bk, lodTiles(grid, static_cast<size_t>(level), map), miss);
     }
     if (!tiles || (lodBands && !bandTiles)) continue;
     g.level = level;
@@ -432,8 +427,7 @@ uint64_t eventsInView(const LodGrid& grid, size_t level, const std::vector<TileP
 }  // namespace
 
 KernelGeometry buildKernelGeometry(const RunFile& run, const KernelSource& src,
-                                   const TimeMapping& map, const TileFetch& fetch,
-                                   std::vector<TileKey>* missing) {
+                                   const TimeMapping& map, const TileFetch& fetch) {
   KernelGeometry g;
   const LodGrid& grid = run.kernelGrid();
   const size_t cols = columnsOf(map);
@@ -447,13 +441,13 @@ KernelGeometry buildKernelGeometry(const RunFile& run, const KernelSource& src,
   bool tryRaw = want < 0;
   if (!tryRaw) {
     TileKey k{src.run, TileKind::KernelLod, src.track, -1, want, 0};
-    auto tiles = fetchAll(k, lodTiles(grid, static_cast<size_t>(want), map), fetch, nullptr);
+    auto tiles = fetchAll(k, lodTiles(grid, static_cast<size_t>(want), map), fetch.quiet());
     if (tiles && eventsInView(grid, static_cast<size_t>(want), *tiles, map) <= rawBudget)
       tryRaw = true;
   }
   if (tryRaw) {
     TileKey k{src.run, TileKind::KernelRaw, src.track, -1, -1, 0};
-    if (auto tiles = fetchAll(k, rawTiles(grid, map), fetch, missing)) {
+    if (auto tiles = fetchAll(k, rawTiles(grid, map), fetch)) {
       g.level = -1;
       kernelsFromRaw(g, *tiles, map);
       return g;
@@ -463,8 +457,8 @@ KernelGeometry buildKernelGeometry(const RunFile& run, const KernelSource& src,
   for (int level = first; level < static_cast<int>(grid.levels()); ++level) {
     const bool wanted = level == first && !tryRaw;
     TileKey k{src.run, TileKind::KernelLod, src.track, -1, level, 0};
-    auto tiles = fetchAll(k, lodTiles(grid, static_cast<size_t>(level), map), fetch,
-                          wanted ? missing : nullptr);
+    auto tiles = fetchAll(k, lodTiles(grid, static_cast<size_t>(level), map),
+                          wanted ? fetch : fetch.quiet());
     if (!tiles) continue;
     g.level = level;
     g.complete = wanted;
@@ -476,8 +470,7 @@ KernelGeometry buildKernelGeometry(const RunFile& run, const KernelSource& src,
 }
 
 HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metric, bool useMax,
-                                     const TimeMapping& map, const TileFetch& fetch,
-                                     std::vector<TileKey>* missing) {
+                                     const TimeMapping& map, const TileFetch& fetch) {
   HeatmapGeometry g;
   const SeriesGroupMeta& tel = run.series(SeriesKind::Gpu);
   const LodGrid& grid = tel.grid;
@@ -491,8 +484,8 @@ HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metri
   for (int level = want; level < static_cast<int>(grid.levels()); ++level) {
     const bool first = level == want;
     TileKey k{runIndex, TileKind::Heatmap, -1, metric, level, 0};
-    auto tiles = fetchAll(k, lodTiles(grid, static_cast<size_t>(level), map), fetch,
-                          first ? missing : nullptr);
+    auto tiles =
+        fetchAll(k, lodTiles(grid, static_cast<size_t>(level), map), first ? fetch : fetch.quiet());
     if (!tiles) continue;
     g.level = level;
     g.complete = first;

@@ -8,8 +8,9 @@
 // Level of detail: a track is drawn from the coarsest pyramid level whose buckets are no wider
 // than a pixel, so every pixel column shows the exact min-max envelope of the samples under it
 // and a one-sample spike survives any zoom. When even level 0 is wider than a pixel the raw
-// samples (or events) are drawn. Missing tiles are reported back so the caller can request them;
-// meanwhile the coarsest complete level already in memory is drawn instead.
+// samples (or events) are drawn. Missing tiles are noted by the fetch (TileFetch::noting) so the
+// caller can request them; meanwhile the coarsest complete level already in memory is drawn
+// instead.
 //
 // Cost per counter row of W pixel columns: the chosen level has at least one bucket per pixel and
 // fewer than `factor` (the pyramid's, 4), so the envelope costs O(W x factor) buckets whatever the
@@ -20,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 #include "loaders/core/kernel_class.h"
@@ -30,8 +32,38 @@
 
 namespace wl {
 
-// Fetches a tile: from memory only (UI) or loading it (export); nullptr if not available.
-using TileFetch = std::function<TilePtr(const TileKey&)>;
+// Where geometry gets its tiles: from memory only (a screen) or loading them (exports); null when
+// a tile is not available. A fetch that notes (noting()) lists every tile it did not have in the
+// frame's one list of missing tiles, so the builders below carry no list of their own; quiet()
+// is the same source without noting (the coarser levels drawn meanwhile, paint). Copies are
+// cheap; a list is written by one thread (each thread of a prepare notes into its own).
+class TileFetch {
+ public:
+  using Get = std::function<TilePtr(const TileKey&)>;
+  TileFetch() = default;
+  template <typename F>
+  requires(!std::is_same_v<std::decay_t<F>, TileFetch> &&
+           std::is_invocable_r_v<TilePtr, F&, const TileKey&>) TileFetch(F get)
+      : get_(std::move(get)) {}  // NOLINT: any tile getter is a quiet fetch
+
+  TilePtr operator()(const TileKey& key) const {
+    TilePtr t = get_ ? get_(key) : nullptr;
+    if (!t && missed_) missed_->push_back(key);
+    return t;
+  }
+  // The same source, noting what it did not have into `missed` (null: not noting).
+  TileFetch noting(std::vector<TileKey>* missed) const {
+    TileFetch f = *this;
+    f.missed_ = missed;
+    return f;
+  }
+  TileFetch quiet() const { return noting(nullptr); }
+  bool notes() const { return missed_ != nullptr; }
+
+ private:
+  Get get_;
+  std::vector<TileKey>* missed_ = nullptr;
+};
 
 // The coarsest level with bucket width <= nsPerPx, or -1 (raw) if level 0 is wider.
 int chooseLevel(const LodGrid& grid, double nsPerPx);
@@ -80,8 +112,7 @@ struct CounterSource {
 CounterGeometry samplesAsEnvelope(const CounterGeometry& g, size_t cols);
 
 CounterGeometry buildCounterGeometry(const RunFile& run, const CounterSource& src,
-                                     const TimeMapping& map, const TileFetch& fetch,
-                                     std::vector<TileKey>* missing);
+                                     const TimeMapping& map, const TileFetch& fetch);
 
 struct KernelBox {
   double x0 = 0, x1 = 0;  // pixels, x1 - x0 >= 1
@@ -107,8 +138,7 @@ struct KernelSource {
 };
 
 KernelGeometry buildKernelGeometry(const RunFile& run, const KernelSource& src,
-                                   const TimeMapping& map, const TileFetch& fetch,
-                                   std::vector<TileKey>* missing);
+                                   const TimeMapping& map, const TileFetch& fetch);
 
 // Heatmap: one row per GPU, one value per pixel column (mean or max of the buckets under it).
 // O(GPUs x buckets in view); blocks of GPUs are built on the cores side by side (parallelBlocks),
@@ -121,8 +151,7 @@ struct HeatmapGeometry {
 };
 
 HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metric, bool useMax,
-                                     const TimeMapping& map, const TileFetch& fetch,
-                                     std::vector<TileKey>* missing);
+                                     const TimeMapping& map, const TileFetch& fetch);
 
 // A power heatmap's rows as power domains' power: every device's row shows its domain's power.
 // A GCD without power of its own takes the row of the GCD reporting its package's; devices that

@@ -5,6 +5,7 @@
 #include <QPaintEngine>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -12,9 +13,9 @@
 
 #include "loaders/core/metrics.h"
 #include "loaders/core/time_format.h"
+#include "widgets/timeline/model/warp_spans.h"
 #include "widgets/timeline/render/raster_track.h"
 #include "widgets/timeline/render/vector_track.h"
-#include "widgets/timeline/model/warp_spans.h"
 
 namespace wl {
 namespace {
@@ -25,6 +26,12 @@ struct Overload : Ts... {
 };
 template <class... Ts>
 Overload(Ts...) -> Overload<Ts...>;
+
+// The image a raster row of `c` is drawn into: its whole device pixels, at least one.
+QSize imageSize(const QRectF& c) {
+  return {std::max(1, static_cast<int>(std::ceil(c.width()))),
+          std::max(1, static_cast<int>(std::ceil(c.height())))};
+}
 
 }  // namespace
 
@@ -120,8 +127,7 @@ TimelineRenderer::Cached& TimelineRenderer::cached(const RowContent& key, const 
 }
 
 CounterGeometry TimelineRenderer::buildCounter(const CounterRow& row, const TimeMapping& map,
-                                               const TileFetch& fetch,
-                                               std::vector<TileKey>* missing) const {
+                                               const TileFetch& fetch) const {
   const RunFile& run = store_.run(row.run);
   CounterSource src;
   src.run = row.run;
@@ -129,7 +135,7 @@ CounterGeometry TimelineRenderer::buildCounter(const CounterRow& row, const Time
   src.metric = row.metric;
   src.gapThresholdNs = run.series().gapThresholdNs[static_cast<size_t>(row.gpu)];
   src.throttleBands = style_.throttleTint;
-  CounterGeometry g = buildCounterGeometry(run, src, map, fetch, missing);
+  CounterGeometry g = buildCounterGeometry(run, src, map, fetch);
   const auto* perGpu = displays_.throttleSpans(row.run);
   if (style_.throttleTint && perGpu && static_cast<size_t>(row.gpu) < perGpu->size()) {
     const auto& spans = (*perGpu)[static_cast<size_t>(row.gpu)];
@@ -151,104 +157,127 @@ CounterGeometry TimelineRenderer::buildCounter(const CounterRow& row, const Time
 
 std::vector<TileKey> TimelineRenderer::prepare(std::vector<RowTarget>& rows, const TileFetch& fetch,
                                                const QFont& font) {
-  fetch_ = fetch;
-  std::vector<TileKey> missing;
-  prepareCounters(rows, missing);
-  record_ = &missing;
-  prepareImages(rows);
-  // The other rows' images through paint's own path, into the caches: the blit goes to a
-  // one-pixel scratch image.
-  QImage scratch(1, 1, QImage::Format_RGB32);
-  QPainter sp(&scratch);
-  sp.setFont(font);
+  std::vector<TileKey> missing = prepareGeometry(rows, fetch);
+  fetch_ = fetch.noting(&missing);
+  prepareImages(rows, font);
+  // The other rows' images (or, in figures, their geometry) into the caches, the way paint
+  // would find them.
   for (RowTarget& t : rows) {
     const TrackRow& r = *t.row;
     if (!t.image.isEmpty() && !r.isHeader() && r.kind() != RowKind::Steps) {
-      paintContent(sp, r, QRectF(QPointF(0, 0), QSizeF(t.image)), t.map, {});
+      rowImage(r, t.image, t.map, font);
     } else if (!warped(r.run())) {
-      if (const auto* k = r.as<KernelsRow>()) kernelGeometry(*k, t.map, fetch);
-      if (const auto* h = r.as<HeatmapRow>()) heatmapGeometry(*h, t.map, fetch);
+      if (const auto* k = r.as<KernelsRow>()) kernelGeometry(*k, t.map, fetch_);
+      if (const auto* h = r.as<HeatmapRow>()) heatmapGeometry(*h, t.map, fetch_);
       if (const auto* st = r.as<ThrottleStripRow>()) throttleStripGeometry(*st, t.map);
       if (const auto* th = r.as<ThrottleHeatmapRow>()) throttleHeatmapGeometry(*th, t.map);
     }
-    t.range = rowRange(r, t.map, fetch);
+    t.range = rowRange(r, t.map, fetch_);
   }
-  record_ = nullptr;
+  // Paint reads this frame's tiles (a warped row's pieces in figures) and notes nothing.
+  fetch_ = fetch.quiet();
   std::vector<TileKey> out = std::exchange(missingTiles_, {});
   out.insert(out.end(), missing.begin(), missing.end());
   return out;
 }
 
-void TimelineRenderer::prepareCounters(const std::vector<RowTarget>& rows,
-                                       std::vector<TileKey>& missing) {
+namespace {
+
+// Runs work(k) for k in [0, n) on the calling thread and one more, each taking the next k (rows
+// of one kind come together, and a kernel row costs more than a counter row).
+template <typename Work>
+void onTwoThreads(size_t n, Work work) {
+  std::atomic<size_t> next{0};
+  auto loop = [&] {
+    for (size_t k = next++; k < n; k = next++)
+      work(k);
+  };
+  std::thread second(loop);
+  loop();
+  second.join();
+}
+
+}  // namespace
+
+std::vector<TileKey> TimelineRenderer::prepareGeometry(const std::vector<RowTarget>& rows,
+                                                       const TileFetch& fetch) {
   struct Job {
-    const CounterRow* row;
+    const TrackRow* row;
     TimeMapping map;
-    CounterGeometry geometry;
+    std::variant<CounterGeometry, KernelGeometry> geometry;
     std::vector<TileKey> missing;
   };
   std::vector<Job> jobs;
   for (const RowTarget& t : rows) {
     const auto* c = t.row->as<CounterRow>();
+    const auto* k = t.row->as<KernelsRow>();
     // Warped rows are built piece by piece in paint; figures (no image) on the calling thread.
-    if (!c || warped(c->run) || t.image.isEmpty()) continue;
-    auto it = cache_.find(RowContent{*c});
+    if ((!c && !k) || warped(t.row->run()) || t.image.isEmpty()) continue;
+    auto it = cache_.find(t.row->content);
     if (it != cache_.end() && it->second.map == t.map && it->second.epoch == epoch_ &&
-        std::holds_alternative<CounterGeometry>(it->second.geom))
+        (c ? std::holds_alternative<CounterGeometry>(it->second.geom)
+           : std::holds_alternative<KernelGeometry>(it->second.geom)))
       continue;
-    if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return *j.row == *c; })) continue;
-    jobs.push_back({c, t.map, {}, {}});
+    if (std::any_of(jobs.begin(), jobs.end(),
+                    [&](const Job& j) { return j.row->content == t.row->content; }))
+      continue;
+    jobs.push_back({t.row, t.map, {}, {}});
   }
-  if (jobs.size() < 2) return;  // a single row is built as the others
-  // Geometry reads only tiles in memory (through `fetch_`, which the store locks) and the run's
-  // metadata, so the two halves share nothing they write.
-  auto build = [&](size_t from, size_t to) {
-    for (size_t k = from; k < to; ++k)
-      jobs[k].geometry = buildCounter(*jobs[k].row, jobs[k].map, fetch_, &jobs[k].missing);
-  };
-  const size_t half = jobs.size() / 2;
-  std::thread second(build, half, jobs.size());
-  build(0, half);
-  second.join();
+  std::vector<TileKey> missing;
+  if (jobs.size() < 2) return missing;  // a single row is built as the others
+  // Geometry reads only tiles in memory (through `fetch`, which the store locks) and the run's
+  // metadata, so the threads share nothing they write; each job notes its own missing tiles.
+  onTwoThreads(jobs.size(), [&](size_t i) {
+    Job& j = jobs[i];
+    const TileFetch noting = fetch.noting(&j.missing);
+    if (const auto* c = j.row->as<CounterRow>())
+      j.geometry = buildCounter(*c, j.map, noting);
+    else if (const auto* k = j.row->as<KernelsRow>())
+      j.geometry = buildKernelGeometry(store_.run(k->run), KernelSource{k->run, k->track}, j.map,
+                                       noting);
+  });
   for (Job& j : jobs) {
-    cache_[RowContent{*j.row}] = Cached{j.map, epoch_, ~uint64_t{0}, {}, std::move(j.geometry)};
+    Cached& slot = cache_[j.row->content];
+    slot = Cached{j.map, epoch_, ~uint64_t{0}, {}, {}};
+    std::visit([&slot](auto& g) { slot.geom = std::move(g); }, j.geometry);
     missing.insert(missing.end(), j.missing.begin(), j.missing.end());
   }
+  return missing;
 }
 
-void TimelineRenderer::prepareImages(const std::vector<RowTarget>& rows) {
+void TimelineRenderer::prepareImages(const std::vector<RowTarget>& rows, const QFont& font) {
   // The value ranges first, here (they may queue tiles); then the stale images rasterized on
-  // two threads, each into its own cache entry, as paintContentRaster would.
+  // two threads, each into its own cache entry, as contentImage would.
   struct Job {
-    const CounterRow* row;
+    const TrackRow* row;
     CachedImage* image;
     QSize size;
     TimeMapping map;
-    CounterView view;
+    CounterView view;                         // counters
+    const KernelGeometry* kernels = nullptr;  // kernel rows
   };
   std::vector<Job> jobs;
   for (const RowTarget& t : rows) {
     const auto* c = t.row->as<CounterRow>();
-    if (!c || warped(c->run) || t.image.isEmpty()) continue;
-    const CounterView v = counter(*c, t.map, fetch_);
+    const auto* k = t.row->as<KernelsRow>();
+    if ((!c && !k) || warped(t.row->run()) || t.image.isEmpty()) continue;
+    const CounterView v = c ? counter(*c, t.map, fetch_) : CounterView{};
+    const KernelGeometry* kg = k ? kernelGeometry(*k, t.map, fetch_) : nullptr;
     CachedImage& ci = images_[t.row->content];
     if (ci.current(t.image, t.map, epoch_, styleVersion_, v.range.min, v.range.max)) continue;
     if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.image == &ci; }))
       continue;
-    jobs.push_back({c, &ci, t.image, t.map, v});
+    jobs.push_back({t.row, &ci, t.image, t.map, v, kg});
   }
   if (jobs.size() < 2) return;
-  auto raster = [&](size_t from, size_t to) {
-    for (size_t k = from; k < to; ++k) {
-      Job& j = jobs[k];
-      if (j.image->image.size() != j.size) j.image->image = QImage(j.size, QImage::Format_RGB32);
-      rasterCounterImage(j.image->image, *j.row, j.view);
-    }
-  };
-  const size_t half = jobs.size() / 2;
-  std::thread second(raster, half, jobs.size());
-  raster(0, half);
-  second.join();
+  onTwoThreads(jobs.size(), [&](size_t i) {
+    Job& j = jobs[i];
+    if (j.image->image.size() != j.size) j.image->image = QImage(j.size, QImage::Format_RGB32);
+    if (const auto* c = j.row->as<CounterRow>())
+      rasterCounterImage(j.image->image, *c, j.view);
+    else
+      rasterKernelImage(j.image->image, *j.row->as<KernelsRow>(), *j.kernels, font);
+  });
   for (Job& j : jobs)
     j.image->stamp(j.map, epoch_, styleVersion_, j.view.range.min, j.view.range.max);
 }
@@ -256,8 +285,7 @@ void TimelineRenderer::prepareImages(const std::vector<RowTarget>& rows) {
 TimelineRenderer::CounterView TimelineRenderer::counter(const CounterRow& row,
                                                         const TimeMapping& map,
                                                         const TileFetch& fetch) {
-  Cached& c =
-      cached<CounterGeometry>(row, map, [&] { return buildCounter(row, map, fetch, record_); });
+  Cached& c = cached<CounterGeometry>(row, map, [&] { return buildCounter(row, map, fetch); });
   const auto& g = std::get<CounterGeometry>(c.geom);
   if (c.rangeStyle != styleVersion_) {
     c.range = valueRange(row, g);
@@ -272,7 +300,7 @@ const KernelGeometry* TimelineRenderer::kernelGeometry(const KernelsRow& row,
   const RunFile& run = store_.run(row.run);
   return &std::get<KernelGeometry>(
       cached<KernelGeometry>(row, map, [&] {
-        return buildKernelGeometry(run, KernelSource{row.run, row.track}, map, fetch, record_);
+        return buildKernelGeometry(run, KernelSource{row.run, row.track}, map, fetch);
       }).geom);
 }
 
@@ -280,13 +308,12 @@ const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const HeatmapRow& row,
                                                          const TimeMapping& map,
                                                          const TileFetch& fetch) {
   const RunFile& run = store_.run(row.run);
-  return &std::get<HeatmapGeometry>(
-      cached<HeatmapGeometry>(row, map, [&] {
-        HeatmapGeometry g =
-            buildHeatmapGeometry(run, row.run, row.metric, style_.heatmapMax, map, fetch, record_);
-        if (row.domainPower) showDomainPower(g, run);
-        return g;
-      }).geom);
+  return &std::get<HeatmapGeometry>(cached<HeatmapGeometry>(row, map, [&] {
+                                      HeatmapGeometry g = buildHeatmapGeometry(
+                                          run, row.run, row.metric, style_.heatmapMax, map, fetch);
+                                      if (row.domainPower) showDomainPower(g, run);
+                                      return g;
+                                    }).geom);
 }
 
 const ThrottleStripGeometry* TimelineRenderer::throttleStripGeometry(const ThrottleStripRow& row,
@@ -328,7 +355,7 @@ TimelineRenderer::DifferenceView TimelineRenderer::difference(const DifferenceRo
     if (warped(row.a.run)) src.warpA = displays_.runWarp(row.a.run);
     if (warped(row.b.run)) src.warpB = displays_.runWarp(row.b.run);
     return buildDifferenceGeometry(store_.run(row.a.run), store_.run(row.b.run), src, display,
-                                   fetch, record_);
+                                   fetch);
   });
   const auto& g = std::get<DifferenceGeometry>(c.geom);
   if (c.rangeStyle != styleVersion_) {
@@ -631,55 +658,72 @@ void TimelineRenderer::paintOverlay(QPainter& p, const OverlayRow& row, const QR
     paintOverlayInto(p, row, c, display, style_.hairline);
     return;
   }
-  const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
-                   std::max(1, static_cast<int>(std::ceil(c.height()))));
+  p.drawImage(c.topLeft(), overlayImage(row, imageSize(c), display, p.font()));
+}
+
+const QImage& TimelineRenderer::overlayImage(const OverlayRow& row, QSize size,
+                                             const TimeMapping& display, const QFont& font) {
   CachedImage& ci = warpedImages_[RowContent{row}];
   if (!ci.current(size, display, epoch_, styleVersion_)) {
     if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
     QPainter ip(&ci.image);
     ip.setRenderHint(QPainter::Antialiasing);
-    ip.setFont(p.font());
+    ip.setFont(font);
     paintOverlayInto(ip, row, QRectF(QPointF(0, 0), QSizeF(size)), display, 1.0);
     ci.stamp(display, epoch_, styleVersion_);
   }
-  p.drawImage(c.topLeft(), ci.image);
+  return ci.image;
+}
+
+// Each span of the warp draws into its own whole pixels, clipped to its exact extent.
+void TimelineRenderer::paintWarpSpans(QPainter& q, const TrackRow& row, const QRectF& target,
+                                      const TimeMapping& display) {
+  for (const WarpSpan& s : warpSpans(displays_.runWarp(row.run()), display)) {
+    const QRectF sub(target.left() + s.px0, target.top(), s.local.width, target.height());
+    q.save();
+    q.setClipRect(QRectF(target.left() + s.x0, target.top(), s.x1 - s.x0, target.height()));
+    const bool raster = q.paintEngine() && q.paintEngine()->type() == QPaintEngine::Raster;
+    if (raster)
+      paintContentRaster(q, row, sub, s.local, {});
+    else
+      paintContentVector(q, row, sub, s.local);
+    q.restore();
+  }
 }
 
 void TimelineRenderer::paintWarped(QPainter& p, const TrackRow& row, const QRectF& c,
                                    const TimeMapping& display) {
-  const std::vector<WarpSpan> spans = warpSpans(displays_.runWarp(row.run()), display);
-  // Each span draws into its own whole pixels, clipped to its exact extent.
-  auto drawSpans = [&](QPainter& q, const QRectF& target) {
-    for (const WarpSpan& s : spans) {
-      const QRectF sub(target.left() + s.px0, target.top(), s.local.width, target.height());
-      q.save();
-      q.setClipRect(QRectF(target.left() + s.x0, target.top(), s.x1 - s.x0, target.height()));
-      const bool raster = q.paintEngine() && q.paintEngine()->type() == QPaintEngine::Raster;
-      if (raster)
-        paintContentRaster(q, row, sub, s.local, {});
-      else
-        paintContentVector(q, row, sub, s.local);
-      q.restore();
-    }
-  };
   const bool raster = p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster;
   if (!raster) {
-    drawSpans(p, c);
+    paintWarpSpans(p, row, c, display);
     return;
   }
-  const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
-                   std::max(1, static_cast<int>(std::ceil(c.height()))));
+  p.drawImage(c.topLeft(), warpedImage(row, imageSize(c), display, p.font()));
+}
+
+const QImage& TimelineRenderer::warpedImage(const TrackRow& row, QSize size,
+                                            const TimeMapping& display, const QFont& font) {
   CachedImage& ci = warpedImages_[row.content];
   if (!ci.current(size, display, epoch_, styleVersion_)) {
     if (ci.image.size() != size) ci.image = QImage(size, QImage::Format_RGB32);
     ci.image.fill(row.kind() == RowKind::Counter ? style_.theme.trackBackground
                                                  : style_.theme.trackAltBackground);
     QPainter ip(&ci.image);
-    ip.setFont(p.font());
-    drawSpans(ip, QRectF(QPointF(0, 0), QSizeF(size)));
+    ip.setFont(font);
+    paintWarpSpans(ip, row, QRectF(QPointF(0, 0), QSizeF(size)), display);
     ci.stamp(display, epoch_, styleVersion_);
   }
-  p.drawImage(c.topLeft(), ci.image);
+  return ci.image;
+}
+
+void TimelineRenderer::rowImage(const TrackRow& row, QSize size, const TimeMapping& map,
+                                const QFont& font) {
+  if (const auto* o = row.as<OverlayRow>())
+    overlayImage(*o, size, map, font);
+  else if (row.kind() != RowKind::Difference && warped(row.run()))
+    warpedImage(row, size, map, font);
+  else
+    contentImage(row, size, map, font);
 }
 
 void TimelineRenderer::rasterCounterImage(QImage& img, const CounterRow& row,
@@ -715,8 +759,18 @@ void TimelineRenderer::rasterCounterImage(QImage& img, const CounterRow& row,
 
 void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, const QRectF& c,
                                           const TimeMapping& map, const Highlight& highlight) {
-  const QSize size(std::max(1, static_cast<int>(std::ceil(c.width()))),
-                   std::max(1, static_cast<int>(std::ceil(c.height()))));
+  const QImage* img = contentImage(row, imageSize(c), map, p.font());
+  if (!img) return;
+  p.drawImage(c.topLeft(), *img);
+  if (const auto* kr = row.as<KernelsRow>()) {
+    paintNotTraced(p, c, map, untracedOf(kr->run, kr->rank), style_.theme);
+    const long hl = highlight.run == kr->run && highlight.track == kr->track ? highlight.event : -1;
+    paintKernelHighlight(p, c, *kernelGeometry(*kr, map, fetch_), style_.theme, hl);
+  }
+}
+
+const QImage* TimelineRenderer::contentImage(const TrackRow& row, QSize size,
+                                             const TimeMapping& map, const QFont& font) {
   CachedImage& ci = images_[row.content];
   // Re-renders the image when its mapping, tiles, style, size or value range changed.
   auto render = [&](double vmin, double vmax, auto draw) {
@@ -731,19 +785,7 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
     render(v.range.min, v.range.max, [&](QImage& img) { rasterCounterImage(img, *cr, v); });
   } else if (const auto* kr = row.as<KernelsRow>()) {
     const KernelGeometry* g = kernelGeometry(*kr, map, fetch_);
-    const RunFile& run = store_.run(kr->run);
-    render(0, 0, [&](QImage& img) {
-      rasterKernelBusy(img, *g, style_.theme);
-      QPainter ip(&img);
-      ip.setFont(p.font());
-      paintKernelBoxes(ip, local, *g, style_.theme,
-                       [&run](uint32_t id) { return QString::fromStdString(run.str(id)); });
-    });
-    p.drawImage(c.topLeft(), ci.image);
-    paintNotTraced(p, c, map, untracedOf(kr->run, kr->rank), style_.theme);
-    const long hl = highlight.run == kr->run && highlight.track == kr->track ? highlight.event : -1;
-    paintKernelHighlight(p, c, *g, style_.theme, hl);
-    return;
+    render(0, 0, [&](QImage& img) { rasterKernelImage(img, *kr, *g, font); });
   } else if (const auto* dr = row.as<DifferenceRow>()) {
     const DifferenceView v = difference(*dr, map, fetch_);
     render(v.range.min, v.range.max, [&](QImage& img) {
@@ -773,9 +815,19 @@ void TimelineRenderer::paintContentRaster(QPainter& p, const TrackRow& row, cons
       paintThrottleHeatmap(ip, local, *g, style_.theme, nodeSeparators(th->run));
     });
   } else {
-    return;
+    return nullptr;
   }
-  p.drawImage(c.topLeft(), ci.image);
+  return &ci.image;
+}
+
+void TimelineRenderer::rasterKernelImage(QImage& img, const KernelsRow& row,
+                                         const KernelGeometry& g, const QFont& font) const {
+  const RunFile& run = store_.run(row.run);
+  rasterKernelBusy(img, g, style_.theme);
+  QPainter ip(&img);
+  ip.setFont(font);
+  paintKernelBoxes(ip, QRectF(0, 0, img.width(), img.height()), g, style_.theme,
+                   [&run](uint32_t id) { return QString::fromStdString(run.str(id)); });
 }
 
 void TimelineRenderer::paintContentVector(QPainter& p, const TrackRow& row, const QRectF& c,

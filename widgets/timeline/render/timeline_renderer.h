@@ -22,13 +22,13 @@
 #include <vector>
 
 #include "analysis/compare/time_warp.h"
+#include "widgets/timeline/model/row_plan.h"
+#include "widgets/timeline/model/tile_store.h"
 #include "widgets/timeline/render/difference_geometry.h"
 #include "widgets/timeline/render/geometry.h"
-#include "widgets/timeline/model/row_plan.h"
 #include "widgets/timeline/render/run_display.h"
 #include "widgets/timeline/render/theme.h"
 #include "widgets/timeline/render/throttle_strip.h"
-#include "widgets/timeline/model/tile_store.h"
 #include "widgets/timeline/render/trace_coverage.h"
 #include "widgets/timeline/render/track_painter.h"
 
@@ -197,7 +197,7 @@ class TimelineRenderer {
   // A counter row's geometry at `map` (thread-safe: it reads tiles through `fetch` and the
   // run's metadata, and writes nothing of the renderer's).
   CounterGeometry buildCounter(const CounterRow& row, const TimeMapping& map,
-                               const TileFetch& fetch, std::vector<TileKey>* missing) const;
+                               const TileFetch& fetch) const;
   // The value range of a counter: shared per metric, per track or fitted to the visible data.
   ValueRange valueRange(const CounterRow& row, const CounterGeometry& g);
   // Whole-run min/max per GPU of a metric (from the top pyramid level).
@@ -210,11 +210,26 @@ class TimelineRenderer {
   const std::vector<std::pair<float, float>>& busyExtents(int run, int metric);
   void paintContentRaster(QPainter& p, const TrackRow& row, const QRectF& content,
                           const TimeMapping& map, const Highlight& highlight);
-  // Thread-safe: it writes only `img`.
+  // Thread-safe: they write only `img`.
   void rasterCounterImage(QImage& img, const CounterRow& row, const CounterView& v) const;
-  // prepare's steps: the counter rows' geometry, then their images, on two threads.
-  void prepareCounters(const std::vector<RowTarget>& rows, std::vector<TileKey>& missing);
-  void prepareImages(const std::vector<RowTarget>& rows);
+  void rasterKernelImage(QImage& img, const KernelsRow& row, const KernelGeometry& g,
+                         const QFont& font) const;
+  // The cached raster image of a row at `size` and `map`, (re)drawn when stale: rowImage picks
+  // the row's kind (overlay, warped, plain: contentImage, null for a kind without content); paint
+  // blits them, prepare fills them. `font`: kernel names and overlay legends.
+  void rowImage(const TrackRow& row, QSize size, const TimeMapping& map, const QFont& font);
+  const QImage* contentImage(const TrackRow& row, QSize size, const TimeMapping& map,
+                             const QFont& font);
+  const QImage& warpedImage(const TrackRow& row, QSize size, const TimeMapping& display,
+                            const QFont& font);
+  const QImage& overlayImage(const OverlayRow& row, QSize size, const TimeMapping& display,
+                             const QFont& font);
+  void paintWarpSpans(QPainter& q, const TrackRow& row, const QRectF& target,
+                      const TimeMapping& display);
+  // prepare's steps: the counter and kernel rows' geometry (returning the tiles it did not
+  // find), then their images, each on two threads.
+  std::vector<TileKey> prepareGeometry(const std::vector<RowTarget>& rows, const TileFetch& fetch);
+  void prepareImages(const std::vector<RowTarget>& rows, const QFont& font);
   void paintContentVector(QPainter& p, const TrackRow& row, const QRectF& content,
                           const TimeMapping& map);
   // Steps of a rank; with a warp, `map` is the display's and the run's times go through it.
@@ -265,9 +280,8 @@ class TimelineRenderer {
       partialBusyExtents_;
   TileReads reads_;
   std::vector<TileKey> missingTiles_;  // ranges' tiles not in memory (Queue)
-  // The frame's tiles (prepare's fetch) and, while preparing, where the rows' missing tiles go.
+  // The frame's tiles: prepare's fetch, noting what is missing while it prepares, quiet in paint.
   TileFetch fetch_;
-  std::vector<TileKey>* record_ = nullptr;
   std::map<int, std::vector<size_t>> nodeSeparators_;
   std::map<std::pair<int, int>, std::vector<TimeSpan>> untraced_;  // (run, rank)
   std::map<RowContent, CachedImage> warpedImages_;
