@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
+
+#include "loaders/format/run_file.h"
 
 namespace wl {
 
@@ -42,6 +45,19 @@ EnergyAttribution attributeEnergy(const EnergyIntegral& power, TimeRange range,
   for (const auto& [name, set] : phases)
     e.phases_j.emplace_back(name, power.over(clip(set, range.t0, range.t1)));
   return e;
+}
+
+std::vector<std::pair<std::string, IntervalSet>> phasesOfRank(const RunFile& run, int rank) {
+  std::map<std::string, std::vector<Interval>> byPhase;
+  for (const Annotation& an : run.annotations()) {
+    if (an.rank != rank) continue;
+    const std::string ph = phaseOf(run.str(an.name));
+    if (!ph.empty()) byPhase[ph].push_back({an.start_ns, an.start_ns + an.dur_ns});
+  }
+  std::vector<std::pair<std::string, IntervalSet>> phases;
+  for (auto& [name, ivs] : byPhase)
+    phases.emplace_back(name, unionOf(std::move(ivs)));
+  return phases;
 }
 
 }  // namespace wl

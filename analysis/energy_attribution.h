@@ -39,6 +39,11 @@ struct EnergyAttribution {
 // The phase a range annotation belongs to ("forward", "backward", "optimizer"), or "".
 std::string phaseOf(std::string_view annotationName);
 
+// A rank's annotations grouped by training phase (phaseOf: forward, backward, optimizer, ...), as
+// interval sets, in phase-name order; annotations of no phase are left out.
+class RunFile;
+std::vector<std::pair<std::string, IntervalSet>> phasesOfRank(const RunFile& run, int rank);
+
 // `states` must come from sweepClassStates(unions, &power).
 EnergyAttribution attributeEnergy(const EnergyIntegral& power, TimeRange range,
                                   const RankBreakdown& breakdown, const ClassStateTotals& states,

@@ -118,44 +118,48 @@ std::array<IntervalSet, kLedgerParts> ledgerParts(const LedgerInput& in, const I
   return part;
 }
 
-LedgerInput ledgerInputOf(const RunFile& run, int rank, TimeRange range, int64_t telemetryShiftNs) {
+LedgerInput ledgerInputFrom(const Samples& power, double sampleIntervalS,
+                            const std::vector<SensorInfo>& sensors, const ClassUnions& unions,
+                            const std::vector<std::pair<std::string, IntervalSet>>& phases,
+                            std::vector<Iteration> iterations, TimeRange range) {
   LedgerInput in;
+  in.t_ns = power.t_ns, in.power_w = power.v;
+  in.sample_interval_s = sampleIntervalS;
+  in.sensor = ledgerSensorOf(sensors);
+  in.nonCommunication = unite(unite(unions.compute, unions.memory), unions.other);
+  in.communication = unions.communication;
+  for (const auto& [name, set] : phases) {
+    if (name == "optimizer") in.optimizer = set;
+    if (name == "forward") in.forward = set;
+    if (name == "backward") in.backward = set;
+  }
+  in.iterations = std::move(iterations);
   in.range = range;
-  in.telemetry_shift_ns = telemetryShiftNs;
-  in.sensor = ledgerSensorOf(run.sensors());
+  return in;
+}
+
+LedgerInput ledgerInputOf(const RunFile& run, int rank, TimeRange range, int64_t telemetryShiftNs) {
   std::vector<std::vector<KernelEvent>> events;
   for (size_t t = 0; t < run.tracks().size(); ++t)
     if (run.tracks()[t].rank == rank)
       events.push_back(run.readAllKernels(t, RunFile::kKernelClass | RunFile::kKernelKind));
   std::vector<std::span<const KernelEvent>> spans(events.begin(), events.end());
-  const ClassUnions u = classUnions(spans, range);
-  in.nonCommunication = unite(unite(u.compute, u.memory), u.other);
-  in.communication = u.communication;
-  std::vector<Interval> opt, fwd, bwd;
-  for (const Annotation& an : run.annotations()) {
-    if (an.rank != rank) continue;
-    const std::string phase = phaseOf(run.str(an.name));
-    std::vector<Interval>* to = phase == "optimizer"  ? &opt
-                                : phase == "forward"  ? &fwd
-                                : phase == "backward" ? &bwd
-                                                      : nullptr;
-    if (to) to->push_back({an.start_ns, an.start_ns + an.dur_ns});
-  }
-  in.optimizer = unionOf(std::move(opt));
-  in.forward = unionOf(std::move(fwd));
-  in.backward = unionOf(std::move(bwd));
+  std::vector<Iteration> its;
   for (const Iteration& it : run.iterations())
-    if (it.rank == rank) in.iterations.push_back(it);
+    if (it.rank == rank) its.push_back(it);
   int gpu = -1;
   for (const RankInfo& r : run.ranks())
     if (r.rank == rank) gpu = r.gpu;
   const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
+  Samples power;
+  double interval = kNaN;
   if (gpu >= 0 && static_cast<size_t>(gpu) < meta.entities && meta.metric(metric::kPower)) {
-    const Samples s = run.readAllSamples(SeriesKind::Gpu, static_cast<size_t>(gpu), metric::kPower);
-    in.t_ns = s.t_ns, in.power_w = s.v;
-    in.sample_interval_s =
-        static_cast<double>(meta.medianIntervalNs[static_cast<size_t>(gpu)]) * 1e-9;
+    power = run.readAllSamples(SeriesKind::Gpu, static_cast<size_t>(gpu), metric::kPower);
+    interval = static_cast<double>(meta.medianIntervalNs[static_cast<size_t>(gpu)]) * 1e-9;
   }
+  LedgerInput in = ledgerInputFrom(power, interval, run.sensors(), classUnions(spans, range),
+                                   phasesOfRank(run, rank), std::move(its), range);
+  in.telemetry_shift_ns = telemetryShiftNs;
   return in;
 }
 

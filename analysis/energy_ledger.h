@@ -119,6 +119,17 @@ double ledgerTimingS(double sampleIntervalS);
 // The parts of one iteration as the ledger splits it (compute, communication, idle, optimizer).
 std::array<IntervalSet, kLedgerParts> ledgerParts(const LedgerInput& in, const Iteration& it);
 
+// The ledger's input from what a rank's analysis holds: its GPU's power samples and their median
+// spacing, the run's sensors, the rank's kernel class unions, its phases (phasesOfRank: the
+// optimizer, forward and backward sets) and its iterations. analyzeRun() and ledgerInputOf() both
+// build it here.
+struct Samples;
+struct ClassUnions;
+LedgerInput ledgerInputFrom(const Samples& power, double sampleIntervalS,
+                            const std::vector<SensorInfo>& sensors, const ClassUnions& unions,
+                            const std::vector<std::pair<std::string, IntervalSet>>& phases,
+                            std::vector<Iteration> iterations, TimeRange range);
+
 // The ledger of one rank of a run read from the file (what analyzeRun() computes for it), with the
 // telemetry shifted by `telemetryShiftNs` (an alignment estimate not applied in the file).
 class RunFile;

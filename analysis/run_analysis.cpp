@@ -384,20 +384,6 @@ SpreadStats iterationSpread(const std::vector<Iteration>& its, TimeRange range) 
   return spreadOf(itd);
 }
 
-// The rank's annotations grouped by training phase (forward, backward, ...), as interval sets.
-std::vector<std::pair<std::string, IntervalSet>> phasesOfRank(const RunFile& run, int rank) {
-  std::vector<std::pair<std::string, IntervalSet>> phases;
-  std::map<std::string, std::vector<Interval>> byPhase;
-  for (const Annotation& an : run.annotations()) {
-    if (an.rank != rank) continue;
-    const std::string ph = phaseOf(run.str(an.name));
-    if (!ph.empty()) byPhase[ph].push_back({an.start_ns, an.start_ns + an.dur_ns});
-  }
-  for (auto& [name, ivs] : byPhase)
-    phases.emplace_back(name, unionOf(std::move(ivs)));
-  return phases;
-}
-
 // Findings of one rank against its GPU's power: kernels outside the telemetry, and the lag of
 // power behind kernel activity (clock skew when large).
 void checkTraceAgainstPower(int rank, int gpu, const Samples& s, int64_t thr,
@@ -489,23 +475,12 @@ RankResult analyzeRank(const RunFile& run, int rank, TimeRange range, bool whole
     const auto gi = static_cast<size_t>(gpu);
     const std::vector<std::pair<std::string, IntervalSet>> phases = phasesOfRank(run, rank);
     EnergyAttribution e = attributeEnergy(*integral, range, ra.breakdown, states, its, phases);
-    e.sample_interval_s = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
+    const double interval = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
+    e.sample_interval_s = interval;
     ra.energy = std::move(e);
     if (options.energyLedger) {
-      LedgerInput li;
-      li.t_ns = power.t_ns, li.power_w = power.v;
-      li.sensor = ledgerSensorOf(run.sensors());
-      li.sample_interval_s = static_cast<double>(meta.medianIntervalNs[gi]) * 1e-9;
-      li.nonCommunication = unite(unite(unions.compute, unions.memory), unions.other);
-      li.communication = unions.communication;
-      for (const auto& [name, set] : phases) {
-        if (name == "optimizer") li.optimizer = set;
-        if (name == "forward") li.forward = set;
-        if (name == "backward") li.backward = set;
-      }
-      li.iterations = its;
-      li.range = range;
-      ra.ledger = energyLedger(li);
+      ra.ledger =
+          energyLedger(ledgerInputFrom(power, interval, run.sensors(), unions, phases, its, range));
       ra.ledger->rank = rank, ra.ledger->gpu = gpu;
     }
     checkTraceAgainstPower(rank, gpu, power, thr, ra.breakdown, unions, range,
