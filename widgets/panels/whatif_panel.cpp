@@ -44,16 +44,6 @@ namespace {
 
 constexpr int kDebounceMs = 150;
 
-// The power limit projectRun calls the measured one: the largest the GPUs record.
-double calibratedLimit(const Calibration& cal) {
-  double limit = kNaN;
-  for (const GpuCalibration& g : cal.gpus)
-    if (std::isfinite(g.governor.power_limit_w))
-      limit =
-          std::isnan(limit) ? g.governor.power_limit_w : std::max(limit, g.governor.power_limit_w);
-  return limit;
-}
-
 std::vector<WhatifSetting> sweepSettings(double limit, std::optional<double> inlet) {
   std::vector<WhatifSetting> out;
   for (double w : powerLimitSweep(limit)) {
@@ -74,7 +64,7 @@ WhatifPanel::JobResult project(const RunFile& run, std::shared_ptr<const Calibra
   std::vector<WhatifSetting> settings;
   if (withSweep) {
     r.sweepInlet = setting.inlet_temp_c;
-    settings = sweepSettings(calibratedLimit(*cal), setting.inlet_temp_c);
+    settings = sweepSettings(measuredPowerLimit(*cal), setting.inlet_temp_c);
     r.sweepCount = settings.size();
   }
   settings.push_back(setting);
