@@ -49,7 +49,7 @@ Args expandShortOutput(const Args& args) {
 }
 
 // Progress on stderr: one updating line on a terminal, else a line the first time each stage is
-// reported (two files read at once alternate their stages: a line per update would fill a log).
+// reported (files read at once alternate their stages: a line per update would fill a log).
 class StderrProgress {
  public:
   StderrProgress() : tty_(::isatty(STDERR_FILENO) == 1) {}

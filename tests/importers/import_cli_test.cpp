@@ -57,8 +57,8 @@ TEST(ImportCommand, ImportsAFolderWithOptionsAndPrintsJson) {
   ASSERT_EQ(j["sources"].size(), 8u);
   EXPECT_EQ(j["sources"][0]["offset_ns"], 10);
   EXPECT_EQ(j["sources"][0]["format"], "kineto");
-  // stderr is not a terminal here: each stage is reported once, although two files are read at
-  // once and their stages alternate.
+  // stderr is not a terminal here: each stage is reported once, although several files are read
+  // at once (one per core) and their stages alternate.
   std::istringstream err(r.err);
   std::set<std::string> lines;
   size_t reading = 0;

@@ -269,9 +269,9 @@ TEST(SpillImport, TinyBudgetWritesTheSameRunForACharLlmFolder) {
   EXPECT_EQ(b->str(b->collectives()[0].info.pg_desc), "default_pg");
 }
 
-// A bad event in the third file: files are read two at a time, so the third starts when one of the
-// first two is done, i.e. after the import has spilled. The error names the bad file and nothing
-// is left.
+// A bad event in the third file: at this budget files are read one at a time (readerCount()), so
+// the third starts when the first two are done, i.e. after the import has spilled. The error names
+// the bad file and nothing is left.
 TEST(SpillImport, SpillFileIsRemovedOnError) {
   test::TempDir src, out;
   const auto good0 = src / "rank-0.json", good1 = src / "rank-1.json", bad = src / "rank-2.json";
