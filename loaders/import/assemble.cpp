@@ -616,6 +616,10 @@ std::vector<GpuSlot> gpusFromTelemetry(std::vector<ImportedData>& inputs, NodeNu
         slots.push_back(std::move(s));
       } else {
         GpuSlot& s = slots[it->second];
+        if (s.spilled) {  // the first source of this GPU was spilled: merge in memory
+          s.table = readTable(*s.spilled);
+          s.spilled.reset();
+        }
         s.table = mergeTables(s.table, g.table);
         fillUnknownGpuInfo(s.info, g.info);
         notes.push_back({Severity::Info, "merged_telemetry",

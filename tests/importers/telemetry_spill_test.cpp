@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "import_test_util.h"
 #include "loaders/core/kernel_spool.h"
 #include "loaders/format/run_file.h"
+#include "loaders/import/assemble.h"
 #include "loaders/import/import_job.h"
 #include "support/missing.h"
 #include "support/run_process.h"
@@ -131,6 +133,54 @@ TEST(TelemetrySpill, ReaderCountFollowsThreadsFilesAndBudget) {
   EXPECT_EQ(import::readerCount(8, 10, 64u << 10), 1u);
   EXPECT_EQ(import::readerCount(3, 0, 0), 1u);
   EXPECT_GE(import::readerCount(0, 1000, 0), 1u);  // the cores
+}
+
+// Two sources of one GPU (same host and index) are merged in memory whichever of them was spilled;
+// a spilled table out of time order is read back and sorted with its note. Assembled directly,
+// with each combination of spilled sources against none.
+TEST(TelemetrySpill, SpilledSourcesOfOneGpuMergeAsInMemory) {
+  if (!hasH5diff()) WL_SKIP_OR_FAIL_MISSING("h5diff (Debian package hdf5-tools)");
+  test::TempDir spoolDir;
+  auto source = [](int k) {
+    import::ImportedData d;
+    d.format = "test";
+    d.path = fmt::format("source{}.csv", k);
+    import::ImportedGpu g;
+    g.info.hostname = "node0";
+    g.info.local_index = 0;
+    const int64_t t0 = 1'700'000'000'000'000'000 + k * 50'000'000;  // interleaved 50 ms apart
+    for (int i = 0; i < 200; ++i)
+      g.table.t_ns.push_back(t0 + (k == 1 ? 199 - i : i) * 100'000'000);  // source 1 backwards
+    g.table.columns = {{"power_w", {}}, {"util_pct", {}}};
+    for (int i = 0; i < 200; ++i) {
+      g.table.columns[0].values.push_back(300.0 + k * 10 + i);
+      g.table.columns[1].values.push_back(i % 7 == 0 ? NAN : 50.0 + k);
+    }
+    d.gpus.push_back(std::move(g));
+    return d;
+  };
+  auto spool = std::make_shared<KernelSpool>(spoolDir / "x.h5", 1 << 20);
+  test::TempDir whole;
+  auto a = import::assembleRun({source(0), source(1)}, {}, whole / "run.h5");
+  for (int mask : {1, 2, 3}) {
+    SCOPED_TRACE(mask);
+    std::vector<import::ImportedData> inputs{source(0), source(1)};
+    for (int k = 0; k < 2; ++k)
+      if (mask & (1 << k)) {
+        import::ImportedGpu& g = inputs[static_cast<size_t>(k)].gpus[0];
+        g.spilled = writeTable(spool, g.table);
+        g.table = {};
+      }
+    test::TempDir out;
+    const auto b = import::assembleRun(std::move(inputs), {}, out / "run.h5");
+    EXPECT_EQ(b.telemetrySamples, 400u);
+    EXPECT_EQ(b.notes, a.notes);
+    EXPECT_EQ(h5diff(whole / "run.h5", out / "run.h5"), "");
+  }
+  EXPECT_EQ(a.telemetrySamples, 400u);
+  EXPECT_NE(std::find_if(a.notes.begin(), a.notes.end(),
+                         [](const QualityNote& n) { return n.code == "merged_telemetry"; }),
+            a.notes.end());
 }
 
 // Four node logs (one written out of order) and a kernel trace: the telemetry is spilled as each
