@@ -3,12 +3,16 @@
 // fractions of known kernel patterns are exact.
 #include <gtest/gtest.h>
 
+#include <QImage>
+#include <QPainter>
+
 #include <cmath>
 
 #include "loaders/format/run_writer.h"
 #include "support/temp_dir.h"
 #include "widgets/timeline/model/tile_store.h"
 #include "widgets/timeline/render/geometry.h"
+#include "widgets/timeline/render/track_painter.h"
 
 namespace wl {
 namespace {
@@ -248,6 +252,43 @@ TEST(SamplesAsEnvelope, StaircaseColumnsByHand) {
       EXPECT_EQ(e.hi[c], hi[c]);
     }
   }
+}
+
+}  // namespace
+}  // namespace wl
+
+namespace wl {
+namespace {
+
+// The raster path colours a heatmap with one pixel per cell in place; the pixels must be those of
+// painting it over the row's background (the path every other size takes), node separators too.
+TEST(HeatmapRaster, InPlaceEqualsPaintedOverTheBackground) {
+  HeatmapGeometry g;
+  g.rows = 6;
+  g.columns = 7;
+  for (size_t r = 0; r < g.rows; ++r)
+    for (size_t c = 0; c < g.columns; ++c)
+      g.values.push_back((r + c) % 5 == 0 ? kNaNf : static_cast<float>(30.0 + 7.5 * (r * c % 9)));
+  const std::vector<size_t> separators{2, 4};
+  const ValueRange range{25.0, 95.0};
+  for (const Theme& theme : {Theme::light(), Theme::dark()})
+    for (QSize size : {QSize(7, 6), QSize(7, 13), QSize(9, 6)}) {
+      QImage inPlace(size, QImage::Format_RGB32), painted(size, QImage::Format_RGB32);
+      inPlace.fill(Qt::magenta);  // nothing of it may show through
+      rasterHeatmap(inPlace, g, range, theme, separators);
+      painted.fill(theme.trackAltBackground);
+      {
+        QPainter p(&painted);
+        paintHeatmap(p, QRectF(0, 0, size.width(), size.height()), g, range, theme, separators);
+      }
+      EXPECT_EQ(inPlace, painted) << size.width() << "x" << size.height();
+    }
+  // And the colours are the table's: the cell (1, 1) = 37.5 and a NaN cell.
+  QImage one(7, 6, QImage::Format_RGB32);
+  rasterHeatmap(one, g, range, Theme::light(), {});
+  const int idx = static_cast<int>((37.5 - 25.0) / 70.0 * 255.0 + 0.5);
+  EXPECT_EQ(one.pixel(1, 1), Theme::light().heat(idx / 255.0).rgb());
+  EXPECT_EQ(one.pixel(0, 0), Theme::light().trackAltBackground.rgb());
 }
 
 }  // namespace

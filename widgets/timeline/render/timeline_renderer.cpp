@@ -233,8 +233,8 @@ std::vector<TileKey> TimelineRenderer::prepareGeometry(const std::vector<RowTarg
     if (const auto* c = j.row->as<CounterRow>())
       j.geometry = buildCounter(*c, j.map, noting);
     else if (const auto* k = j.row->as<KernelsRow>())
-      j.geometry = buildKernelGeometry(store_.run(k->run), KernelSource{k->run, k->track}, j.map,
-                                       noting);
+      j.geometry =
+          buildKernelGeometry(store_.run(k->run), KernelSource{k->run, k->track}, j.map, noting);
   });
   for (Job& j : jobs) {
     Cached& slot = cache_[j.row->content];
@@ -797,11 +797,8 @@ const QImage* TimelineRenderer::contentImage(const TrackRow& row, QSize size,
   } else if (const auto* hr = row.as<HeatmapRow>()) {
     const HeatmapGeometry* g = heatmapGeometry(*hr, map, fetch_);
     const ValueRange vr = heatmapRange(hr->run, hr->metric);
-    render(vr.min, vr.max, [&](QImage& img) {
-      img.fill(style_.theme.trackAltBackground);
-      QPainter ip(&img);
-      paintHeatmap(ip, local, *g, vr, style_.theme, nodeSeparators(hr->run));
-    });
+    render(vr.min, vr.max,
+           [&](QImage& img) { rasterHeatmap(img, *g, vr, style_.theme, nodeSeparators(hr->run)); });
   } else if (const auto* sr = row.as<ThrottleStripRow>()) {
     const ThrottleStripGeometry* g = throttleStripGeometry(*sr, map);
     render(0, 0, [&](QImage& img) {

@@ -70,23 +70,23 @@ void paintDifference(QPainter& p, const QRectF& area, const DifferenceGeometry& 
   p.restore();
 }
 
-void paintHeatmap(QPainter& p, const QRectF& area, const HeatmapGeometry& g, ValueRange range,
-                  const Theme& theme, const std::vector<size_t>& separators) {
-  if (g.rows == 0 || g.columns == 0) return;
-  QImage img(static_cast<int>(g.columns), static_cast<int>(g.rows), QImage::Format_RGB32);
+namespace {
+
+// Colours the cells of `g` into scan lines of `g.columns` pixels, `stride` bytes apart (rows in
+// blocks on the cores side by side, each into its own lines).
+void colourHeatmapCells(uchar* bits, size_t stride, const HeatmapGeometry& g, ValueRange range,
+                        const Theme& theme) {
   const double span = range.max > range.min ? range.max - range.min : 1.0;
   // A 256-entry colour table keeps per-cell work to a lookup.
   std::array<QRgb, 256> lut;
   for (int i = 0; i < 256; ++i)
     lut[static_cast<size_t>(i)] = theme.heat(i / 255.0).rgb();
   const QRgb none = theme.trackAltBackground.rgb();
-  // Rows are coloured in blocks on the cores side by side, each into its own scan lines.
-  uchar* const bits = img.bits();
-  const auto stride = static_cast<size_t>(img.bytesPerLine());
   parallelBlocks(g.rows, g.rows * g.columns, [&](size_t r) {
     auto* line = reinterpret_cast<QRgb*>(bits + r * stride);
+    const float* vals = g.values.data() + r * g.columns;
     for (size_t c = 0; c < g.columns; ++c) {
-      const float v = g.values[r * g.columns + c];
+      const float v = vals[c];
       if (std::isnan(v)) {
         line[c] = none;
         continue;
@@ -95,16 +95,47 @@ void paintHeatmap(QPainter& p, const QRectF& area, const HeatmapGeometry& g, Val
       line[c] = lut[static_cast<size_t>(i)];
     }
   });
-  p.save();
-  p.setRenderHint(QPainter::SmoothPixmapTransform, false);
-  p.drawImage(QRectF(area.left(), area.top(), static_cast<double>(g.columns), area.height()), img);
+}
+
+void paintNodeSeparators(QPainter& p, const QRectF& area, size_t rows, const Theme& theme,
+                         const std::vector<size_t>& separators) {
   p.setPen(QPen(theme.background, 1.0));
-  const double rowH = area.height() / static_cast<double>(g.rows);
+  const double rowH = area.height() / static_cast<double>(rows);
   for (size_t s : separators) {
     const double y = area.top() + rowH * static_cast<double>(s);
     p.drawLine(QPointF(area.left(), y), QPointF(area.right(), y));
   }
+}
+
+}  // namespace
+
+void paintHeatmap(QPainter& p, const QRectF& area, const HeatmapGeometry& g, ValueRange range,
+                  const Theme& theme, const std::vector<size_t>& separators) {
+  if (g.rows == 0 || g.columns == 0) return;
+  QImage img(static_cast<int>(g.columns), static_cast<int>(g.rows), QImage::Format_RGB32);
+  colourHeatmapCells(img.bits(), static_cast<size_t>(img.bytesPerLine()), g, range, theme);
+  p.save();
+  p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+  p.drawImage(QRectF(area.left(), area.top(), static_cast<double>(g.columns), area.height()), img);
+  paintNodeSeparators(p, area, g.rows, theme, separators);
   p.restore();
+}
+
+void rasterHeatmap(QImage& img, const HeatmapGeometry& g, ValueRange range, const Theme& theme,
+                   const std::vector<size_t>& separators) {
+  const QRectF area(0, 0, img.width(), img.height());
+  if (g.rows == 0 || g.columns == 0 || img.format() != QImage::Format_RGB32 ||
+      static_cast<size_t>(img.width()) != g.columns ||
+      static_cast<size_t>(img.height()) != g.rows) {
+    img.fill(theme.trackAltBackground);
+    QPainter p(&img);
+    paintHeatmap(p, area, g, range, theme, separators);
+    return;
+  }
+  // One pixel per cell: coloured in place, as paintHeatmap's unscaled blit would leave them.
+  colourHeatmapCells(img.bits(), static_cast<size_t>(img.bytesPerLine()), g, range, theme);
+  QPainter p(&img);
+  paintNodeSeparators(p, area, g.rows, theme, separators);
 }
 
 std::vector<double> niceTicks(double min, double max, int approxCount) {

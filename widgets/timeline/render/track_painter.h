@@ -66,6 +66,11 @@ void paintDifference(QPainter& p, const QRectF& area, const DifferenceGeometry& 
 // `separators` lists the rows before which a node separator line is drawn.
 void paintHeatmap(QPainter& p, const QRectF& area, const HeatmapGeometry& g, ValueRange range,
                   const Theme& theme, const std::vector<size_t>& separators);
+// A heatmap as the raster path draws a row of it: the whole of `img`, its cells coloured in place
+// when the image has one pixel per cell (a heatmap of as many GPUs as the row has pixels, the
+// 1,024-GPU view), else through paintHeatmap over the row's background. The same pixels either way.
+void rasterHeatmap(QImage& img, const HeatmapGeometry& g, ValueRange range, const Theme& theme,
+                   const std::vector<size_t>& separators);
 
 // "Nice" tick positions (1, 2, 5 x 10^k) for a value range and an approximate tick count.
 std::vector<double> niceTicks(double min, double max, int approxCount);
