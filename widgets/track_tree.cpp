@@ -49,9 +49,12 @@ TrackTree::TrackTree(QWidget* parent) : QTreeView(parent), model_(new QStandardI
   setContextMenuPolicy(Qt::CustomContextMenu);
   setToolTip(tr("Check to show, uncheck to hide; drag to reorder; right-click to pin to the top"));
   connect(this, &QWidget::customContextMenuRequested, this, &TrackTree::showContextMenu);
-  connect(model_, &QStandardItemModel::itemChanged, this, [this] { emit visibilityChanged(); });
-  connect(model_, &QAbstractItemModel::rowsMoved, this, [this] { emit visibilityChanged(); });
-  connect(model_, &QAbstractItemModel::rowsInserted, this, [this] { emit visibilityChanged(); });
+  auto changed = [this] {
+    if (!applying_) emit visibilityChanged();
+  };
+  connect(model_, &QStandardItemModel::itemChanged, this, changed);
+  connect(model_, &QAbstractItemModel::rowsMoved, this, changed);
+  connect(model_, &QAbstractItemModel::rowsInserted, this, changed);
 }
 
 namespace {
@@ -100,6 +103,55 @@ int TrackTree::setPinned(const std::vector<QString>& keys, bool pinned) {
     emit visibilityChanged();
   }
   return changed;
+}
+
+namespace {
+
+void setPinnedLook(QStandardItem* item, bool pinned) {
+  item->setData(pinned, TrackTree::PinnedRole);
+  QFont f = item->font();
+  f.setBold(pinned);
+  item->setFont(f);
+}
+
+// Parents before their children: a parent's state sets its children's, which may then differ.
+void applyItemState(QStandardItem* item, const TreeState& state) {
+  // The children in the order asked for (those not listed keep their place among the others).
+  std::vector<std::pair<int, QList<QStandardItem*>>> rows;
+  bool moved = false;
+  for (int i = 0; i < item->rowCount(); ++i) {
+    const QString key = item->child(i)->data(TrackTree::KeyRole).toString();
+    auto it = state.order.find(key);
+    const int pos = it != state.order.end() ? it->second : i;
+    moved = moved || pos != i;
+    rows.emplace_back(pos, QList<QStandardItem*>{});
+  }
+  if (moved) {
+    for (int i = item->rowCount() - 1; i >= 0; --i)
+      rows[static_cast<size_t>(i)].second = item->takeRow(i);
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (auto& [pos, row] : rows)
+      item->appendRow(row);
+  }
+  for (int i = 0; i < item->rowCount(); ++i) {
+    QStandardItem* child = item->child(i);
+    const QString key = child->data(TrackTree::KeyRole).toString();
+    if (auto it = state.shown.find(key); it != state.shown.end())
+      child->setCheckState(it->second ? Qt::Checked : Qt::Unchecked);
+    if (child->data(TrackTree::PinnedRole).toBool() != state.isPinned(key))
+      setPinnedLook(child, state.isPinned(key));
+    applyItemState(child, state);
+  }
+}
+
+}  // namespace
+
+void TrackTree::applyState(const TreeState& state) {
+  applying_ = true;  // one visibilityChanged() at the end, not one per item
+  applyItemState(model_->invisibleRootItem(), state);
+  applying_ = false;
+  emit visibilityChanged();
 }
 
 TreeState TrackTree::state() const {

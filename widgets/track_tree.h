@@ -46,6 +46,10 @@ class TrackTree : public QTreeView {
   // Pins (or unpins) the items with these keys, as "Pin to top" does, with one
   // visibilityChanged(); keys that name no item are ignored. Returns how many items changed.
   int setPinned(const std::vector<QString>& keys, bool pinned);
+  // Applies a tree state as state() returns it, or part of one (a view file's changes to the
+  // default): the check state and position of every item it lists, and exactly its pins. Keys
+  // that name no item are ignored; one visibilityChanged() follows.
+  void applyState(const TreeState& state);
 
  signals:
   void visibilityChanged();
@@ -56,6 +60,7 @@ class TrackTree : public QTreeView {
                             QStandardItem* node);
   void addGpu(const RunFile& run, int runIndex, const GpuInfo& gpu, QStandardItem* parent);
   QStandardItemModel* model_;
+  bool applying_ = false;  // applyState() is at work: no visibilityChanged() per item
 };
 
 }  // namespace wl

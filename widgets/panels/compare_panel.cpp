@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/compare/iteration_profile.h"
@@ -187,7 +188,7 @@ void ComparePanel::makeJobs() {
   connect(warpJob_, &BackgroundJob::failed, this, [this](const QString& message) {
     warpCache_.ready = true;
     warpCache_.error = message;
-    recompute();
+    if (settings_.align == AlignMode::Warp) recompute();
   });
   connect(deltaJob_, &BackgroundJob::failed, this, [this](const QString& message) {
     status_->setText(tr("Cannot compare: %1").arg(message));
@@ -331,6 +332,18 @@ bool ComparePanel::setRunPair(int a, int b) {
   return true;
 }
 
+void ComparePanel::setDifferenceMetrics(const std::vector<std::string>& ids) {
+  updating_ = true;
+  for (const auto& [box, id] : metricBoxes_)
+    box->setChecked(std::find(ids.begin(), ids.end(), id) != ids.end());
+  updating_ = false;
+  recompute();
+}
+
+bool ComparePanel::alignmentPending() const {
+  return active() && settings_.align == AlignMode::Warp && !warpCache_.ready;
+}
+
 void ComparePanel::startWarp() {
   auto ra = runs_[static_cast<size_t>(std::max(0, runA_->currentIndex()))];
   auto rb = runs_[static_cast<size_t>(std::max(0, runB_->currentIndex()))];
@@ -339,7 +352,9 @@ void ComparePanel::startWarp() {
                     if (warpCache_.a != pa || warpCache_.b != pb) return;
                     warpCache_.ready = true;
                     warpCache_.warp = std::move(warp);
-                    recompute();
+                    // Another alignment chosen meanwhile: nothing to redraw (a recompute would
+                    // reset the timeline's range).
+                    if (settings_.align == AlignMode::Warp) recompute();
                   });
 }
 

@@ -75,6 +75,11 @@ class ComparePanel : public QWidget {
   // pair is aligned by default; false (nothing changes) when either is out of range or they are
   // the same run.
   bool setRunPair(int a, int b);
+  // The A - B tracks (metric ids among power, temperature and SM clock; others are ignored).
+  void setDifferenceMetrics(const std::vector<std::string>& ids);
+  // True while B waits for the iteration warp (AlignMode::Warp, computed off the UI thread):
+  // settingsChanged() follows with the warp.
+  bool alignmentPending() const;
   // The visible range (display clock): its deltas are recomputed after a short pause.
   void setVisibleRange(TimeRange display);
   QTableWidget* deltaTable() const { return table_; }
