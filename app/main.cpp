@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// wattline: `wattline [RUN.h5 ...]` opens the GUI (a folder opens as a study of its runs);
-// `wattline COMMAND ...` works headless.
+// wattline: `wattline [RUN.h5 ...]` opens the GUI (a folder opens as a study of its runs, a
+// VIEW.json as the view it holds, `--view JSON` the view of Copy View); `wattline COMMAND ...`
+// works headless.
 
 #include <QApplication>
 #include <QFileInfo>
@@ -28,7 +29,9 @@ int runGui(int argc, char** argv) {
   const QStringList args = QApplication::arguments();
   QStringList folders;
   for (int i = 1; i < args.size(); ++i) {
-    if (QFileInfo(args[i]).isDir())
+    if (args[i] == QLatin1String("--view") && i + 1 < args.size())
+      window.openViewText(args[++i].toUtf8(), QStringLiteral("--view"));
+    else if (QFileInfo(args[i]).isDir())
       folders << args[i];
     else
       window.openRun(args[i]);
@@ -58,7 +61,11 @@ int main(int argc, char** argv) {
       wl::installInterruptCleanup(cmd->name);
       return wl::cli::runCommand(*cmd, std::vector<std::string>(argv + 2, argv + argc));
     }
-    if (first.size() > 1 && first[0] == '-') {
+    if (first == "--view" && argc < 3) {
+      std::fprintf(stderr, "wattline: --view needs a view's JSON (File > Copy View)\n");
+      return 2;
+    }
+    if (first.size() > 1 && first[0] == '-' && first != "--view") {
       std::fprintf(stderr, "wattline: unknown option %s\n\n%s", first.c_str(),
                    wl::cli::topLevelUsage().c_str());
       return 2;

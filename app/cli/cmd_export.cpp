@@ -3,6 +3,7 @@
 //   [--metrics LIST] [--align warp|iteration|start|absolute] [--layout paired|overlay|stacked]
 //   -o FILE.png|.svg|.pdf [--width N --height N --dpi N --theme T] [--no-caption]
 // wattline export RUN.h5 --format perfetto [--range START:END] [--gpus LIST] -o FILE.json[.gz]
+// wattline export --view-file VIEW.json [--view NAME] -o FILE.png|.svg|.pdf [--width ...]
 #include <QApplication>
 #include <QFileInfo>
 
@@ -24,6 +25,9 @@
 #include "loaders/format/run_file.h"
 #include "widgets/export/export_views.h"
 #include "widgets/export/figure.h"
+#include "widgets/viewfile/view_runs.h"
+#include "widgets/viewfile/view_scene.h"
+#include "widgets/viewfile/view_state.h"
 
 namespace wl::cli {
 namespace {
@@ -144,6 +148,117 @@ int exportPerfetto(const ArgParser& p) {
   return 0;
 }
 
+// The figure options of the command line: format (from -o), caption, theme, size and DPI.
+struct SizeArgs {
+  FigureOptions options;
+  double width = 1600, dpi = 96;
+  std::optional<double> height;
+};
+
+SizeArgs sizeArgs(const ArgParser& p) {
+  const auto output = p.value("output");
+  if (!output) throw UsageError("-o FILE.png|.svg|.pdf is required");
+  const auto format = figureFormatFromPath(QString::fromStdString(*output));
+  if (!format)
+    throw UsageError(fmt::format("-o: '{}' does not end in .png, .svg or .pdf", *output));
+  SizeArgs a;
+  a.options.format = *format;
+  a.options.caption = !p.has("no-caption");
+  if (auto t = p.value("theme")) {
+    const auto theme = figureThemeFromName(QString::fromStdString(*t));
+    if (!theme)
+      throw UsageError(fmt::format("--theme expects screen or publication, got '{}'", *t));
+    a.options.theme = *theme;
+  }
+  double dpi = 96;
+  if (auto d = p.doubleValue("dpi")) {
+    if (!std::isfinite(*d) || *d < 10 || *d > 2400)
+      throw UsageError(fmt::format("--dpi expects 10 to 2400, got '{}'", *p.value("dpi")));
+    dpi = *d;
+  }
+  a.dpi = dpi;
+  a.width = p.has("width") ? parseLength("width", *p.value("width"), dpi) : 1600.0 * dpi / 96.0;
+  if (p.has("height")) a.height = parseLength("height", *p.value("height"), dpi);
+  return a;
+}
+
+// Sizes the figure as asked (its preferred height for the width when no --height), writes it
+// and says what it wrote.
+void writeExport(const ArgParser& p, SizeArgs a, Figure& figure, std::string_view viewName) {
+  const std::string output = *p.value("output");
+  FigureOptions& options = a.options;
+  const double dpi = a.dpi, width = a.width;
+  const std::optional<double> height = a.height;
+  FigureSize size{width, height.value_or(0), SizeUnit::Pixels, dpi};
+  if (!height) {
+    const double logicalW = width / dpi * 96.0;
+    const double logicalH = figure.preferredSize(logicalW).height();
+    size.height =
+        std::clamp(std::ceil(logicalH * dpi / 96.0), 16.0, static_cast<double>(kMaxFigurePixels));
+  }
+  options.size = size;
+  validateFigureSize(options.size);
+  {
+    // QSaveFile's temporary file has no name we could remove on a signal: let it finish first.
+    const DeferInterrupts whileWriting;
+    writeFigure(figure, options, QString::fromStdString(output));
+  }
+  const QSize px = options.size.pixels();
+  const QSizeF in = options.size.inches();
+  std::printf("wrote %s: %s %s, %d x %d px at %g dpi (%.1f x %.1f cm), %lld bytes\n",
+              output.c_str(), std::string(viewName).c_str(),
+              figureFormatName(options.format).toUpper().toStdString().c_str(), px.width(),
+              px.height(), dpi, in.width() * 2.54, in.height() * 2.54,
+              static_cast<long long>(QFileInfo(QString::fromStdString(output)).size()));
+}
+
+// --view-file: the view's runs, checked against their hashes, drawn as the GUI draws them (or
+// as the export view --view NAME draws the view's request).
+int exportViewFile(const ArgParser& p) {
+  for (const char* option : {"format", "compare", "range", "gpus", "metrics", "align", "layout"})
+    if (p.has(option))
+      throw UsageError(
+          fmt::format("--{} does not apply to --view-file (the view sets it)", option));
+  if (!p.positional().empty())
+    throw UsageError(fmt::format("--view-file takes no run ('{}'): the view names its runs",
+                                 p.positional().front()));
+  const ExportView* view = nullptr;
+  if (auto name = p.value("view")) {
+    view = findExportView(*name);
+    if (!view)
+      throw UsageError(fmt::format("--view: unknown view '{}' (expected {})", *name, viewList()));
+  }
+  const SizeArgs size = sizeArgs(p);
+  const QString file = QString::fromStdString(*p.value("view-file"));
+  const ViewState state = readViewFile(file);
+  const std::vector<ResolvedRun> resolved = resolveViewRuns(state, QFileInfo(file).absolutePath());
+  bool missing = false;
+  for (const ResolvedRun& r : resolved)
+    if (const QString problem = resolveProblem(r, file); !problem.isEmpty()) {
+      std::fprintf(stderr, "wattline export: %s\n", problem.toLocal8Bit().constData());
+      missing = true;
+    }
+  if (missing) return 2;
+  OpenRuns runs;
+  for (const ResolvedRun& r : resolved)
+    runs.push_back(RunFile::open(r.path.toStdString()));
+
+  HeadlessApp app;
+  if (!view) {
+    ViewFigure figure(runs, state);
+    writeExport(p, size, figure.figure(), "view");
+    return 0;
+  }
+  const ExportRequest rq = viewExportRequest(runs, state, view->name);
+  if (!rq.compare && (view->uses & ExportView::kNeedsCompare))
+    throw UsageError(fmt::format("--view {} needs a view of two runs", view->name));
+  if (rq.compare && !(view->uses & ExportView::kNeedsCompare))
+    throw UsageError(fmt::format("--view {} draws one run: the view compares two", view->name));
+  std::unique_ptr<Figure> figure = view->make(rq);
+  writeExport(p, size, *figure, view->name);
+  return 0;
+}
+
 }  // namespace
 
 int cmdExport(const Args& rawArgs) {
@@ -182,9 +297,16 @@ int cmdExport(const Args& rawArgs) {
               "compare: GPU k of A, of B and A - B per metric (paired, the default); A and B in "
               "one track (overlay); all of A, all of B, then A - B (stacked)")
       .flag("no-caption", "leave out the caption (run name, configuration, range)")
-      .positionals("RUN.h5", "a Wattline run", 1, 1);
+      .option("view-file", "VIEW.json",
+              "draw a view saved by the GUI (File > Save View, or a copied view in a file; "
+              "docs/format.md#view-files) instead of RUN.h5: the timeline as File > Export "
+              "Timeline draws it, or with --view the view's runs, range, GPUs, metrics and "
+              "comparison in that view; exit code 2 when one of its runs is missing or changed")
+      .positionals("RUN.h5", "a Wattline run (not with --view-file)", 0, 1);
   defineChoices(p);
   if (!p.parse(args)) return 0;
+  if (p.has("view-file")) return exportViewFile(p);
+  if (p.positional().empty()) throw UsageError("RUN.h5 is required (or --view-file VIEW.json)");
 
   if (auto f = p.value("format")) {
     if (*f == "perfetto") return exportPerfetto(p);
@@ -197,11 +319,7 @@ int cmdExport(const Args& rawArgs) {
   const ExportView* view = findExportView(*viewName);
   if (!view)
     throw UsageError(fmt::format("--view: unknown view '{}' (expected {})", *viewName, viewList()));
-  const auto output = p.value("output");
-  if (!output) throw UsageError("-o FILE.png|.svg|.pdf is required");
-  const auto format = figureFormatFromPath(QString::fromStdString(*output));
-  if (!format)
-    throw UsageError(fmt::format("-o: '{}' does not end in .png, .svg or .pdf", *output));
+  const SizeArgs size = sizeArgs(p);
   auto rejectUnused = [&](const char* option, unsigned use) {
     if (p.has(option) && !(view->uses & use))
       throw UsageError(fmt::format("--{} does not apply to --view {}", option, view->name));
@@ -215,26 +333,6 @@ int cmdExport(const Args& rawArgs) {
     throw UsageError(fmt::format("--compare does not apply to --view {}", view->name));
   if (!p.has("compare") && (view->uses & ExportView::kNeedsCompare))
     throw UsageError(fmt::format("--view {} needs --compare OTHER.h5", view->name));
-
-  FigureOptions options;
-  options.format = *format;
-  options.caption = !p.has("no-caption");
-  if (auto t = p.value("theme")) {
-    const auto theme = figureThemeFromName(QString::fromStdString(*t));
-    if (!theme)
-      throw UsageError(fmt::format("--theme expects screen or publication, got '{}'", *t));
-    options.theme = *theme;
-  }
-  double dpi = 96;
-  if (auto d = p.doubleValue("dpi")) {
-    if (!std::isfinite(*d) || *d < 10 || *d > 2400)
-      throw UsageError(fmt::format("--dpi expects 10 to 2400, got '{}'", *p.value("dpi")));
-    dpi = *d;
-  }
-  const double width =
-      p.has("width") ? parseLength("width", *p.value("width"), dpi) : 1600.0 * dpi / 96.0;
-  std::optional<double> height;
-  if (p.has("height")) height = parseLength("height", *p.value("height"), dpi);
   if (p.has("range")) checkRangeSyntax(*p.value("range"));
   std::vector<int> gpus;
   if (auto v = p.value("gpus")) gpus = parseIndexList("gpus", *v);
@@ -261,27 +359,7 @@ int cmdExport(const Args& rawArgs) {
 
   HeadlessApp app;
   std::unique_ptr<Figure> figure = view->make(rq);
-  FigureSize size{width, height.value_or(0), SizeUnit::Pixels, dpi};
-  if (!height) {
-    const double logicalW = width / dpi * 96.0;
-    const double logicalH = figure->preferredSize(logicalW).height();
-    size.height =
-        std::clamp(std::ceil(logicalH * dpi / 96.0), 16.0, static_cast<double>(kMaxFigurePixels));
-  }
-  options.size = size;
-  validateFigureSize(options.size);
-  {
-    // QSaveFile's temporary file has no name we could remove on a signal: let it finish first.
-    const DeferInterrupts whileWriting;
-    writeFigure(*figure, options, QString::fromStdString(*output));
-  }
-  const QSize px = options.size.pixels();
-  const QSizeF in = options.size.inches();
-  std::printf("wrote %s: %s %s, %d x %d px at %g dpi (%.1f x %.1f cm), %lld bytes\n",
-              output->c_str(), std::string(view->name).c_str(),
-              figureFormatName(*format).toUpper().toStdString().c_str(), px.width(), px.height(),
-              dpi, in.width() * 2.54, in.height() * 2.54,
-              static_cast<long long>(QFileInfo(QString::fromStdString(*output)).size()));
+  writeExport(p, size, *figure, view->name);
   return 0;
 }
 

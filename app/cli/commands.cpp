@@ -72,6 +72,8 @@ int runCommand(const Command& cmd, const Args& args) {
 std::string topLevelUsage() {
   std::string u =
       "usage: wattline [RUN.h5 ...]          open runs in the GUI\n"
+      "       wattline VIEW.json             open a saved view (File > Save View)\n"
+      "       wattline --view JSON           open a copied view (File > Copy View)\n"
       "       wattline COMMAND [OPTIONS]     work headless\n\ncommands:\n";
   for (const Command& c : kCommands)
     u += fmt::format("  {:<10} {}\n", c.name, c.summary);

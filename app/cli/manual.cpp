@@ -140,20 +140,24 @@ std::string seeAlso(const Command* self) {
 std::string topPage(const std::string& version) {
   std::string s = header(nullptr, version);
   s += ".SH NAME\nwattline \\- GPU telemetry and kernel traces of LLM training runs\n";
-  s += ".SH SYNOPSIS\n.B wattline\n[\\fIRUN.h5\\fR|\\fIFOLDER\\fR ...]\n.br\n"
+  s += ".SH SYNOPSIS\n.B wattline\n[\\fIRUN.h5\\fR|\\fIFOLDER\\fR|\\fIVIEW.json\\fR ...]\n.br\n"
+       ".B wattline\n\\fB\\-\\-view\\fR \\fIJSON\\fR\n.br\n"
        ".B wattline\n\\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n";
   s += ".SH DESCRIPTION\n"
        "Wattline lines up the GPU telemetry (power, temperature, clocks, utilization, throttle "
        "reasons) and the kernel traces of a distributed training run on one timeline, and "
        "analyses them.\n.PP\n"
        "Without a command it opens the runs given in its window (a folder opens as a study of "
-       "its runs). With a command it works headless; \\fBwattline\\fR \\fICOMMAND\\fR "
+       "its runs, a view file saved with File > Save View as that view). With a command it works "
+       "headless; \\fBwattline\\fR \\fICOMMAND\\fR "
        "\\fB\\-\\-help\\fR describes a command, and each has its own manual page.\n";
   s += ".SH COMMANDS\n";
   for (const Command& c : commands())
     s += fmt::format(".TP\n.BR {} (1)\n{}\n", troff(pageName(&c), true), troff(c.summary));
   s += ".SH OPTIONS\n.TP\n\\fB\\-\\-help\\fR\nlist the commands\n"
-       ".TP\n\\fB\\-\\-version\\fR\nprint the version\n";
+       ".TP\n\\fB\\-\\-version\\fR\nprint the version\n"
+       ".TP\n\\fB\\-\\-view\\fR \\fIJSON\\fR\nopen a view copied with File > Copy View (one "
+       "line of JSON; run paths absolute or relative to the current folder)\n";
   return s + exitStatus() + seeAlso(nullptr);
 }
 
@@ -342,7 +346,7 @@ std::string bashCompletion() {
       "  COMPREPLY=()\n"
       "  if ((COMP_CWORD == 1)); then\n"
       "    if [[ $cur == -* ]]; then\n"
-      "      COMPREPLY=($(compgen -W '--help --version' -- \"$cur\"))\n"
+      "      COMPREPLY=($(compgen -W '--help --version --view' -- \"$cur\"))\n"
       "    else\n"
       "      COMPREPLY=($(compgen -W '" +
       join(names, " ") +

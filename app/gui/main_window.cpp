@@ -27,6 +27,7 @@
 #include "app/gui/recent_files.h"
 #include "app/gui/run_session.h"
 #include "app/gui/study_window.h"
+#include "app/gui/view_controller.h"
 #include "loaders/core/metrics.h"
 #include "widgets/export/export_dialog.h"
 #include "widgets/export/timeline_figure.h"
@@ -41,6 +42,7 @@
 #include "widgets/prometheus_dialog.h"
 #include "widgets/timeline/view/timeline_page.h"
 #include "widgets/track_tree.h"
+#include "widgets/viewfile/view_scene.h"
 
 // Resources live in a static library: register them explicitly (outside any namespace).
 static void initWattlineResources() {
@@ -232,11 +234,8 @@ MainWindow::MainWindow(QWidget* parent)
 
 void MainWindow::rebuildRows() {
   const auto& runs = page_->store()->runs();
-  RowPlanOptions o = windowRowOptions(runs);
-  o.heatmap = heatmapAction_ && heatmapAction_->isChecked();
-  o.throttleStrip = true;
-  if (heatmapMetric_ && !heatmapMetric_->currentData().toString().isEmpty())
-    o.heatmapMetric = heatmapMetric_->currentData().toString().toStdString();
+  std::string metric;
+  if (heatmapMetric_) metric = heatmapMetric_->currentData().toString().toStdString();
   ComparePlan cmp;
   if (compare_->active()) {
     const CompareSettings& cs = compare_->settings();
@@ -248,8 +247,8 @@ void MainWindow::rebuildRows() {
     r.setRunDisplay(cs.runA, r.displays().of(cs.runA).withLabel(cmp.labelA));
     r.setRunDisplay(cs.runB, r.displays().of(cs.runB).withLabel(cmp.labelB));
   }
-  std::vector<TrackRow> rows = planRows(page_->store()->runs(), tree_->state(), cmp, o);
-  page_->setRows(std::move(rows));
+  page_->setRows(planWindowRows(runs, tree_->state(), heatmapAction_ && heatmapAction_->isChecked(),
+                                metric, cmp));
   // The heatmap metric list follows the runs' metrics.
   if (heatmapMetric_ && !page_->store()->runs().empty()) {
     const QString current = heatmapMetric_->currentData().toString();
@@ -393,7 +392,54 @@ void MainWindow::createActions() {
   createNavigateMenu();
   createViewMenu();
   createHelpMenuAndToolbar();
+  makeViewController();  // after the menus: it sets their heatmap, layout and theme
   applyTheme(QSettings().value("theme", "system").toString());
+}
+
+void MainWindow::closeAllRuns() {
+  session_->closeAll();
+  tree_->clear();
+  page_->clearRuns();
+  details_->setRuns({});
+  selection_->setRun(nullptr);
+  analysis_->setRun(nullptr);
+  matrix_->setCost(nullptr, {});
+  whatif_->setRun(nullptr);
+  matrixPins_.clear();
+  compare_->setRuns({});
+  lastKernel_.clear();
+  setWindowTitle(QStringLiteral("Wattline"));
+}
+
+void MainWindow::makeViewController() {
+  ViewController::Parts parts;
+  parts.window = this;
+  parts.session = session_;
+  parts.page = page_;
+  parts.tree = tree_;
+  parts.compare = compare_;
+  parts.heatmap = heatmapAction_;
+  parts.heatmapMetric = heatmapMetric_;
+  parts.compareLayout = compareLayout_;
+  parts.closeAllRuns = [this] { closeAllRuns(); };
+  parts.openRun = [this](const QString& path) { session_->open(path); };
+  parts.status = [this](const QString& text, int ms) { statusBar()->showMessage(text, ms); };
+  views_ = new ViewController(std::move(parts), this);
+}
+
+void MainWindow::addViewActions(QMenu* file) {
+  QAction* save = file->addAction(tr("Save &View…"), this, [this] { views_->saveDialog(); });
+  save->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+  save->setToolTip(
+      tr("Save what the timeline shows (runs, range, tracks, comparison, heatmap, theme) as a "
+         "view file that File > Open reopens"));
+  // Ctrl+Shift+C copies the timeline image: the view takes Ctrl+Alt+C.
+  QAction* copy = file->addAction(tr("Cop&y View"), this, [this] { views_->copyToClipboard(); });
+  copy->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_C));
+  copy->setToolTip(tr("Put the view on the clipboard as one line of JSON"));
+  QAction* paste = file->addAction(tr("Open View from C&lipboard"), this,
+                                   [this] { views_->openFromClipboard(); });
+  paste->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_V));
 }
 
 void MainWindow::createFileMenu() {
@@ -431,20 +477,7 @@ void MainWindow::createFileMenu() {
   QMenu* recentMenu = file->addMenu(tr("Open &Recent"));
   recent_ = new RecentFiles(recentMenu, this);
   connect(recent_, &RecentFiles::openRequested, this, &MainWindow::openRun);
-  QAction* closeAll = file->addAction(tr("&Close All Runs"), this, [this] {
-    session_->closeAll();
-    tree_->clear();
-    page_->clearRuns();
-    details_->setRuns({});
-    selection_->setRun(nullptr);
-    analysis_->setRun(nullptr);
-    matrix_->setCost(nullptr, {});
-    whatif_->setRun(nullptr);
-    matrixPins_.clear();
-    compare_->setRuns({});
-    lastKernel_.clear();
-    setWindowTitle(QStringLiteral("Wattline"));
-  });
+  QAction* closeAll = file->addAction(tr("&Close All Runs"), this, &MainWindow::closeAllRuns);
   closeAll->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_W));
   saveProjection_ =
       file->addAction(tr("Save &Projection As…"), this, &MainWindow::saveProjectionAs);
@@ -458,6 +491,8 @@ void MainWindow::createFileMenu() {
     whatif_->setSaveProjectionEnabled(on);
   });
   connect(whatif_, &WhatifPanel::saveProjectionRequested, this, &MainWindow::saveProjectionAs);
+  file->addSeparator();
+  addViewActions(file);
   file->addSeparator();
   QAction* exportAction = file->addAction(tr("&Export Timeline…"), this, [this] {
     if (!exportTimeline(this, *page_))
@@ -547,6 +582,10 @@ void MainWindow::createNavigateMenu() {
            "<tr><td><b>Click</b> a group label</td><td>fold or unfold it</td></tr>"
            "<tr><td><b>Ctrl + E</b></td><td>export the timeline as PNG, SVG or PDF</td></tr>"
            "<tr><td><b>Ctrl + Shift + C</b></td><td>copy the timeline as an image</td></tr>"
+           "<tr><td><b>Ctrl + Shift + S</b></td><td>save the view (File > Open reopens "
+           "it)</td></tr>"
+           "<tr><td><b>Ctrl + Alt + C / V</b></td><td>copy the view as one line, open a "
+           "copied view</td></tr>"
            "<tr><td><b>Right click</b></td><td>export or copy a timeline, chart or table</td></tr>"
            "</table>"));
   });
@@ -576,6 +615,7 @@ void MainWindow::createViewMenu() {
       {tr("Fit visible data"), YMode::FitVisible}};
   for (const auto& [label, mode] : yModes) {
     QAction* a = yMenu->addAction(label);
+    a->setObjectName(QStringLiteral("yMode_") + yModeName(mode));  // view files set it
     a->setCheckable(true);
     a->setChecked(mode == YMode::SharedFitted);
     yGroup->addAction(a);
@@ -600,6 +640,7 @@ void MainWindow::createViewMenu() {
       heatmapAction_->setChecked(true);
   });
   QAction* tint = viewMenu->addAction(tr("Throttle &Bands Behind Tracks"));
+  tint->setObjectName(QStringLiteral("throttleBands"));
   tint->setCheckable(true);
   tint->setChecked(false);
   tint->setToolTip(
@@ -634,6 +675,7 @@ void MainWindow::createViewMenu() {
                                   std::pair{tr("Light"), QStringLiteral("light")},
                                   std::pair{tr("Dark"), QStringLiteral("dark")}}) {
     QAction* a = themeMenu->addAction(label);
+    a->setObjectName(QStringLiteral("theme_") + id);
     a->setCheckable(true);
     a->setChecked(id == savedTheme);
     themeGroup->addAction(a);
@@ -722,13 +764,21 @@ void MainWindow::openStudy(const QStringList& paths) {
 }
 
 void MainWindow::openRun(const QString& path) {
+  if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) {
+    if (views_->openFile(path)) recent_->add(QFileInfo(path).absoluteFilePath());
+    return;
+  }
   session_->open(path);
+}
+
+bool MainWindow::openViewText(const QByteArray& json, const QString& source) {
+  return views_->openText(json, source, QDir::currentPath());
 }
 
 void MainWindow::showOpenDialog() {
   const QString dir = QSettings().value("lastOpenDir").toString();
   const QStringList files = QFileDialog::getOpenFileNames(
-      this, tr("Open Run"), dir, tr("Wattline runs (*.h5 *.hdf5);;All files (*)"));
+      this, tr("Open Run"), dir, tr("Wattline runs and views (*.h5 *.hdf5 *.json);;All files (*)"));
   for (const QString& f : files) {
     QSettings().setValue("lastOpenDir", QFileInfo(f).absolutePath());
     openRun(f);

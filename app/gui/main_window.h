@@ -14,6 +14,7 @@
 class QActionGroup;
 class QComboBox;
 class QDockWidget;
+class QMenu;
 
 namespace wl {
 
@@ -28,13 +29,19 @@ class RunSession;
 class RunSummaryView;
 class TimelinePage;
 class TrackTree;
+class ViewController;
 class WhatifPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
   explicit MainWindow(QWidget* parent = nullptr);
+  // Opens a run; a .json file is a view file (File > Save View), opened with its runs.
   void openRun(const QString& path);
+  // Opens a view given as JSON text (`wattline --view '…'`, the clipboard); its relative run
+  // paths are relative to the current folder.
+  bool openViewText(const QByteArray& json, const QString& source);
+  ViewController* views() const { return views_; }
   // Opens a study window on run files and folders of runs.
   void openStudy(const QStringList& paths);
   TimelinePage* timeline() const { return page_; }
@@ -75,9 +82,13 @@ class MainWindow : public QMainWindow {
   // added to Open Recent.
   void recordOpened(const RunFile& run, int index);
   void saveProjectionAs();
+  void closeAllRuns();
+  void makeViewController();
+  void addViewActions(QMenu* file);
 
   RunSession* session_;
   RecentFiles* recent_ = nullptr;
+  ViewController* views_ = nullptr;  // File > Save View, Open View, Copy View
   TimelinePage* page_;
   TrackTree* tree_;
   RunSummaryView* summary_;
