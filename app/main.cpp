@@ -61,11 +61,12 @@ int main(int argc, char** argv) {
       wl::installInterruptCleanup(cmd->name);
       return wl::cli::runCommand(*cmd, std::vector<std::string>(argv + 2, argv + argc));
     }
-    if (first == "--view" && argc < 3) {
+    if (first == "--view") {
+      if (argc >= 3) return runGui(argc, argv);
       std::fprintf(stderr, "wattline: --view needs a view's JSON (File > Copy View)\n");
       return 2;
     }
-    if (first.size() > 1 && first[0] == '-' && first != "--view") {
+    if (first.size() > 1 && first[0] == '-') {
       std::fprintf(stderr, "wattline: unknown option %s\n\n%s", first.c_str(),
                    wl::cli::topLevelUsage().c_str());
       return 2;
