@@ -44,13 +44,20 @@ QImage settledImage(MainWindow& w) {
   for (QDockWidget* d : w.findChildren<QDockWidget*>())
     d->hide();
   TimelinePage* page = w.timeline();
+  // The throttle strips come from each run's throttle analysis, computed off the UI thread.
+  auto analysed = [page] {
+    for (size_t i = 0; i < page->store()->runs().size(); ++i)
+      if (!page->view()->renderer().displays().sharedThrottleView(static_cast<int>(i)))
+        return false;
+    return true;
+  };
   QElapsedTimer clock;
   clock.start();
   QImage last;
   while (clock.elapsed() < 60'000) {
     QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
     page->view()->viewport()->repaint();
-    if (page->store()->pending() == 0) {
+    if (page->store()->pending() == 0 && analysed()) {
       QTest::qWait(200);
       const QImage now = page->view()->viewport()->grab().toImage();
       if (page->store()->pending() == 0 && now == last) return now;
