@@ -291,5 +291,30 @@ TEST(HeatmapRaster, InPlaceEqualsPaintedOverTheBackground) {
   EXPECT_EQ(one.pixel(0, 0), Theme::light().trackAltBackground.rgb());
 }
 
+// Every cell's colour is the table's entry at round((v - min) / span * 255), computed with the
+// division, also for values at and beside each rounding boundary and outside the range.
+TEST(HeatmapRaster, ColourIndexIsTheDivisionsAtEveryBoundary) {
+  const ValueRange range{23.7, 91.3};
+  const double span = range.max - range.min;
+  HeatmapGeometry g;
+  g.rows = 1;
+  for (int k = 0; k <= 256; ++k) {
+    const auto at = static_cast<float>(range.min + span * (k - 0.5) / 255.0);
+    for (float v : {at, std::nextafter(at, -1e9f), std::nextafter(at, 1e9f)})
+      g.values.push_back(v);
+  }
+  for (float v : {-5.0f, 0.0f, 1e6f, 50.0f, 23.7f, 91.3f})
+    g.values.push_back(v);
+  g.columns = g.values.size();
+  QImage img(static_cast<int>(g.columns), 1, QImage::Format_RGB32);
+  const Theme theme = Theme::dark();
+  rasterHeatmap(img, g, range, theme, {});
+  for (size_t c = 0; c < g.columns; ++c) {
+    const double v = g.values[c];
+    const int idx = static_cast<int>(std::clamp((v - range.min) / span, 0.0, 1.0) * 255.0 + 0.5);
+    ASSERT_EQ(img.pixel(static_cast<int>(c), 0), theme.heat(idx / 255.0).rgb()) << "v = " << v;
+  }
+}
+
 }  // namespace
 }  // namespace wl

@@ -77,22 +77,35 @@ namespace {
 void colourHeatmapCells(uchar* bits, size_t stride, const HeatmapGeometry& g, ValueRange range,
                         const Theme& theme) {
   const double span = range.max > range.min ? range.max - range.min : 1.0;
+  const double inv = 1.0 / span;
   // A 256-entry colour table keeps per-cell work to a lookup.
   std::array<QRgb, 256> lut;
   for (int i = 0; i < 256; ++i)
     lut[static_cast<size_t>(i)] = theme.heat(i / 255.0).rgb();
   const QRgb none = theme.trackAltBackground.rgb();
-  parallelBlocks(g.rows, g.rows * g.columns, [&](size_t r) {
+  // Scalars by value: the stores into the image could alias anything held by reference.
+  const double lo = range.min;
+  const float* const values = g.values.data();
+  const size_t columns = g.columns;
+  const QRgb* const table = lut.data();
+  parallelBlocks(g.rows, g.rows * g.columns, [=](size_t r) {
     auto* line = reinterpret_cast<QRgb*>(bits + r * stride);
-    const float* vals = g.values.data() + r * g.columns;
-    for (size_t c = 0; c < g.columns; ++c) {
+    const float* vals = values + r * columns;
+    for (size_t c = 0; c < columns; ++c) {
       const float v = vals[c];
       if (std::isnan(v)) {
         line[c] = none;
         continue;
       }
-      const int i = static_cast<int>(std::clamp((v - range.min) / span, 0.0, 1.0) * 255.0 + 0.5);
-      line[c] = lut[static_cast<size_t>(i)];
+      // The colour index is round((v - min) / span * 255). A multiplication by 1 / span stands
+      // in for the division (a division per cell held the loop up); where the product is within
+      // 1e-9 of a rounding boundary (its error is below 1e-13), the division decides, so every
+      // index is the division's.
+      const double x = std::clamp((v - lo) * inv, 0.0, 1.0) * 255.0 + 0.5;
+      int i = static_cast<int>(x);
+      if (const double f = x - i; f < 1e-9 || f > 1.0 - 1e-9)
+        i = static_cast<int>(std::clamp((v - lo) / span, 0.0, 1.0) * 255.0 + 0.5);
+      line[c] = table[static_cast<size_t>(i)];
     }
   });
 }
