@@ -25,6 +25,7 @@
 #include "loaders/format/run_file.h"
 #include "widgets/export/export_views.h"
 #include "widgets/export/figure.h"
+#include "widgets/export/figure_view.h"
 #include "widgets/viewfile/view_runs.h"
 #include "widgets/viewfile/view_scene.h"
 #include "widgets/viewfile/view_state.h"
@@ -184,7 +185,8 @@ SizeArgs sizeArgs(const ArgParser& p) {
 
 // Sizes the figure as asked (its preferred height for the width when no --height), writes it
 // and says what it wrote.
-void writeExport(const ArgParser& p, SizeArgs a, Figure& figure, std::string_view viewName) {
+void writeExport(const ArgParser& p, SizeArgs a, Figure& figure, std::string_view viewName,
+                 const QByteArray& viewJson = {}) {
   const std::string output = *p.value("output");
   FigureOptions& options = a.options;
   const double dpi = a.dpi, width = a.width;
@@ -201,7 +203,7 @@ void writeExport(const ArgParser& p, SizeArgs a, Figure& figure, std::string_vie
   {
     // QSaveFile's temporary file has no name we could remove on a signal: let it finish first.
     const DeferInterrupts whileWriting;
-    writeFigure(figure, options, QString::fromStdString(output));
+    writeFigureWithView(figure, options, QString::fromStdString(output), viewJson);
   }
   const QSize px = options.size.pixels();
   const QSizeF in = options.size.inches();
@@ -246,7 +248,12 @@ int exportViewFile(const ArgParser& p) {
   HeadlessApp app;
   if (!view) {
     ViewFigure figure(runs, state);
-    writeExport(p, size, figure.figure(), "view");
+    // The figure carries its view, its runs relative to the figure's folder.
+    ViewState carried = state;
+    const QString folder = QFileInfo(QString::fromStdString(*p.value("output"))).absolutePath();
+    for (size_t i = 0; i < resolved.size(); ++i)
+      carried.runs[i].path = viewRunPath(resolved[i].path, folder);
+    writeExport(p, size, figure.figure(), "view", viewToJson(carried, true));
     return 0;
   }
   const ExportRequest rq = viewExportRequest(runs, state, view->name);
@@ -297,11 +304,13 @@ int cmdExport(const Args& rawArgs) {
               "compare: GPU k of A, of B and A - B per metric (paired, the default); A and B in "
               "one track (overlay); all of A, all of B, then A - B (stacked)")
       .flag("no-caption", "leave out the caption (run name, configuration, range)")
-      .option("view-file", "VIEW.json",
-              "draw a view saved by the GUI (File > Save View, or a copied view in a file; "
-              "docs/format.md#view-files) instead of RUN.h5: the timeline as File > Export "
-              "Timeline draws it, or with --view the view's runs, range, GPUs, metrics and "
-              "comparison in that view; exit code 2 when one of its runs is missing or changed")
+      .option(
+          "view-file", "VIEW.json",
+          "draw a view saved by the GUI (File > Save View, a copied view in a file, or a PNG or "
+          "SVG figure drawn from a view, which carries it; "
+          "docs/format.md#view-files) instead of RUN.h5: the timeline as File > Export "
+          "Timeline draws it, or with --view the view's runs, range, GPUs, metrics and "
+          "comparison in that view; exit code 2 when one of its runs is missing or changed")
       .positionals("RUN.h5", "a Wattline run (not with --view-file)", 0, 1);
   defineChoices(p);
   if (!p.parse(args)) return 0;

@@ -764,7 +764,9 @@ void MainWindow::openStudy(const QStringList& paths) {
 }
 
 void MainWindow::openRun(const QString& path) {
-  if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) {
+  if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) ||
+      path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive) ||
+      path.endsWith(QLatin1String(".png"), Qt::CaseInsensitive)) {
     if (views_->openFile(path)) recent_->add(QFileInfo(path).absoluteFilePath());
     return;
   }
@@ -778,7 +780,8 @@ bool MainWindow::openViewText(const QByteArray& json, const QString& source) {
 void MainWindow::showOpenDialog() {
   const QString dir = QSettings().value("lastOpenDir").toString();
   const QStringList files = QFileDialog::getOpenFileNames(
-      this, tr("Open Run"), dir, tr("Wattline runs and views (*.h5 *.hdf5 *.json);;All files (*)"));
+      this, tr("Open Run"), dir,
+      tr("Wattline runs and views (*.h5 *.hdf5 *.json *.svg *.png);;All files (*)"));
   for (const QString& f : files) {
     QSettings().setValue("lastOpenDir", QFileInfo(f).absolutePath());
     openRun(f);

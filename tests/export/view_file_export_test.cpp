@@ -65,6 +65,39 @@ TEST_F(ViewFileExport, NamedViewWritesTheBytesOfTheDirectCommandLine) {
   EXPECT_EQ(test::readFile(out("hv.png")), test::readFile(out("hd.png")));
 }
 
+// Issue 33, item 3: a figure drawn from a view carries it (runs relative to the figure's folder)
+// and `export --view-file FIG` draws the same view again.
+TEST_F(ViewFileExport, FigureCarriesItsViewAndRedrawsIt) {
+  std::filesystem::create_directories(dir.path() / "figs");
+  const auto direct =
+      test::runWattline({"export", "--view-file", out("view.json"), "-o", out("direct.png")});
+  ASSERT_EQ(direct.exitCode, 0) << direct.err;
+  for (const char* ext : {"svg", "png"}) {
+    const std::string fig = out(std::string("figs/fig.") + ext);
+    const auto first = test::runWattline({"export", "--view-file", out("view.json"), "-o", fig});
+    ASSERT_EQ(first.exitCode, 0) << first.err;
+    const ViewState carried = readViewFile(QString::fromStdString(fig));
+    EXPECT_EQ(carried.runs.at(0).path, QStringLiteral("../") + kRun);
+    ViewState expected = view;
+    expected.runs[0].path = carried.runs[0].path;
+    EXPECT_EQ(carried, expected) << ext;
+    const std::string again = out(std::string("again-") + ext + ".png");
+    const auto redraw = test::runWattline({"export", "--view-file", fig, "-o", again});
+    ASSERT_EQ(redraw.exitCode, 0) << redraw.err;
+    EXPECT_EQ(test::readFile(again), test::readFile(out("direct.png"))) << ext;
+  }
+  // A figure without a view says so.
+  const auto plain =
+      test::runWattline({"export", out(kRun), "--view", "summary", "-o", out("plain.svg")});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  const auto none =
+      test::runWattline({"export", "--view-file", out("plain.svg"), "-o", out("none.png")});
+  EXPECT_EQ(none.exitCode, 1);
+  EXPECT_NE(none.err.find(out("plain.svg") + ": the figure carries no Wattline view"),
+            std::string::npos)
+      << none.err;
+}
+
 TEST_F(ViewFileExport, MissingOrChangedRunExitsTwoNamingIt) {
   const std::string viewFile = out("view.json");
   std::filesystem::rename(dir.path() / kRun, dir.path() / "elsewhere.h5");

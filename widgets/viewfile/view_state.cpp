@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "loaders/core/error.h"
+#include "widgets/export/figure_view.h"
 
 namespace wl {
 namespace {
@@ -381,6 +382,17 @@ ViewState viewFromJson(const QByteArray& json, const QString& source) {
 }
 
 ViewState readViewFile(const QString& path) {
+  // A figure drawn from a view carries it (figure_view.h).
+  if (path.endsWith(QLatin1String(".png"), Qt::CaseInsensitive) ||
+      path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
+    const QByteArray json = figureViewJson(path);
+    if (json.isEmpty())
+      throw Error(QStringLiteral("%1: the figure carries no Wattline view (figures drawn by "
+                                 "wattline export --view-file do)")
+                      .arg(path)
+                      .toStdString());
+    return viewFromJson(json, path);
+  }
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly))
     throw Error(QStringLiteral("%1: cannot read the view file: %2")

@@ -91,7 +91,8 @@ QByteArray viewToJson(const ViewState& view, bool compact = false);
 // Parses a view; `source` names it in errors (the file, or "the clipboard"). Throws wl::Error
 // "SOURCE: $.path: expected ..., got ...".
 ViewState viewFromJson(const QByteArray& json, const QString& source);
-// Reads and parses a view file (wl::Error when it cannot be read).
+// Reads and parses a view file, or the view a PNG or SVG figure carries (export/figure_view.h);
+// wl::Error when it cannot be read.
 ViewState readViewFile(const QString& path);
 // Writes through a temporary file (wl::Error naming the file on failure).
 void writeViewFile(const ViewState& view, const QString& path);
