@@ -304,13 +304,12 @@ int cmdExport(const Args& rawArgs) {
               "compare: GPU k of A, of B and A - B per metric (paired, the default); A and B in "
               "one track (overlay); all of A, all of B, then A - B (stacked)")
       .flag("no-caption", "leave out the caption (run name, configuration, range)")
-      .option(
-          "view-file", "VIEW.json",
-          "draw a view saved by the GUI (File > Save View, a copied view in a file, or a PNG or "
-          "SVG figure drawn from a view, which carries it; "
-          "docs/format.md#view-files) instead of RUN.h5: the timeline as File > Export "
-          "Timeline draws it, or with --view the view's runs, range, GPUs, metrics and "
-          "comparison in that view; exit code 2 when one of its runs is missing or changed")
+      .option("view-file", "VIEW.json",
+              "draw a view saved by the GUI (File > Save View, a copied view in a file, or a PNG, "
+              "SVG or PDF figure drawn from a view, which carries it; "
+              "docs/format.md#view-files) instead of RUN.h5: the timeline as File > Export "
+              "Timeline draws it, or with --view the view's runs, range, GPUs, metrics and "
+              "comparison in that view; exit code 2 when one of its runs is missing or changed")
       .positionals("RUN.h5", "a Wattline run (not with --view-file)", 0, 1);
   defineChoices(p);
   if (!p.parse(args)) return 0;

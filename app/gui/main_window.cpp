@@ -766,7 +766,8 @@ void MainWindow::openStudy(const QStringList& paths) {
 void MainWindow::openRun(const QString& path) {
   if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) ||
       path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive) ||
-      path.endsWith(QLatin1String(".png"), Qt::CaseInsensitive)) {
+      path.endsWith(QLatin1String(".png"), Qt::CaseInsensitive) ||
+      path.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive)) {
     if (views_->openFile(path)) recent_->add(QFileInfo(path).absoluteFilePath());
     return;
   }
@@ -781,7 +782,7 @@ void MainWindow::showOpenDialog() {
   const QString dir = QSettings().value("lastOpenDir").toString();
   const QStringList files = QFileDialog::getOpenFileNames(
       this, tr("Open Run"), dir,
-      tr("Wattline runs and views (*.h5 *.hdf5 *.json *.svg *.png);;All files (*)"));
+      tr("Wattline runs and views (*.h5 *.hdf5 *.json *.svg *.png *.pdf);;All files (*)"));
   for (const QString& f : files) {
     QSettings().setValue("lastOpenDir", QFileInfo(f).absolutePath());
     openRun(f);

@@ -72,7 +72,7 @@ TEST_F(ViewFileExport, FigureCarriesItsViewAndRedrawsIt) {
   const auto direct =
       test::runWattline({"export", "--view-file", out("view.json"), "-o", out("direct.png")});
   ASSERT_EQ(direct.exitCode, 0) << direct.err;
-  for (const char* ext : {"svg", "png"}) {
+  for (const char* ext : {"svg", "png", "pdf"}) {
     const std::string fig = out(std::string("figs/fig.") + ext);
     const auto first = test::runWattline({"export", "--view-file", out("view.json"), "-o", fig});
     ASSERT_EQ(first.exitCode, 0) << first.err;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "widgets/export/figure.h"
+#include "widgets/export/figure_view.h"
 
 #include <QBuffer>
 #include <QFileInfo>
@@ -78,9 +79,11 @@ bool writeSvg(QIODevice* out, Figure& figure, const FigureOptions& options) {
   return out->write(compact) == compact.size();
 }
 
-void writePdf(QIODevice* out, Figure& figure, const FigureOptions& options) {
+void writePdf(QIODevice* out, Figure& figure, const FigureOptions& options,
+              const QByteArray& xmp = {}) {
   FigureCanvas canvas = figureCanvas(options);
   QPdfWriter pdf(out);
+  if (!xmp.isEmpty()) pdf.setDocumentXmpMetadata(xmp);  // a figure's view (figure_view.h)
   const QSizeF inches = options.size.inches();
   pdf.setPageSize(QPageSize(QSizeF(inches.width() * 72.0, inches.height() * 72.0), QPageSize::Point,
                             QString(), QPageSize::ExactMatch));
@@ -94,6 +97,11 @@ void writePdf(QIODevice* out, Figure& figure, const FigureOptions& options) {
 }
 
 }  // namespace
+
+void writePdfWithXmp(QIODevice* out, Figure& figure, const FigureOptions& options,
+                     const QByteArray& xmp) {
+  writePdf(out, figure, options, xmp);
+}
 
 QString figureFormatName(FigureFormat f) {
   switch (f) {

@@ -32,7 +32,7 @@ constexpr const char* kClose = "</wattline-view>";
 
 void writeFigureWithView(Figure& figure, const FigureOptions& options, const QString& path,
                          const QByteArray& viewJson) {
-  if (options.format == FigureFormat::Pdf || viewJson.isEmpty()) {
+  if (viewJson.isEmpty()) {
     writeFigure(figure, options, path);
     return;
   }
@@ -43,6 +43,26 @@ void writeFigureWithView(Figure& figure, const FigureOptions& options, const QSt
     img.setText(QString::fromLatin1(kFigureViewKey), QString::fromUtf8(viewJson));
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly) || !img.save(&file, "PNG") || !file.commit())
+      throw Error(fmt::format("{}: cannot write: {}", path.toStdString(),
+                              file.errorString().toStdString()));
+    return;
+  }
+  if (options.format == FigureFormat::Pdf) {
+    validateFigureSize(options.size);
+    const QByteArray xmp =
+        QByteArray(
+            "<?xpacket begin=\"\" id=\"W5M0MpCehiHzreSzNTczkc9d\"?>\n"
+            "<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF "
+            "xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\"><rdf:Description "
+            "rdf:about=\"\" xmlns:wattline=\"https://wattline.org/view\"><wattline:view>") +
+        xmlEscaped(viewJson) +
+        "</wattline:view></rdf:Description></rdf:RDF></x:xmpmeta>\n<?xpacket end=\"w\"?>";
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+      throw Error(fmt::format("{}: cannot write: {}", path.toStdString(),
+                              file.errorString().toStdString()));
+    writePdfWithXmp(&file, figure, options, xmp);
+    if (!file.commit())
       throw Error(fmt::format("{}: cannot write: {}", path.toStdString(),
                               file.errorString().toStdString()));
     return;
@@ -68,10 +88,13 @@ QByteArray figureViewJson(const QString& path) {
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) return {};
   const QByteArray bytes = f.read(64 << 20);
-  const qsizetype open = bytes.indexOf(kOpen);
+  const bool pdf = path.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive);
+  const char* openTag = pdf ? "<wattline:view>" : kOpen;
+  const char* closeTag = pdf ? "</wattline:view>" : kClose;
+  const qsizetype open = bytes.indexOf(openTag);
   if (open < 0) return {};
-  const qsizetype from = open + static_cast<qsizetype>(qstrlen(kOpen));
-  const qsizetype close = bytes.indexOf(kClose, from);
+  const qsizetype from = open + static_cast<qsizetype>(qstrlen(openTag));
+  const qsizetype close = bytes.indexOf(closeTag, from);
   if (close < 0) return {};
   return xmlUnescaped(bytes.mid(from, close - from));
 }

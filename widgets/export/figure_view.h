@@ -6,7 +6,8 @@
 //
 // PNG: a tEXt chunk with the key "wattline-view". SVG: <metadata><wattline-view
 // xmlns="https://wattline.org/view">JSON</wattline-view></metadata>, the JSON XML-escaped, right
-// after the <svg> element's start tag. (PDF does not carry it yet.)
+// after the <svg> element's start tag. PDF: the document's XMP metadata, a <wattline:view>
+// element (namespace https://wattline.org/view) with the JSON XML-escaped.
 
 #include <QByteArray>
 #include <QString>
@@ -17,10 +18,13 @@ namespace wl {
 
 inline constexpr const char* kFigureViewKey = "wattline-view";
 
-// Writes the figure as writeFigure() does, with `viewJson` in it (PNG and SVG; PDF as is).
+// Writes the figure as writeFigure() does, with `viewJson` in it.
 void writeFigureWithView(Figure& figure, const FigureOptions& options, const QString& path,
                          const QByteArray& viewJson);
-// The view JSON a PNG or SVG figure carries; empty when it carries none (or is no figure).
+// The view JSON a PNG, SVG or PDF figure carries; empty when it carries none (or is no figure).
 QByteArray figureViewJson(const QString& path);
+// A PDF figure with this XMP packet as its document metadata (figure.cpp's PDF writer).
+void writePdfWithXmp(QIODevice* out, Figure& figure, const FigureOptions& options,
+                     const QByteArray& xmp);
 
 }  // namespace wl

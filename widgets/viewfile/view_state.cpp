@@ -384,7 +384,8 @@ ViewState viewFromJson(const QByteArray& json, const QString& source) {
 ViewState readViewFile(const QString& path) {
   // A figure drawn from a view carries it (figure_view.h).
   if (path.endsWith(QLatin1String(".png"), Qt::CaseInsensitive) ||
-      path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
+      path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive) ||
+      path.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive)) {
     const QByteArray json = figureViewJson(path);
     if (json.isEmpty())
       throw Error(QStringLiteral("%1: the figure carries no Wattline view (figures drawn by "
