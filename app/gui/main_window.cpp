@@ -495,7 +495,11 @@ void MainWindow::createFileMenu() {
   addViewActions(file);
   file->addSeparator();
   QAction* exportAction = file->addAction(tr("&Export Timeline…"), this, [this] {
-    if (!exportTimeline(this, *page_))
+    // The file carries the window's view: opening it reopens the view.
+    const auto view = [this](const QString& folder) {
+      return viewToJson(views_->capture(folder), true);
+    };
+    if (!exportTimeline(this, *page_, view))
       statusBar()->showMessage(tr("Open a run to export its timeline"), 4000);
   });
   exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));

@@ -24,6 +24,7 @@
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 #include "widgets/export/export_dialog.h"
+#include "widgets/export/figure_view.h"
 #include "widgets/panels/compare_panel.h"
 #include "widgets/timeline/view/timeline_page.h"
 #include "widgets/track_tree.h"
@@ -328,6 +329,31 @@ class ViewFileTest : public QObject {
     QCOMPARE(back.yMode, YMode::FitVisible);
     QCOMPARE(treeChanges(withTreeChanges(defaultTreeState(runs), v.tracks), defaultTreeState(runs)),
              v.tracks);
+  }
+
+  // File > Export Timeline's file carries the view it is given, run paths relative to the
+  // figure's folder (figures that remember, issue 33 item 3).
+  void exportDialogFileCarriesTheView() {
+    test::TempDir dir;
+    const OpenRuns runs = {RunFile::open((kSamples / "llama3-8b-h100x8-mbs4.h5").string())};
+    ViewState v;
+    v.runs = {{"llama3-8b-h100x8-mbs4.h5", kHash}};
+    v.range = {1'000'000'000, 2'000'000'000};
+    ViewFigure figure(runs, v);
+    ExportDialog dialog(figure.figure());
+    QString folder;
+    dialog.setViewSource([&](const QString& f) {
+      folder = f;
+      return viewToJson(v, true);
+    });
+    dialog.setFigureSize(FigureSize{800, 600, SizeUnit::Pixels, 96});
+    for (const char* ext : {"svg", "png", "pdf"}) {
+      const QString path = QString::fromStdString((dir.path() / "fig.").string()) + ext;
+      dialog.setPath(path);
+      QVERIFY2(dialog.exportNow(true), qPrintable(dialog.lastError()));
+      QCOMPARE(folder, QString::fromStdString(dir.path().string()));
+      QCOMPARE(readViewFile(path), v);
+    }
   }
 
  private:

@@ -29,6 +29,7 @@
 
 #include "widgets/export/chart_figure.h"
 #include "widgets/export/export_views.h"
+#include "widgets/export/figure_view.h"
 #include "widgets/export/table_export.h"
 #include "widgets/export/timeline_figure.h"
 #include "widgets/timeline/view/timeline_page.h"
@@ -311,7 +312,8 @@ bool ExportDialog::exportNow(bool quiet) {
     if (!figureFormatFromPath(p)) p = withExtension(p, format());
     try {
       QApplication::setOverrideCursor(Qt::WaitCursor);
-      writeFigure(figure_, options(), p);
+      writeFigureWithView(figure_, options(), p,
+                          view_ ? view_(QFileInfo(p).absolutePath()) : QByteArray());
       QApplication::restoreOverrideCursor();
       path_->setText(p);
       emit exported(p);
@@ -400,9 +402,10 @@ std::unique_ptr<TimelineFigure> timelineFigure(const TimelinePage& page, bool on
 namespace {
 
 bool runExportDialog(QWidget* parent, Figure& figure, const QString& baseName,
-                     const Theme& screenTheme) {
+                     const Theme& screenTheme, FigureViewSource view = {}) {
   QSettings settings;
   ExportDialog dialog(figure, parent);
+  dialog.setViewSource(std::move(view));
   const QString dir = settings.value(QStringLiteral("export/dir"), QDir::homePath()).toString();
   const auto format = static_cast<FigureFormat>(
       settings.value(QStringLiteral("export/format"), static_cast<int>(FigureFormat::Png)).toInt());
@@ -441,13 +444,13 @@ bool exportFigure(QWidget* parent, Figure& figure, const QString& baseName) {
       Theme::fromPalette(parent ? parent->palette() : QGuiApplication::palette()));
 }
 
-bool exportTimeline(QWidget* parent, const TimelinePage& page) {
+bool exportTimeline(QWidget* parent, const TimelinePage& page, FigureViewSource view) {
   if (page.store()->runs().empty()) return false;
   const auto fig = timelineFigure(page, true);
   const QString base = QStringLiteral("%1-%2").arg(fig->captionTitle, fig->kind());
   // The screen theme is the timeline's own (it may differ from the window's palette).
   return runExportDialog(parent ? parent : page.window(), *fig, base,
-                         page.view()->renderer().style().theme);
+                         page.view()->renderer().style().theme, std::move(view));
 }
 
 bool exportChart(QWidget* parent, QChart* chart, const QString& captionTitle,

@@ -37,6 +37,10 @@ namespace wl {
 class TimelinePage;
 class TimelineFigure;
 
+// The view a figure is drawn from, as JSON with its run paths relative to the folder the figure
+// is written to (figure_view.h: the file carries it); empty for none.
+using FigureViewSource = std::function<QByteArray(const QString& figureFolder)>;
+
 class ExportDialog : public QDialog {
   Q_OBJECT
  public:
@@ -59,6 +63,8 @@ class ExportDialog : public QDialog {
   void setCaptionShown(bool shown);
   bool captionShown() const;
   void setCaption(const QString& title, const QString& detail);
+  // The exported file carries this view (File > Export Timeline: the window's).
+  void setViewSource(FigureViewSource view) { view_ = std::move(view); }
   // Height for the current width from the figure's preferred aspect.
   void fitHeight();
 
@@ -82,6 +88,7 @@ class ExportDialog : public QDialog {
   void browse();
 
   Figure& figure_;
+  FigureViewSource view_;
   Theme screenTheme_ = Theme::light();
   SizeUnit unit_ = SizeUnit::Pixels;
   bool previewStale_ = true;
@@ -111,7 +118,8 @@ std::unique_ptr<TimelineFigure> timelineFigure(const TimelinePage& page, bool on
 // format, size, DPI and theme (QSettings "export/*").
 bool exportFigure(QWidget* parent, Figure& figure, const QString& baseName = {});
 // File > Export with the timeline page current: exactly what is on screen.
-bool exportTimeline(QWidget* parent, const TimelinePage& page);
+// With `view`, the file carries the view it shows (reopened by File > Open, export --view-file).
+bool exportTimeline(QWidget* parent, const TimelinePage& page, FigureViewSource view = {});
 // "Export chart…" on an analysis chart (the chart stays owned by its view and is restored).
 bool exportChart(QWidget* parent, QChart* chart, const QString& captionTitle = {},
                  const QString& captionDetail = {});
