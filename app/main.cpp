@@ -76,6 +76,24 @@ int main(int argc, char** argv) {
                    wl::cli::topLevelUsage().c_str());
       return 2;
     }
+    // The window takes runs, folders, view files and --view JSON. Any other option after a run
+    // (`wattline A.h5 --compare B.h5`) is refused here, before a window opens: it used to be
+    // opened as a file and the window said there was no such file.
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--view") {
+        ++i;
+        continue;
+      }
+      if (a.size() > 1 && a[0] == '-') {
+        std::fprintf(stderr,
+                     "wattline: unknown option %s: the window opens runs, folders and view files "
+                     "(options belong to a command, such as 'wattline export A.h5 --compare "
+                     "B.h5')\n\n%s",
+                     a.c_str(), wl::cli::topLevelUsage().c_str());
+        return 2;
+      }
+    }
   }
   return runGui(argc, argv);
 }

@@ -82,6 +82,10 @@ TEST_F(InfoCommand, BadUsageExitsTwo) {
   EXPECT_EQ(test::runWattline({"info", "--frobnicate", "x.h5"}).exitCode, 2);
   EXPECT_EQ(test::runWattline({"info", "a.h5", "b.h5"}).exitCode, 2);
   EXPECT_EQ(test::runWattline({"nosuchcommand"}).exitCode, 2);
+  // An option after a run is refused before a window opens (no display needed), naming it.
+  const auto gui = test::runWattline({"a.h5", "--compare", "b.h5"});
+  EXPECT_EQ(gui.exitCode, 2);
+  EXPECT_NE(gui.err.find("unknown option --compare"), std::string::npos) << gui.err;
   const auto help = test::runWattline({"info", "--help"});
   EXPECT_EQ(help.exitCode, 0);
   EXPECT_NE(help.out.find("usage: wattline info"), std::string::npos);
