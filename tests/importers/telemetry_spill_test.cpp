@@ -148,9 +148,11 @@ TEST(TelemetrySpill, SpilledSourcesOfOneGpuMergeAsInMemory) {
     import::ImportedGpu g;
     g.info.hostname = "node0";
     g.info.local_index = 0;
-    const int64_t t0 = 1'700'000'000'000'000'000 + k * 50'000'000;  // interleaved 50 ms apart
+    const int64_t t0 =
+        1'700'000'000'000'000'000 + int64_t{k} * 50'000'000;  // interleaved 50 ms apart
     for (int i = 0; i < 200; ++i)
-      g.table.t_ns.push_back(t0 + (k == 1 ? 199 - i : i) * 100'000'000);  // source 1 backwards
+      g.table.t_ns.push_back(t0 +
+                             int64_t{k == 1 ? 199 - i : i} * 100'000'000);  // source 1 backwards
     g.table.columns = {{"power_w", {}}, {"util_pct", {}}};
     for (int i = 0; i < 200; ++i) {
       g.table.columns[0].values.push_back(300.0 + k * 10 + i);
