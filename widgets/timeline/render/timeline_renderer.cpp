@@ -5,12 +5,11 @@
 #include <QPaintEngine>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <optional>
 #include <set>
-#include <thread>
 
+#include "analysis/parallel.h"
 #include "loaders/core/metrics.h"
 #include "loaders/core/time_format.h"
 #include "widgets/timeline/model/warp_spans.h"
@@ -117,10 +116,7 @@ void TimelineRenderer::retainOnly(const std::vector<const TrackRow*>& rows) {
 template <typename G, typename Build>
 TimelineRenderer::Cached& TimelineRenderer::cached(const RowContent& key, const TimeMapping& map,
                                                    Build build) {
-  auto it = cache_.find(key);
-  if (it != cache_.end() && it->second.map == map && it->second.epoch == epoch_ &&
-      std::holds_alternative<G>(it->second.geom))
-    return it->second;
+  if (fresh<G>(key, map)) return cache_.find(key)->second;
   Cached& slot = cache_[key];
   slot = Cached{map, epoch_, ~uint64_t{0}, {}, build()};
   return slot;
@@ -181,24 +177,6 @@ std::vector<TileKey> TimelineRenderer::prepare(std::vector<RowTarget>& rows, con
   return out;
 }
 
-namespace {
-
-// Runs work(k) for k in [0, n) on the calling thread and one more, each taking the next k (rows
-// of one kind come together, and a kernel row costs more than a counter row).
-template <typename Work>
-void onTwoThreads(size_t n, Work work) {
-  std::atomic<size_t> next{0};
-  auto loop = [&] {
-    for (size_t k = next++; k < n; k = next++)
-      work(k);
-  };
-  std::thread second(loop);
-  loop();
-  second.join();
-}
-
-}  // namespace
-
 std::vector<TileKey> TimelineRenderer::prepareGeometry(const std::vector<RowTarget>& rows,
                                                        const TileFetch& fetch) {
   struct Job {
@@ -213,10 +191,8 @@ std::vector<TileKey> TimelineRenderer::prepareGeometry(const std::vector<RowTarg
     const auto* k = t.row->as<KernelsRow>();
     // Warped rows are built piece by piece in paint; figures (no image) on the calling thread.
     if ((!c && !k) || warped(t.row->run()) || t.image.isEmpty()) continue;
-    auto it = cache_.find(t.row->content);
-    if (it != cache_.end() && it->second.map == t.map && it->second.epoch == epoch_ &&
-        (c ? std::holds_alternative<CounterGeometry>(it->second.geom)
-           : std::holds_alternative<KernelGeometry>(it->second.geom)))
+    if (c ? fresh<CounterGeometry>(t.row->content, t.map)
+          : fresh<KernelGeometry>(t.row->content, t.map))
       continue;
     if (std::any_of(jobs.begin(), jobs.end(),
                     [&](const Job& j) { return j.row->content == t.row->content; }))
@@ -227,7 +203,9 @@ std::vector<TileKey> TimelineRenderer::prepareGeometry(const std::vector<RowTarg
   if (jobs.size() < 2) return missing;  // a single row is built as the others
   // Geometry reads only tiles in memory (through `fetch`, which the store locks) and the run's
   // metadata, so the threads share nothing they write; each job notes its own missing tiles.
-  onTwoThreads(jobs.size(), [&](size_t i) {
+  // Two threads, each taking the next row (rows of one kind come together, and a kernel row
+  // costs more than a counter row).
+  parallelFor(jobs.size(), 2, [&](size_t i) {
     Job& j = jobs[i];
     const TileFetch noting = fetch.noting(&j.missing);
     if (const auto* c = j.row->as<CounterRow>())
@@ -270,7 +248,7 @@ void TimelineRenderer::prepareImages(const std::vector<RowTarget>& rows, const Q
     jobs.push_back({t.row, &ci, t.image, t.map, v, kg});
   }
   if (jobs.size() < 2) return;
-  onTwoThreads(jobs.size(), [&](size_t i) {
+  parallelFor(jobs.size(), 2, [&](size_t i) {
     Job& j = jobs[i];
     if (j.image->image.size() != j.size) j.image->image = QImage(j.size, QImage::Format_RGB32);
     if (const auto* c = j.row->as<CounterRow>())

@@ -191,6 +191,13 @@ class TimelineRenderer {
                  ThrottleStripGeometry, ThrottleHeatmapGeometry>
         geom;
   };
+  // Whether the cache holds a row's geometry of kind G for this mapping and tile epoch.
+  template <typename G>
+  bool fresh(const RowContent& key, const TimeMapping& map) const {
+    auto it = cache_.find(key);
+    return it != cache_.end() && it->second.map == map && it->second.epoch == epoch_ &&
+           std::holds_alternative<G>(it->second.geom);
+  }
   // The cache entry of a row for a mapping, (re)built when stale.
   template <typename G, typename Build>
   Cached& cached(const RowContent& key, const TimeMapping& map, Build build);
