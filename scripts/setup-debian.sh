@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  g++ cmake ninja-build pkg-config ccache
+  g++ cmake ninja-build pkg-config ccache lld  # lld: links ~2.5x faster than GNU ld (CMakeLists.txt)
   # libraries
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
   libhdf5-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libsimdjson-dev libsqlite3-dev
