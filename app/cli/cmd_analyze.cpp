@@ -9,11 +9,13 @@
 #include <string>
 
 #include "analysis/analysis_json.h"
+#include "analysis/notes.h"
 #include "analysis/projected_run.h"
 #include "analysis/run_analysis.h"
 #include "app/cli/arg_parser.h"
 #include "app/cli/commands.h"
 #include "app/cli/range_args.h"
+#include "loaders/core/error.h"
 #include "loaders/core/time_format.h"
 #include "loaders/format/run_file.h"
 
@@ -374,7 +376,16 @@ int cmdAnalyze(const Args& args) {
     scope.range = rangeInsideRun(*run, parseRunRange(*rangeText, run->info().start_ns));
   const RunAnalysis a = analyzeRun(*run, scope, options);
   if (p.has("json")) {
-    std::fputs((toJson(a).dump(2) + "\n").c_str(), stdout);
+    nlohmann::json j = toJson(a);
+    // The run's notes (its sidecar) with their ranges' numbers; a bad sidecar is named on stderr
+    // and the analysis goes on without it.
+    try {
+      const std::vector<Note> notes = readNotes(p.positional().front());
+      if (!notes.empty()) j["timeline_notes"] = notesAnalysisJson(*run, notes, options);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "wattline: warning: notes not read: %s\n", e.what());
+    }
+    std::fputs((j.dump(2) + "\n").c_str(), stdout);
   } else {
     printText(a);
   }

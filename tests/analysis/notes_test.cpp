@@ -8,22 +8,15 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "analysis/notes.h"
 #include "analysis_test_util.h"
 #include "loaders/core/error.h"
+#include "support/read_file.h"
 #include "support/temp_dir.h"
 
 namespace wl {
 namespace {
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 void spit(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
@@ -38,12 +31,12 @@ TEST(NotesSidecar, WriteThenReadGivesTheSameNotes) {
   test::TempDir dir;
   const std::string run = (dir / "run.h5").string();
   spit(run, "not really a run, but its bytes must not change");
-  const std::string before = slurp(run);
+  const std::string before = test::readFile(run);
   EXPECT_TRUE(readNotes(run).empty());  // no sidecar: no notes
   writeNotes(run, twoNotes());
   EXPECT_EQ(notesSidecarPath(run), run + ".notes.json");
   EXPECT_EQ(readNotes(run), twoNotes());
-  EXPECT_EQ(slurp(run), before);
+  EXPECT_EQ(test::readFile(run), before);
   // Rewritten in place through a rename: no temporary file is left beside it.
   writeNotes(run, {twoNotes()[1]});
   EXPECT_EQ(readNotes(run), std::vector<Note>{twoNotes()[1]});
