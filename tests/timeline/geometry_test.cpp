@@ -7,6 +7,7 @@
 #include <QPainter>
 
 #include <cmath>
+#include <random>
 
 #include "loaders/format/run_writer.h"
 #include "support/temp_dir.h"
@@ -108,6 +109,34 @@ TEST_F(GeometryTest, SpikeSurvivesAtEveryZoomLevelAroundIt) {
         if (!std::isnan(h)) peak = std::max(peak, h);
     }
     EXPECT_EQ(peak, 950.0f) << "span " << span << " level " << g.level;
+  }
+}
+
+// A heatmap built into an earlier frame's storage (of another size, or full of other values) is
+// the heatmap built fresh: the gap's columns are NaN again and the others the bucket means.
+TEST_F(GeometryTest, HeatmapIntoReusedStorageIsTheFreshOne) {
+  for (double width : {1920.0, 333.0}) {
+    const TimeMapping map{kT0 + 1900'000'000'000, kT0 + 2200'000'000'000, width};
+    const HeatmapGeometry fresh = buildHeatmapGeometry(*run, 0, 0, false, map, loadAll());
+    ASSERT_EQ(fresh.columns, static_cast<size_t>(width));
+    size_t gap = 0;
+    for (float v : fresh.values) {
+      if (std::isnan(v))
+        ++gap;
+      else
+        EXPECT_EQ(v, 300.0f);
+    }
+    // 100 s of 300 s without samples: about a third of the columns.
+    EXPECT_NEAR(static_cast<double>(gap) / width, 1.0 / 3, 0.02) << width;
+    for (size_t n : {size_t{0}, size_t{7}, fresh.values.size(), 3 * fresh.values.size()}) {
+      const HeatmapGeometry reused =
+          buildHeatmapGeometry(*run, 0, 0, false, map, loadAll(), std::vector<float>(n, 7.0f));
+      ASSERT_EQ(reused.values.size(), fresh.values.size()) << n;
+      for (size_t c = 0; c < fresh.values.size(); ++c)
+        ASSERT_TRUE(reused.values[c] == fresh.values[c] ||
+                    (std::isnan(reused.values[c]) && std::isnan(fresh.values[c])))
+            << "storage " << n << ", column " << c;
+    }
   }
 }
 
@@ -313,6 +342,41 @@ TEST(HeatmapRaster, ColourIndexIsTheDivisionsAtEveryBoundary) {
     const double v = g.values[c];
     const int idx = static_cast<int>(std::clamp((v - range.min) / span, 0.0, 1.0) * 255.0 + 0.5);
     ASSERT_EQ(img.pixel(static_cast<int>(c), 0), theme.heat(idx / 255.0).rgb()) << "v = " << v;
+  }
+}
+
+// The four-lane path's colours are the division's on many values in ranges near zero and far from
+// it (where only the exact path runs), on rows whose length is not a multiple of four, NaN and
+// values outside the range included.
+TEST(HeatmapRaster, ColourIndexIsTheDivisionsOnRandomValues) {
+  std::mt19937 rng(20261128);
+  const Theme theme = Theme::light();
+  for (const ValueRange range :
+       {ValueRange{0, 700}, ValueRange{23.7, 91.3}, ValueRange{250, 700}, ValueRange{-40, 0.5},
+        ValueRange{1e6, 1e6 + 3}, ValueRange{5, 5}}) {
+    const double span = range.max > range.min ? range.max - range.min : 1.0;
+    std::uniform_real_distribution<double> u(range.min - 0.1 * span, range.max + 0.1 * span);
+    HeatmapGeometry g;
+    g.rows = 3;
+    g.columns = 1001;
+    for (size_t i = 0; i < g.rows * g.columns; ++i)
+      g.values.push_back(i % 97 == 0 ? kNaNf : static_cast<float>(u(rng)));
+    QImage img(static_cast<int>(g.columns), static_cast<int>(g.rows), QImage::Format_RGB32);
+    rasterHeatmap(img, g, range, theme, {});
+    for (size_t r = 0; r < g.rows; ++r)
+      for (size_t c = 0; c < g.columns; ++c) {
+        const double v = g.values[r * g.columns + c];
+        const QRgb want =
+            std::isnan(v)
+                ? theme.trackAltBackground.rgb()
+                : theme
+                      .heat(static_cast<int>(std::clamp((v - range.min) / span, 0.0, 1.0) * 255.0 +
+                                             0.5) /
+                            255.0)
+                      .rgb();
+        ASSERT_EQ(img.pixel(static_cast<int>(c), static_cast<int>(r)), want)
+            << "range " << range.min << ".." << range.max << ", v = " << v;
+      }
   }
 }
 

@@ -150,8 +150,11 @@ struct HeatmapGeometry {
   std::vector<float> values;  // [row][column], NaN: no data
 };
 
+// `storage`: an earlier geometry's values to reuse (their contents do not matter), which spares a
+// frame the allocation of a new grid.
 HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metric, bool useMax,
-                                     const TimeMapping& map, const TileFetch& fetch);
+                                     const TimeMapping& map, const TileFetch& fetch,
+                                     std::vector<float> storage = {});
 
 // A power heatmap's rows as power domains' power: every device's row shows its domain's power.
 // A GCD without power of its own takes the row of the GCD reporting its package's; devices that

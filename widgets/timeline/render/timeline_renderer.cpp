@@ -286,12 +286,18 @@ const HeatmapGeometry* TimelineRenderer::heatmapGeometry(const HeatmapRow& row,
                                                          const TimeMapping& map,
                                                          const TileFetch& fetch) {
   const RunFile& run = store_.run(row.run);
-  return &std::get<HeatmapGeometry>(cached<HeatmapGeometry>(row, map, [&] {
-                                      HeatmapGeometry g = buildHeatmapGeometry(
-                                          run, row.run, row.metric, style_.heatmapMax, map, fetch);
-                                      if (row.domainPower) showDomainPower(g, run);
-                                      return g;
-                                    }).geom);
+  return &std::get<HeatmapGeometry>(
+      cached<HeatmapGeometry>(row, map, [&] {
+        // The stale geometry's grid is the new one's storage.
+        std::vector<float> storage;
+        if (auto it = cache_.find(row); it != cache_.end())
+          if (auto* old = std::get_if<HeatmapGeometry>(&it->second.geom))
+            storage = std::move(old->values);
+        HeatmapGeometry g = buildHeatmapGeometry(run, row.run, row.metric, style_.heatmapMax, map,
+                                                 fetch, std::move(storage));
+        if (row.domainPower) showDomainPower(g, run);
+        return g;
+      }).geom);
 }
 
 const ThrottleStripGeometry* TimelineRenderer::throttleStripGeometry(const ThrottleStripRow& row,
