@@ -24,6 +24,7 @@
 
 #include "analysis/compare/config_diff.h"
 #include "analysis/projected_run.h"
+#include "app/gui/notes_controller.h"
 #include "app/gui/recent_files.h"
 #include "app/gui/run_session.h"
 #include "app/gui/study_window.h"
@@ -36,6 +37,7 @@
 #include "widgets/panels/analysis_panel.h"
 #include "widgets/panels/compare_panel.h"
 #include "widgets/panels/kernel_details_view.h"
+#include "widgets/panels/notes_panel.h"
 #include "widgets/panels/run_summary_view.h"
 #include "widgets/panels/selection_summary_view.h"
 #include "widgets/panels/whatif_panel.h"
@@ -393,6 +395,7 @@ void MainWindow::createActions() {
   createViewMenu();
   createHelpMenuAndToolbar();
   makeViewController();  // after the menus: it sets their heatmap, layout and theme
+  makeNotes();
   applyTheme(QSettings().value("theme", "system").toString());
 }
 
@@ -424,7 +427,24 @@ void MainWindow::makeViewController() {
   parts.closeAllRuns = [this] { closeAllRuns(); };
   parts.openRun = [this](const QString& path) { session_->open(path); };
   parts.status = [this](const QString& text, int ms) { statusBar()->showMessage(text, ms); };
+  parts.notesOpened = [this](const std::vector<ViewNote>& n) { notes_->addViewNotes(n); };
   views_ = new ViewController(std::move(parts), this);
+}
+
+void MainWindow::makeNotes() {
+  auto* panel = new NotesPanel(this);
+  QDockWidget* dock = makeDock(this, tr("Notes"), "notesDock", panel, Qt::RightDockWidgetArea);
+  if (auto* selectionDock = findChild<QDockWidget*>(QStringLiteral("selectionDock")))
+    tabifyDockWidget(selectionDock, dock);
+  notes_ = new NotesController(this, session_, page_, panel, this);
+  connect(notes_, &NotesController::notesFound, dock, &QDockWidget::raise);
+  // The view menu is the last but Help's: Add Note goes at its end.
+  for (QAction* a : menuBar()->actions())
+    if (a->menu() && a->text() == tr("&View")) {
+      a->menu()->addSeparator();
+      a->menu()->addAction(notes_->addAction());
+    }
+  addAction(notes_->addAction());  // M works wherever the window has focus
 }
 
 void MainWindow::addViewActions(QMenu* file) {
@@ -508,13 +528,17 @@ void MainWindow::createFileMenu() {
       file->addAction(tr("&Copy Timeline Image"), this, &MainWindow::copyTimelineImage);
   copyAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
   connect(view, &TimelineView::rowsContextMenu, this,
-          [this, exportAction, copyAction, vp](const TrackRow&, QPoint globalPos) {
+          [this, exportAction, copyAction, vp](const TrackRow& row, QPoint globalPos) {
             QMenu menu(this);
+            notes_->setContextRow(&row);  // a note added here starts with the row's GPU or rank
+            menu.addAction(notes_->addAction());
+            menu.addSeparator();
             menu.addAction(exportAction);
             menu.addAction(copyAction);
             menu.addSeparator();
             menu.addAction(tr("Fit All"), vp, &Viewport::fitAll);
             menu.exec(globalPos);
+            notes_->setContextRow(nullptr);
           });
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);

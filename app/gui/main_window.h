@@ -29,6 +29,7 @@ class RunSession;
 class RunSummaryView;
 class TimelinePage;
 class TrackTree;
+class NotesController;
 class ViewController;
 class WhatifPanel;
 
@@ -42,6 +43,7 @@ class MainWindow : public QMainWindow {
   // paths are relative to the current folder.
   bool openViewText(const QByteArray& json, const QString& source);
   ViewController* views() const { return views_; }
+  NotesController* notes() const { return notes_; }
   // Opens a study window on run files and folders of runs.
   void openStudy(const QStringList& paths);
   TimelinePage* timeline() const { return page_; }
@@ -84,11 +86,13 @@ class MainWindow : public QMainWindow {
   void saveProjectionAs();
   void closeAllRuns();
   void makeViewController();
+  void makeNotes();  // the Notes dock, View > Add Note and its controller
   void addViewActions(QMenu* file);
 
   RunSession* session_;
   RecentFiles* recent_ = nullptr;
-  ViewController* views_ = nullptr;  // File > Save View, Open View, Copy View
+  ViewController* views_ = nullptr;   // File > Save View, Open View, Copy View
+  NotesController* notes_ = nullptr;  // notes pinned to the timeline, the Notes dock
   TimelinePage* page_;
   TrackTree* tree_;
   RunSummaryView* summary_;

@@ -226,6 +226,7 @@ void ViewController::applyRest() {
   if (auto* bands = parts_.window->findChild<QAction*>(QStringLiteral("throttleBands")))
     bands->setChecked(v.throttleBands);
   showOnPage(*parts_.page, v);
+  if (parts_.notesOpened) parts_.notesOpened(v.notes);
   parts_.status(tr("View opened"), 4000);
   emit viewApplied();
 }

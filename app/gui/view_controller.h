@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "widgets/viewfile/view_runs.h"
 #include "widgets/viewfile/view_state.h"
@@ -45,6 +46,8 @@ class ViewController : public QObject {
     std::function<void()> closeAllRuns;
     std::function<void(const QString&)> openRun;
     std::function<void(const QString&, int)> status;  // a message in the status bar, for ms
+    // The notes of a view once it is shown (the notes controller adds them to the runs' notes).
+    std::function<void(const std::vector<ViewNote>&)> notesOpened;
   };
   explicit ViewController(Parts parts, QObject* parent = nullptr);
 

@@ -373,6 +373,7 @@ std::unique_ptr<TimelineFigure> timelineFigure(const TimelinePage& page, bool on
   spec.origin = store.runs().empty() ? spec.range.t0 : store.run(0).info().start_ns;
   spec.yMode = view->renderer().style().yMode;
   spec.throttleTint = view->renderer().style().throttleTint;
+  spec.notes = view->notes();
   const RunDisplays& displays = view->renderer().displays();
   for (size_t i = 0; i < store.runs().size(); ++i)
     if (auto tv = displays.sharedThrottleView(static_cast<int>(i)))

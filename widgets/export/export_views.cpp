@@ -22,6 +22,7 @@
 #include "analysis/compare/iteration_profile.h"
 #include "analysis/compare/time_warp.h"
 #include "analysis/iteration_matrix.h"
+#include "analysis/notes.h"
 #include "analysis/run_alignment.h"
 #include "analysis/run_analysis.h"
 #include "analysis/study/study.h"
@@ -480,6 +481,12 @@ std::unique_ptr<Figure> makeTimelineFigure(const ExportRequest& rq) {
   o.kernelHeight = 22;
   o.throttleStrip = true;
   spec.rows = planRows(store->runs(), figureTreeState(run, runIndex, sel), {}, o);
+  // The run's notes (its sidecar) are drawn as on screen; a bad sidecar is named, not fatal.
+  try {
+    spec.notes = noteMarks(runIndex, readNotes(run.path().string()), run.info().start_ns);
+  } catch (const Error& e) {
+    qWarning("wattline: warning: notes not drawn: %s", e.what());
+  }
   auto fig = std::make_unique<TimelineFigure>(std::move(store), std::move(spec));
   setCaption(*fig, run, r.range);
   return fig;

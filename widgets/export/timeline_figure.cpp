@@ -95,6 +95,7 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
     return figureLegend(spec_.rows, *renderer_, store, deviceMap, load, canvas.theme);
   };
   FrameLayout layout = planFrame(spec_.rows, spec_.range, frame, body);
+  layout.notes = spec_.notes;
   prepareFrame(layout, *renderer_, load);
   paintFrame(p, layout, *renderer_);
 }

@@ -19,6 +19,7 @@
 #include "loaders/core/time_range.h"
 #include "widgets/export/figure.h"
 #include "widgets/timeline/model/row_plan.h"
+#include "widgets/timeline/render/note_bands.h"
 #include "widgets/timeline/render/timeline_renderer.h"
 
 namespace wl {
@@ -40,6 +41,8 @@ struct TimelineFigureSpec {
   std::vector<std::pair<int, TimeWarp>> runWarps;
   // What an overlay's legend calls each run (what differs between the compared runs).
   std::vector<std::pair<int, QString>> runLabels;
+  // Notes drawn as bands over their rows (note_bands.h), on their runs' clocks.
+  std::vector<NoteMark> notes;
 };
 
 class TimelineFigure : public Figure {

@@ -112,6 +112,13 @@ void capturePage(const TimelinePage& page, ViewState& view) {
   view.scroll = tv->verticalScrollBar()->value();
   view.yMode = tv->renderer().style().yMode;
   view.throttleBands = tv->renderer().style().throttleTint;
+  // The notes the page draws, back on their runs' own starts.
+  view.notes.clear();
+  for (const NoteMark& m : tv->notes()) {
+    const int64_t start = page.store()->run(m.run).info().start_ns;
+    view.notes.push_back(ViewNote{m.run, Note{m.range.t0 - start, m.range.t1 - start, m.gpus,
+                                              m.ranks, m.text.toStdString()}});
+  }
 }
 
 namespace {
@@ -150,6 +157,12 @@ void showOnPage(TimelinePage& page, const ViewState& view) {
                                                : std::nullopt);
   tv->selectKernel(view.kernel ? readKernel(*page.store(), *view.kernel, origin) : KernelRef{});
   tv->verticalScrollBar()->setValue(view.scroll);
+  std::vector<NoteMark> marks;
+  for (const ViewNote& n : view.notes)
+    if (n.run >= 0 && static_cast<size_t>(n.run) < page.store()->runs().size())
+      for (NoteMark& m : noteMarks(n.run, {n.note}, page.store()->run(n.run).info().start_ns))
+        marks.push_back(std::move(m));
+  tv->setNotes(std::move(marks));
 }
 
 Theme viewTheme(const QString& name) {

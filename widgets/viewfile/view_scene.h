@@ -53,7 +53,7 @@ TreeState treeChanges(const TreeState& now, const TreeState& defaults);
 TreeState withTreeChanges(TreeState defaults, const TreeState& changes);
 
 // The page's part of the view: range, selection, kernel (relative to run 0's start), folded
-// groups, scroll, y-axis mode and throttle bands. The page must show runs.
+// groups, scroll, y-axis mode, throttle bands and the notes drawn. The page must show runs.
 void capturePage(const TimelinePage& page, ViewState& view);
 // Shows that part on a page whose runs, alignment and rows are the view's.
 void showOnPage(TimelinePage& page, const ViewState& view);

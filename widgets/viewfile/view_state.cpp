@@ -8,6 +8,8 @@
 #include <QJsonValue>
 #include <QSaveFile>
 
+#include <nlohmann/json.hpp>
+
 #include <array>
 #include <cmath>
 #include <utility>
@@ -130,6 +132,7 @@ class Reader {
  public:
   explicit Reader(QString source) : source_(std::move(source)) {}
 
+  const QString& source() const { return source_; }
   [[noreturn]] void fail(const QString& path, const QString& what) const {
     throw Error(QStringLiteral("%1: %2: %3").arg(source_, path, what).toStdString());
   }
@@ -270,6 +273,36 @@ ViewCompare readCompare(Reader& r, const QJsonValue& value, size_t runs) {
   return c;
 }
 
+// Each note is the sidecar's note object (analysis/notes.h, read by its reader) with "run".
+QJsonArray notesJson(const std::vector<ViewNote>& notes) {
+  QJsonArray a;
+  for (const ViewNote& n : notes) {
+    QJsonObject o =
+        QJsonDocument::fromJson(QByteArray::fromStdString(noteToJson(n.note).dump())).object();
+    o.insert("run", n.run);
+    a.append(o);
+  }
+  return a;
+}
+
+std::vector<ViewNote> readViewNotes(Reader& r, const QJsonValue& value, size_t runs) {
+  std::vector<ViewNote> notes;
+  if (value.isUndefined() || value.isNull()) return notes;
+  const QJsonArray a = r.array(value, "$.notes");
+  for (qsizetype i = 0; i < a.size(); ++i) {
+    const QString path = QStringLiteral("$.notes[%1]").arg(i);
+    const QJsonObject o = r.object(a.at(i), path);
+    ViewNote n;
+    n.run = static_cast<int>(
+        r.integer(r.field(o, "run"), path + ".run", 0, static_cast<int64_t>(runs) - 1));
+    const QByteArray text = QJsonDocument(o).toJson(QJsonDocument::Compact);
+    n.note = noteFromJson(nlohmann::json::parse(text.toStdString()), r.source().toStdString(),
+                          path.toStdString());
+    notes.push_back(std::move(n));
+  }
+  return notes;
+}
+
 void readDisplay(Reader& r, const QJsonObject& root, ViewState& v) {
   if (const QJsonValue h = root.value(QLatin1String("heatmap")); !h.isUndefined()) {
     const QJsonObject o = r.object(h, "$.heatmap");
@@ -334,6 +367,7 @@ QByteArray viewToJson(const ViewState& v, bool compact) {
                                       {"event", static_cast<qint64>(v.kernel->event)},
                                       {"start_ns", static_cast<qint64>(v.kernel->start)}});
   if (v.compare) root.insert("compare", compareJson(*v.compare));
+  if (!v.notes.empty()) root.insert("notes", notesJson(v.notes));
   return QJsonDocument(root).toJson(compact ? QJsonDocument::Compact : QJsonDocument::Indented);
 }
 
@@ -378,6 +412,7 @@ ViewState viewFromJson(const QByteArray& json, const QString& source) {
   if (const QJsonValue c = root.value(QLatin1String("compare")); !c.isUndefined() && !c.isNull())
     v.compare = readCompare(r, c, v.runs.size());
   readDisplay(r, root, v);
+  v.notes = readViewNotes(r, root.value(QLatin1String("notes")), v.runs.size());
   return v;
 }
 

@@ -13,8 +13,9 @@
 //
 // Reading never trusts the file: a missing field, a wrong type or an unknown version is a
 // wl::Error naming the file, the JSON path ($.runs[1].path) and what was expected. Fields it
-// does not know are ignored (a later version may add them); "notes" is reserved for notes
-// pinned to the timeline. QtCore only: no widget is needed to read or write a view.
+// does not know are ignored (a later version may add them). "notes" carries the notes pinned to
+// the timeline (analysis/notes.h), each with its run's index; a view without it has none.
+// QtCore only: no widget is needed to read or write a view.
 
 #include <QByteArray>
 #include <QString>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/notes.h"
 #include "analysis/run_alignment.h"
 #include "loaders/core/time_range.h"
 #include "widgets/timeline/model/row_plan.h"
@@ -68,6 +70,14 @@ struct ViewKernel {
   bool operator==(const ViewKernel&) const = default;
 };
 
+// A note of one of the view's runs (its times relative to that run's own start, as in the run's
+// notes sidecar).
+struct ViewNote {
+  int run = 0;  // index into ViewState::runs
+  Note note;
+  bool operator==(const ViewNote&) const = default;
+};
+
 struct ViewState {
   std::vector<ViewRun> runs;
   TimeRange range{0, 1};                 // relative to the first run's start, display clock
@@ -82,6 +92,7 @@ struct ViewState {
   YMode yMode = YMode::SharedFitted;
   bool throttleBands = false;                // View > Throttle Bands Behind Tracks
   QString theme = QStringLiteral("system");  // system, light or dark
+  std::vector<ViewNote> notes;               // the runs' notes
 
   bool operator==(const ViewState&) const = default;
 };

@@ -918,13 +918,23 @@ void paintFrame(QPainter& p, const FrameLayout& f, TimelineRenderer& renderer,
   if (f.style == FrameStyle::Figure) {
     if (!f.legend.empty())
       paintLegend(p, f.legend, f.theme, FrameStyle::Figure, f.fonts.hairline, f.fonts.small);
-    for (const FrameRow& fr : f.rows)
+    std::vector<bool> labelled;
+    for (const FrameRow& fr : f.rows) {
       paintFigureRow(p, f, fr, renderer);
+      if (!f.notes.empty()) {
+        p.save();
+        p.setFont(f.fonts.small);
+        paintNoteBands(p, *fr.row, fr.content, renderer.displays().rowMapping(*fr.row, f.map),
+                       f.notes, labelled);
+        p.restore();
+      }
+    }
     paintFigureTimeAxis(p, f);
     return;
   }
   // Scrolled rows first, clipped below the pinned area; then the pinned rows on top.
   const double pinnedBottom = f.body.top() + f.pinnedHeight;
+  std::vector<bool> labelled;  // a note's text is written once, in its first row
   for (int pass = 0; pass < 2; ++pass) {
     for (const FrameRow& fr : f.rows) {
       if (fr.pinned != (pass == 1)) continue;
@@ -936,6 +946,9 @@ void paintFrame(QPainter& p, const FrameLayout& f, TimelineRenderer& renderer,
       if (!f.failures.empty())
         paintReadFailures(p, *fr.row, fr.content,
                           renderer.displays().contentMapping(*fr.row, f.map), f.failures);
+      if (!f.notes.empty())
+        paintNoteBands(p, *fr.row, fr.content, renderer.displays().rowMapping(*fr.row, f.map),
+                       f.notes, labelled);
       p.restore();
     }
   }

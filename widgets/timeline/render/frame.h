@@ -26,8 +26,9 @@
 #include <vector>
 
 #include "loaders/core/time_range.h"
-#include "widgets/timeline/render/axis_ticks.h"
 #include "widgets/timeline/model/row_plan.h"
+#include "widgets/timeline/render/axis_ticks.h"
+#include "widgets/timeline/render/note_bands.h"
 #include "widgets/timeline/render/theme.h"
 #include "widgets/timeline/render/timeline_renderer.h"
 
@@ -88,6 +89,7 @@ struct FrameLayout {
   double pinnedHeight = 0, scrollHeight = 0;
   const TileStore* store = nullptr;   // the runs' metadata (figures' axes)
   std::vector<ReadFailure> failures;  // screen: drawn over the rows they concern
+  std::vector<NoteMark> notes;        // screen and figures: bands over the rows they concern
 };
 
 // What a frame is planned for besides its rows, its visible range, its area and its scroll

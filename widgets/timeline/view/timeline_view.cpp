@@ -151,6 +151,11 @@ const TrackRow* TimelineView::rowAt(QPoint pos, QRectF* rowRect) const {
   return nullptr;
 }
 
+void TimelineView::setNotes(std::vector<NoteMark> notes) {
+  notes_ = std::move(notes);
+  viewport()->update();
+}
+
 void TimelineView::paintEvent(QPaintEvent*) {
   QPainter p(viewport());
   const Theme& th = renderer_.style().theme;
@@ -166,6 +171,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
   const TimelineRenderer::Highlight hl{selected_.run, selected_.track, selected_.event};
   FrameLayout f = frame(verticalScrollBar()->value());
   f.failures = store_->failures();
+  f.notes = notes_;
   // Every visible row's geometry and image (counters on both cores), and the one list of tiles
   // that were not in memory.
   const std::vector<TileKey> missing = prepareFrame(f, renderer_, uiFetch());
@@ -479,6 +485,9 @@ QString TimelineView::tooltipAt(QPoint pos) {
     tip = throttleHeatmapTip(*th, map, cx, (pos.y() - rr.top()) / rr.height());
   else
     return row->label.toHtmlEscaped();
+  // The notes over the cursor first: what the user wrote about this place.
+  for (size_t i : notesAt(*row, renderer_.displays().rowMapping(*row, mapping()), cx, notes_))
+    tip = tr("<b>Note:</b> %1<br>").arg(notes_[i].text.toHtmlEscaped()) + tip;
   if (!tip.isEmpty())
     tip +=
         QStringLiteral("<br><span style='color:gray'>at %1</span>").arg(timeText(run, map.t(cx)));

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "widgets/timeline/render/frame.h"
+#include "widgets/timeline/render/note_bands.h"
 #include "widgets/timeline/render/timeline_renderer.h"
 #include "widgets/timeline/view/viewport.h"
 
@@ -43,6 +44,10 @@ class TimelineView : public QAbstractScrollArea {
   static constexpr int kLabelWidth = static_cast<int>(kScreenLabelWidth);
   // The time <-> x mapping of the content area (x = 0 at the content's left edge).
   TimeMapping mapping() const;
+
+  // Notes drawn as bands over their rows (note_bands.h), and in their tooltips.
+  void setNotes(std::vector<NoteMark> notes);
+  const std::vector<NoteMark>& notes() const { return notes_; }
 
   KernelRef selectedKernel() const { return selected_; }
   void selectKernel(const KernelRef& k);
@@ -123,6 +128,7 @@ class TimelineView : public QAbstractScrollArea {
   double pinnedHeight_ = 0;
 
   KernelRef selected_;
+  std::vector<NoteMark> notes_;
   std::optional<double> hoverX_;
   std::optional<QPoint> hoverPos_;
   // The last interval jumped to, and the range it was shown in: N continues from it while the
