@@ -62,6 +62,10 @@ struct AnalysisOptions {
   // Whether analyzeRank() builds the energy ledger of each traced rank with power
   // (RankAnalysis::ledger, analysis/energy_ledger.h).
   bool energyLedger = true;
+  // Whether a whole-run analysis takes the kernel table from the file's stored per-track
+  // summaries (format version 3, loaders/format/kernel_summary.h) instead of the events. The
+  // numbers are the same either way (tests compare the JSON); off is for those tests.
+  bool kernelSummaries = true;
 
   // Threads for the per-GPU and per-rank steps (analysis/parallel.h): 0 means $WATTLINE_THREADS
   // or the machine's cores. The results do not depend on it.

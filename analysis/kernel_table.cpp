@@ -7,58 +7,18 @@
 
 namespace wl {
 
-void KernelTableBuilder::add(std::span<const KernelEvent> events, TimeRange range) {
-  for (const KernelEvent& e : events) {
-    if (!range.contains(e.start_ns)) continue;
-    if (e.name >= byName_.size()) byName_.resize(static_cast<size_t>(e.name) + 1);
-    Acc& a = byName_[e.name];
-    const int64_t d = std::max<int64_t>(e.dur_ns, 0);
-    if (a.count == 0) {
-      a.min = a.max = d;
-      a.cls = e.cls;
-      a.kind = e.kind;
-    } else {
-      a.min = std::min(a.min, d);
-      a.max = std::max(a.max, d);
-    }
-    ++a.count;
-    a.total += d;
-    ++events_;
-  }
-}
-
-void KernelTableBuilder::merge(const KernelTableBuilder& o) {
-  if (o.byName_.size() > byName_.size()) byName_.resize(o.byName_.size());
-  for (size_t i = 0; i < o.byName_.size(); ++i) {
-    const Acc& b = o.byName_[i];
-    if (b.count == 0) continue;
-    Acc& a = byName_[i];
-    if (a.count == 0) {
-      a = b;
-    } else {
-      a.min = std::min(a.min, b.min);
-      a.max = std::max(a.max, b.max);
-      a.count += b.count;
-      a.total += b.total;
-    }
-  }
-  events_ += o.events_;
-}
-
 std::vector<KernelStat> KernelTableBuilder::all(const RunFile& run) const {
   std::vector<KernelStat> out;
-  for (size_t i = 0; i < byName_.size(); ++i) {
-    const Acc& a = byName_[i];
-    if (a.count == 0) continue;
+  for (const KernelNameSummary& a : names_.rows()) {
     KernelStat s;
-    s.name = static_cast<uint32_t>(i);
+    s.name = a.name;
     s.name_text = run.str(s.name);
     s.cls = a.cls;
     s.kind = a.kind;
     s.count = a.count;
-    s.total_ns = a.total;
-    s.min_ns = a.min;
-    s.max_ns = a.max;
+    s.total_ns = a.total_ns;
+    s.min_ns = a.min_ns;
+    s.max_ns = a.max_ns;
     out.push_back(std::move(s));
   }
   std::sort(out.begin(), out.end(), [](const KernelStat& a, const KernelStat& b) {
@@ -88,19 +48,16 @@ std::vector<KernelStat> KernelTableBuilder::top(const RunFile& run, size_t top) 
 
 CategoryTimes KernelTableBuilder::seedCategories(const RunFile& run) const {
   CategoryTimes t{};
-  for (size_t i = 0; i < byName_.size(); ++i)
-    if (byName_[i].count)
-      t[static_cast<size_t>(seedPaperCategory(run.str(static_cast<uint32_t>(i))))] +=
-          byName_[i].total;
+  for (const KernelNameSummary& a : names_.byName())
+    if (a.count) t[static_cast<size_t>(seedPaperCategory(run.str(a.name)))] += a.total_ns;
   return t;
 }
 
 CategoryTimes KernelTableBuilder::correctedCategories(const RunFile& run) const {
   CategoryTimes t{};
-  for (size_t i = 0; i < byName_.size(); ++i)
-    if (byName_[i].count)
-      t[static_cast<size_t>(correctedCategory(run.str(static_cast<uint32_t>(i)), byName_[i].cls,
-                                              byName_[i].kind))] += byName_[i].total;
+  for (const KernelNameSummary& a : names_.byName())
+    if (a.count)
+      t[static_cast<size_t>(correctedCategory(run.str(a.name), a.cls, a.kind))] += a.total_ns;
   return t;
 }
 

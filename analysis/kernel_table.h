@@ -13,6 +13,7 @@
 #include "analysis/analysis_options.h"
 #include "analysis/kernel_categories.h"
 #include "loaders/core/run_model.h"
+#include "loaders/format/kernel_summary.h"
 
 namespace wl {
 
@@ -32,11 +33,14 @@ struct KernelStat {
   double mean_ns() const { return count ? static_cast<double>(total_ns) / count : kNaN; }
 };
 
-// Accumulates events by name id.
+// Accumulates events by name id: the per-track partial and its combination are
+// loaders/format/kernel_summary.h's, which RunWriter stores (format version 3).
 class KernelTableBuilder {
  public:
-  void add(std::span<const KernelEvent> events, TimeRange range);
-  void merge(const KernelTableBuilder& other);
+  void add(std::span<const KernelEvent> events, TimeRange range) { names_.add(events, range); }
+  // One track's stored partial (RunFile::kernelSummary), as add() of its events would give it.
+  void addSummary(std::span<const KernelNameSummary> rows) { names_.addRows(rows); }
+  void merge(const KernelTableBuilder& other) { names_.merge(other.names_); }
   // Every kernel, sorted by total time (descending, then name id).
   std::vector<KernelStat> all(const RunFile& run) const;
   // The top `top` kernels plus one "others" row when more exist.
@@ -44,17 +48,10 @@ class KernelTableBuilder {
   // Time per category (seed paper order and corrected order).
   CategoryTimes seedCategories(const RunFile& run) const;
   CategoryTimes correctedCategories(const RunFile& run) const;
-  uint64_t events() const { return events_; }
+  uint64_t events() const { return names_.events(); }
 
  private:
-  struct Acc {
-    uint64_t count = 0;
-    int64_t total = 0, min = 0, max = 0;
-    KernelClass cls = KernelClass::Compute;
-    GpuEventKind kind = GpuEventKind::Kernel;
-  };
-  std::vector<Acc> byName_;  // indexed by name id
-  uint64_t events_ = 0;
+  KernelNameTable names_;
 };
 
 }  // namespace wl

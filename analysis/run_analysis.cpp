@@ -459,8 +459,14 @@ RankResult analyzeRank(const RunFile& run, int rank, TimeRange range, bool whole
   ra.breakdown =
       breakdownRank(rank, spans, kernels.streamIds, range, options.kernelWaitNs, unions, states);
   ra.breakdown.gpu = gpu;
-  for (const auto& s : spans)
-    out.table.add(s, range);
+  if (wholeRange && options.kernelSummaries && run.hasKernelSummary()) {
+    // The stored partials of the rank's tracks, combined in track order as the events would be.
+    for (size_t t = 0; t < run.tracks().size(); ++t)
+      if (run.tracks()[t].rank == rank) out.table.addSummary(run.kernelSummary(t));
+  } else {
+    for (const auto& s : spans)
+      out.table.add(s, range);
+  }
   ra.seed_categories = out.table.seedCategories(run);
   ra.corrected_categories = out.table.correctedCategories(run);
 

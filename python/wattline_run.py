@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Read a Wattline run file (docs/format.md, versions 1 and 2) from Python: h5py + numpy, pandas optional.
+"""Read a Wattline run file (docs/format.md, versions 1 to 3) from Python: h5py + numpy, pandas optional.
 
     import wattline_run
     with wattline_run.open("resources/samples/llama3-8b-h100x8-mbs4.h5") as run:
@@ -23,7 +23,7 @@ import numpy as np
 __all__ = ["open", "Run", "MetricSummary", "SUPPORTED_FORMAT_VERSION", "CLASS_NAMES", "KIND_NAMES",
            "THROTTLE_BITS", "SLOWDOWN_MASK"]
 
-SUPPORTED_FORMAT_VERSION = 2
+SUPPORTED_FORMAT_VERSION = 3
 CLASS_NAMES = ("compute", "communication", "memory", "other")   # /kernels/class
 KIND_NAMES = ("kernel", "memcpy", "memset", "other")             # /kernels/kind
 # NVML clock-event reason bits (docs/format.md, /telemetry).

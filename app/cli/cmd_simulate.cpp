@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "app/cli/arg_parser.h"
+#include "app/cli/cli_progress.h"
 #include "app/cli/commands.h"
 #include "app/cli/range_args.h"
 #include "loaders/sim/experiment_matrix.h"
@@ -80,32 +81,6 @@ sim::TraceSelection parseTrace(const ArgParser& p) {
     }
   }
   return t;
-}
-
-// Progress on stderr: a rewritten line on a terminal, a line every 10% otherwise.
-Progress stderrProgress(bool quiet) {
-  if (quiet) return {};
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
-  auto last = std::make_shared<int>(-1);
-  auto lastTime = std::make_shared<std::chrono::steady_clock::time_point>();
-  return Progress([tty, last, lastTime](double f, std::string_view stage) {
-    const int pct = static_cast<int>(f * 100.0);
-    const auto now = std::chrono::steady_clock::now();
-    if (tty) {
-      if (pct != *last || now - *lastTime > std::chrono::milliseconds(500)) {
-        std::fprintf(stderr, "\r\033[Ksimulate: %3d%% %.*s", pct, static_cast<int>(stage.size()),
-                     stage.data());
-        std::fflush(stderr);
-        *last = pct;
-        *lastTime = now;
-      }
-    } else if (pct / 10 != *last / 10 || *last < 0) {
-      std::fprintf(stderr, "simulate: %3d%% %.*s\n", pct, static_cast<int>(stage.size()),
-                   stage.data());
-      *last = pct;
-    }
-    return true;
-  });
 }
 
 // The options of `wattline simulate` (docs/simulator.md, "Command line").
@@ -410,7 +385,7 @@ int cmdSimulate(const Args& rawArgs) {
     return 0;
   }
   sim::SimulationSummary s;
-  const Progress progress = stderrProgress(p.has("quiet"));
+  const Progress progress = stderrProgress("simulate", p.has("quiet"));
   try {
     s = sim::simulate(c, *out, progress, nullptr, wo);
   } catch (const sim::InvalidConfig& e) {

@@ -32,6 +32,8 @@ constexpr std::array kCommands = {
             &cmdSummarize},
     Command{"export", "write a timeline, heatmap or analysis chart as PNG, SVG or PDF (headless)",
             &cmdExport},
+    Command{"upgrade", "rewrite a run of an older format version in the current one (new file)",
+            &cmdUpgrade},
 };
 
 }  // namespace

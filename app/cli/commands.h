@@ -37,5 +37,6 @@ int cmdWhatif(const Args& args);
 int cmdCompare(const Args& args);
 int cmdSummarize(const Args& args);
 int cmdExport(const Args& args);
+int cmdUpgrade(const Args& args);
 
 }  // namespace wl::cli

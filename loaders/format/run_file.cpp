@@ -188,6 +188,7 @@ void RunFile::load() {
     node_ = loadSeries("node_telemetry", n - 1);
   }
   loadKernelIndex();
+  loadKernelSummary();
   loadIterations();
   loadAnnotations();
   loadQuality();
@@ -392,6 +393,75 @@ void RunFile::loadKernelIndex() {
         fail(fmt::format("dataset /kernels/lod/{} has the wrong shape", p));
     }
   }
+}
+
+// /kernels/summary (version 3): its range and where each track's rows lie; the rows are read
+// per track by kernelSummary().
+void RunFile::loadKernelSummary() {
+  if (version_ < 3) return;
+  h5::Id g = h5::openGroup(file_, "kernels/summary");
+  const TimeRange want = summaryRange(info_.start_ns, info_.end_ns);
+  const auto t0 = h5::attrInt(g, "range_start_ns"), t1 = h5::attrInt(g, "range_end_ns");
+  if (!t0 || !t1 || *t0 != want.t0 || *t1 != want.t1)
+    fail(fmt::format(
+        "/kernels/summary has range_start_ns/range_end_ns {}/{}, expected the run's span {}/{}",
+        t0 ? std::to_string(*t0) : "(missing)", t1 ? std::to_string(*t1) : "(missing)", want.t0,
+        want.t1));
+  auto offsets = column<uint64_t>(g, "kernels/summary", "offsets", tracks_.size() + 1, path_);
+  const size_t rows = lengthOf(g, "name");
+  for (const char* c : {"class", "kind", "count", "total_ns", "min_ns", "max_ns"})
+    if (lengthOf(g, c) != rows)
+      fail(fmt::format("dataset /kernels/summary/{} has {} elements, expected {}", c,
+                       lengthOf(g, c), rows));
+  if (rows > kernelCount_)
+    fail(fmt::format("/kernels/summary has {} rows, more than the {} events", rows, kernelCount_));
+  if (offsets.front() != 0 || offsets.back() != rows ||
+      !std::is_sorted(offsets.begin(), offsets.end()))
+    fail("/kernels/summary/offsets do not rise from 0 to the number of rows");
+  for (size_t t = 0; t < tracks_.size(); ++t)
+    if (offsets[t + 1] - offsets[t] > tracks_[t].count)
+      fail(fmt::format("/kernels/summary/offsets give track {} more rows than events", t));
+  summaryOffsets_ = std::move(offsets);
+}
+
+std::vector<KernelNameSummary> RunFile::kernelSummary(size_t track) const {
+  std::lock_guard lock(h5::lock());
+  if (track >= tracks_.size() || summaryOffsets_.empty())
+    fail(fmt::format("no kernel summary of track {}", track));
+  const size_t r0 = summaryOffsets_[track], n = summaryOffsets_[track + 1] - r0;
+  std::vector<KernelNameSummary> out(n);
+  if (n == 0) return out;
+  auto col = [&](const char* c, auto tag) {
+    return h5::read<decltype(tag)>(dataset(fmt::format("kernels/summary/{}", c)), r0, n);
+  };
+  const auto name = col("name", uint32_t{});
+  const auto count = col("count", uint64_t{});
+  const auto cls = col("class", uint8_t{});
+  const auto kind = col("kind", uint8_t{});
+  const auto total = col("total_ns", int64_t{});
+  const auto mn = col("min_ns", int64_t{});
+  const auto mx = col("max_ns", int64_t{});
+  uint64_t events = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const bool ok = cls[i] < kKernelClassCount &&
+                    kind[i] <= static_cast<uint8_t>(GpuEventKind::Other) && count[i] > 0 &&
+                    count[i] <= tracks_[track].count - events && mn[i] >= 0 && mn[i] <= mx[i] &&
+                    total[i] >= mx[i] && (i == 0 || name[i] > name[i - 1]);
+    if (!ok)
+      fail(
+          fmt::format("/kernels/summary row {} (track {}) is damaged: name {}, class {}, kind {}, "
+                      "count {}, total/min/max {}/{}/{} ns",
+                      r0 + i, track, name[i], cls[i], kind[i], count[i], total[i], mn[i], mx[i]));
+    events += count[i];
+    out[i] = {name[i],
+              static_cast<KernelClass>(cls[i]),
+              static_cast<GpuEventKind>(kind[i]),
+              count[i],
+              total[i],
+              mn[i],
+              mx[i]};
+  }
+  return out;
 }
 
 // /iterations.

@@ -22,6 +22,7 @@
 #include "loaders/core/metrics.h"
 #include "loaders/core/power_domain.h"
 #include "loaders/core/run_model.h"
+#include "loaders/format/kernel_summary.h"
 #include "loaders/format/lod.h"
 #include "loaders/h5/h5.h"
 
@@ -136,6 +137,12 @@ class RunFile {
   PowerRole powerRoleOf(int gpu) const { return powerRole(domainOf(gpu), gpu); }
   const std::vector<RankInfo>& ranks() const { return ranks_; }
   const std::vector<TrackInfo>& tracks() const { return tracks_; }
+  // Stored per-track kernel summaries (/kernels/summary, format version 3,
+  // loaders/format/kernel_summary.h): whether the file has them, and one track's rows (by name
+  // id), covering summaryRange() of the run. Throws wl::Error naming the file and dataset when a
+  // row is damaged.
+  bool hasKernelSummary() const { return !summaryOffsets_.empty(); }
+  std::vector<KernelNameSummary> kernelSummary(size_t track) const;
   const std::vector<Iteration>& iterations() const { return iterations_; }
   const std::vector<Annotation>& annotations() const { return annotations_; }
   const std::vector<QualityNote>& quality() const { return quality_; }
@@ -229,6 +236,7 @@ class RunFile {
   void loadGpus();
   void loadRanks();
   void loadKernelIndex();
+  void loadKernelSummary();
   void loadIterations();
   void loadAnnotations();
   void loadQuality();
@@ -259,6 +267,7 @@ class RunFile {
   LodGrid kernelGrid_;
   uint64_t kernelCount_ = 0;
   std::vector<uint64_t> blockOffsets_;
+  std::vector<uint64_t> summaryOffsets_;  // /kernels/summary/offsets; empty without summaries
   bool hasTruth_ = false;
   bool hasTruthClock_ = false;
 

@@ -20,6 +20,7 @@
 #include "loaders/core/throttle_reasons.h"
 #include "loaders/format/format_version.h"
 #include "loaders/format/kernel_lod.h"
+#include "loaders/format/kernel_summary.h"
 #include "loaders/format/lod.h"
 #include "loaders/h5/h5.h"
 
@@ -398,7 +399,8 @@ struct TrackInProgress {
   KernelLodBuilder lod;
   uint64_t n = 0;
   std::array<uint64_t, kKernelClassCount> perClass{};
-  size_t blockFill = 0;  // events in the block being filled
+  KernelNameTable names;  // the track's summary partial (kernel_summary.h)
+  size_t blockFill = 0;   // events in the block being filled
   int64_t blockMin = 0, blockMax = INT64_MIN;
 };
 
@@ -412,6 +414,7 @@ struct RunWriter::Impl {
   std::vector<RankInfo> ranks;
   h5::Layout layout;
   size_t samplesHint = 0;  // WriteOptions::max_samples_per_series
+  bool summaries = true;   // WriteOptions::kernel_summaries
   h5::Id file;
   std::optional<SeriesGroupWriter> gpuTelemetry, nodeTelemetry;
   int nodeCount = 0;
@@ -436,6 +439,11 @@ struct RunWriter::Impl {
   std::vector<int64_t> trStream;
   std::vector<uint64_t> trOffset, trCount, blockOffsets{0};
   std::array<std::vector<uint64_t>, kKernelClassCount> trClassCount;
+  // /kernels/summary: each track's rows of its per-name partial, appended as the track ends.
+  struct SummaryCols {
+    h5::Appender name, cls, kind, count, total, min, max;
+  } sum;
+  std::vector<uint64_t> summaryOffsets{0};
   // /kernels/collectives, appended per track in event order: tracks are written one after the
   // other, so the table is ordered by global event index without holding it.
   struct CollectiveCols {
@@ -507,6 +515,43 @@ struct RunWriter::Impl {
     coll.pgDesc = h5::makeAppender<uint32_t>(cg, "pg_desc", layout);
     coll.pgRanks = h5::makeAppender<uint32_t>(cg, "pg_ranks", layout);
     coll.seq = h5::makeAppender<int64_t>(cg, "seq", layout);
+    if (summaries) openSummary();
+  }
+
+  void openSummary() {
+    h5::Id g = h5::createGroup(kernels, "summary");
+    const TimeRange r = summaryRange(info.start_ns, info.end_ns);
+    h5::setAttr(g, "range_start_ns", r.t0);
+    h5::setAttr(g, "range_end_ns", r.t1);
+    sum.name = h5::makeAppender<uint32_t>(g, "name", layout);
+    sum.cls = h5::makeAppender<uint8_t>(g, "class", layout);
+    sum.kind = h5::makeAppender<uint8_t>(g, "kind", layout);
+    sum.count = h5::makeAppender<uint64_t>(g, "count", layout);
+    sum.total = h5::makeAppender<int64_t>(g, "total_ns", layout);
+    sum.min = h5::makeAppender<int64_t>(g, "min_ns", layout);
+    sum.max = h5::makeAppender<int64_t>(g, "max_ns", layout);
+  }
+
+  // Appends one track's summary rows (by name id).
+  void appendSummary(const KernelNameTable& names) {
+    const std::vector<KernelNameSummary> rows = names.rows();
+    auto col = [&](auto f) {
+      std::vector<decltype(f(rows.front()))> v;
+      v.reserve(rows.size());
+      for (const KernelNameSummary& r : rows)
+        v.push_back(f(r));
+      return v;
+    };
+    if (!rows.empty()) {
+      appendVec(sum.name, col([](const auto& r) { return r.name; }));
+      appendVec(sum.cls, col([](const auto& r) { return static_cast<uint8_t>(r.cls); }));
+      appendVec(sum.kind, col([](const auto& r) { return static_cast<uint8_t>(r.kind); }));
+      appendVec(sum.count, col([](const auto& r) { return r.count; }));
+      appendVec(sum.total, col([](const auto& r) { return r.total_ns; }));
+      appendVec(sum.min, col([](const auto& r) { return r.min_ns; }));
+      appendVec(sum.max, col([](const auto& r) { return r.max_ns; }));
+    }
+    summaryOffsets.push_back(summaryOffsets.back() + rows.size());
   }
 
   // Appends the collectives of the track being written, in event order.
@@ -551,6 +596,7 @@ RunWriter::RunWriter(std::filesystem::path output, RunInfo info, std::vector<Gpu
     d_->gpus[i].id = static_cast<int>(i);
   d_->layout = layoutOf(options);
   d_->samplesHint = options.max_samples_per_series;
+  d_->summaries = options.kernel_summaries;
   std::error_code ec;
   const auto parent =
       d_->output.parent_path().empty() ? std::filesystem::path(".") : d_->output.parent_path();
@@ -565,7 +611,8 @@ RunWriter::RunWriter(std::filesystem::path output, RunInfo info, std::vector<Gpu
   // root group's header and the first global heap) where a file type's magic can find it
   // (docs/format.md, "Recognising a run file"); the rest of the root attributes come last.
   h5::setAttr(d_->file, "format", format::kMagic);
-  h5::setAttr(d_->file, "format_version", format::kVersion);
+  h5::setAttr(d_->file, "format_version",
+              d_->summaries ? format::kVersion : format::kVersionWithoutSummaries);
   d_->gpuTelemetry.emplace(d_->file, "telemetry", "gpu", d_->gpus.size(), d_->info.start_ns,
                            d_->info.end_ns, d_->info.sample_interval_s, d_->layout,
                            d_->samplesHint);
@@ -582,6 +629,7 @@ RunWriter::~RunWriter() {
     d_->kStart = {}, d_->kDur = {}, d_->kName = {}, d_->kClass = {}, d_->kKind = {};
     d_->kCorr = {}, d_->kTruthClock = {}, d_->bMinStart = {}, d_->bMaxEnd = {};
     d_->coll = {};
+    d_->sum = {};
     d_->kernels.close();
     d_->file.close();
   } catch (...) {
@@ -789,6 +837,7 @@ void RunWriter::Impl::appendKernels(TrackInProgress& t, std::span<const KernelEv
   appendVec(bMaxEnd, bMax);
 
   t.lod.add(sorted);
+  if (summaries) t.names.add(sorted, summaryRange(info.start_ns, info.end_ns));
   for (const KernelEvent& e : sorted)
     ++t.perClass[static_cast<size_t>(e.cls) % kKernelClassCount];
   t.n += n;
@@ -826,6 +875,7 @@ void RunWriter::Impl::endTrack(TrackInProgress& t, const KernelTrack& track) {
       kLod[k][c].append(H5T_NATIVE_FLOAT, levels[k].busy[c].data());
     kLod[k][kKernelClassCount].append(H5T_NATIVE_UINT32, levels[k].count.data());
   }
+  if (summaries) appendSummary(t.names);
   trRank.push_back(track.rank);
   trStream.push_back(track.stream);
   trDevice.push_back(track.device);
@@ -938,6 +988,7 @@ void RunWriter::Impl::writeKernelTables() {
               d.trClassCount[c], L);
   h5::Id blocks = h5::openGroup(d.kernels, "blocks");
   h5::write(blocks, "offsets", d.blockOffsets, L);
+  if (d.summaries) h5::write(h5::openGroup(d.kernels, "summary"), "offsets", d.summaryOffsets, L);
 }
 
 void RunWriter::Impl::writeIterationsAndAnnotations() {
@@ -1114,6 +1165,7 @@ void RunWriter::Impl::closeAndCommit() {
   d.kStart = {}, d.kDur = {}, d.kName = {}, d.kClass = {}, d.kKind = {};
   d.kCorr = {}, d.kTruthClock = {}, d.bMinStart = {}, d.bMaxEnd = {};
   d.coll = {};
+  d.sum = {};
   d.kernels.close();
   if (H5Fflush(d.file, H5F_SCOPE_GLOBAL) < 0)
     throw Error(fmt::format("{}: cannot flush ({})", d.temp.string(), h5::lastError()));

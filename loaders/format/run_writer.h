@@ -33,6 +33,10 @@ struct WriteOptions {
   // the telemetry pyramids by the samples whatever the run's span (LodGrid::forTelemetry). 0:
   // the first table added stands for the others.
   size_t max_samples_per_series = 0;
+  // Per-track kernel summaries (/kernels/summary, loaders/format/kernel_summary.h): written in
+  // format version 3. Off: a version 2 file without them (what older builds wrote; tests compare
+  // the two).
+  bool kernel_summaries = true;
 };
 
 class RunWriter {

@@ -312,6 +312,16 @@ Id openFile(const std::filesystem::path& path) {
   return f;
 }
 
+Id openFileForUpdate(const std::filesystem::path& path) {
+  silenceErrors();
+  Id fapl(H5Pcreate(H5P_FILE_ACCESS));
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST);
+  Id f(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl));
+  if (!f.valid())
+    throw Error(fmt::format("{}: cannot open for writing ({})", path.string(), lastError()));
+  return f;
+}
+
 Id createGroup(hid_t loc, std::string_view name) {
   Id g(H5Gcreate2(loc, std::string(name).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   if (!g.valid()) fail(loc, fmt::format("cannot create group {}", joinPath(loc, name)));

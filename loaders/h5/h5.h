@@ -93,6 +93,9 @@ std::string fileOf(hid_t loc);
 Id createFile(const std::filesystem::path& path);
 // Opens read-only; throws wl::Error naming the file when it is missing or not HDF5.
 Id openFile(const std::filesystem::path& path);
+// Opens an existing file for writing (`wattline upgrade` on its own copy): new objects in the HDF5
+// 1.10 format, as createFile().
+Id openFileForUpdate(const std::filesystem::path& path);
 Id createGroup(hid_t loc, std::string_view name);
 Id openGroup(hid_t loc, std::string_view name);
 // Opens a dataset with HDF5's default chunk cache (1 MiB): for its shape, its attributes or a

@@ -52,7 +52,8 @@ WATTLINE_WORD = re.compile(r"(?:^|[;&|(`'\"]|\bdo\b|\bthen\b)\s*(?:[A-Za-z_][A-Z
                            r"(?:\./build/)?wattline(?=\s|$)")
 # A segment that is a wattline command: optional VAR=value assignments, then the program.
 WATTLINE_COMMAND = re.compile(r"^\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(?:\./build/)?wattline(?:\s|$)")
-SUBCOMMANDS = {"import", "info", "simulate", "analyze", "explain", "calibrate", "whatif", "compare", "summarize", "export", "help"}
+SUBCOMMANDS = {"import", "info", "simulate", "analyze", "explain", "calibrate", "whatif", "compare", "summarize", "export", "upgrade",
+               "help"}
 COMMAND_TIMEOUT_S = 240
 GUI_UP_S = 5
 

@@ -30,7 +30,7 @@ class FormatRoundTrip : public ::testing::Test {
 TEST_F(FormatRoundTrip, RunInfoAndConfigSurvive) {
   EXPECT_EQ(run->info(), src.info);
   EXPECT_EQ(run->formatVersion(), format::kVersion);
-  EXPECT_EQ(format::kVersion, 2);
+  EXPECT_EQ(format::kVersion, 3);
   EXPECT_EQ(run->info().config.tp, 2);
   EXPECT_EQ(run->info().config.overlap, true);
   EXPECT_FALSE(run->info().config.ep.has_value());

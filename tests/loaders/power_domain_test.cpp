@@ -141,7 +141,7 @@ TEST(PowerDomains, WriterDerivesDomainsFromPackagesAndPowerSamples) {
   // MI250-like: package power on the first GCD, NaN on the second (what `simulate` writes).
   writeRun(dir / "run.h5", gpusWith({0, 0, 1, 1}, 560), {0, 2});
   const auto run = RunFile::open(dir / "run.h5");
-  EXPECT_EQ(run->formatVersion(), 2);
+  EXPECT_EQ(run->formatVersion(), 3);
   ASSERT_EQ(run->domains().size(), 2u);
   const PowerDomain& p1 = run->domains()[1];
   EXPECT_EQ(p1.kind, "package");

@@ -8,6 +8,9 @@ Writes the synthetic test run, reads it with h5py, and checks that
   * what `wattline info --json` reports equals what this reader finds (power domains included),
   * the stored pyramids equal min / max / count / trapezoid integrals recomputed with numpy from
     the raw samples, as docs/format.md defines them, and
+  * the stored kernel summaries (/kernels/summary, version 3), combined over the tracks, equal
+    the per-name table numpy computes from the events, and the top kernel's count and total in
+    `wattline analyze --json` equal the summaries', and
   * on a simulated MI250 run (two GCDs per package, package power on the first), every package's
     energy in `wattline analyze --json` equals numpy's trapezoid of its power GPU's samples.
 Exits 0 on success, 1 with a message on the first mismatch.
@@ -42,7 +45,7 @@ def read_run(path):
     f = h5py.File(path, "r")
     check(f.attrs["format"] in ("wattline-run", b"wattline-run"), "format attribute")
     version = int(f.attrs["format_version"])
-    check(version <= 2, "format version")
+    check(version <= 3, "format version")
     s = lambda v: v.decode() if isinstance(v, bytes) else str(v)
     run = {
         "name": s(f.attrs["name"]),
@@ -69,7 +72,7 @@ def read_run(path):
             "metrics": {m: int(np.count_nonzero(~np.isnan(tel[m][a:b]))) for m in metrics},
         })
     # Power domains (format version 2): one row per domain, /gpus/domain names each GPU's.
-    check(version == 2, "the writer writes format version 2")
+    check(version == 3, "the writer writes format version 3")
     d = f["domains"]
     member = gpus["domain"][:]
     run["domains"] = []
@@ -103,6 +106,48 @@ def read_run(path):
     its = f["iterations"]["rank"][:]
     run["iterations"] = {int(r): int(np.count_nonzero(its == r)) for r in np.unique(its)}
     return f, run
+
+
+def summary_table(f):
+    """Per kernel name over all tracks, from /kernels/summary: name -> [count, total, min, max]."""
+    sm = f["kernels/summary"]
+    start, end = int(sm.attrs["range_start_ns"]), int(sm.attrs["range_end_ns"])
+    check(start == int(f.attrs["start_ns"]) and end == max(int(f.attrs["end_ns"]), start) + 1,
+          "summary range = the run's span")
+    offsets = sm["offsets"][:]
+    check(len(offsets) == len(f["kernels/tracks/rank"]) + 1 and offsets[0] == 0 and
+          offsets[-1] == len(sm["name"]), "summary offsets")
+    names = f["strings"][:]
+    table = {}
+    for i in range(len(sm["name"])):
+        n = names[sm["name"][i]]
+        n = n.decode() if isinstance(n, bytes) else str(n)
+        c, t, lo, hi = (int(sm[k][i]) for k in ("count", "total_ns", "min_ns", "max_ns"))
+        e = table.setdefault(n, [0, 0, lo, hi])
+        e[0] += c
+        e[1] += t
+        e[2], e[3] = min(e[2], lo), max(e[3], hi)
+    return table
+
+
+def check_summaries(f, wattline, path):
+    table = summary_table(f)
+    k = f["kernels"]
+    names = f["strings"][:]
+    dur = np.maximum(k["dur_ns"][:], 0)
+    ids = k["name"][:]
+    mine = {}
+    for i in np.unique(ids):
+        d = dur[ids == i]
+        n = names[i].decode() if isinstance(names[i], bytes) else str(names[i])
+        mine[n] = [len(d), int(d.sum()), int(d.min()), int(d.max())]
+    check(table == mine, f"summaries {table} != numpy from the events {mine}")
+    report = json.loads(subprocess.run([wattline, "analyze", path, "--json"], check=True,
+                                       capture_output=True, text=True).stdout)
+    top = report["kernels"]["top"][0]
+    check([top["count"], top["total_ns"]] == table[top["name"]][:2],
+          f"top kernel {top['name']}: analyze {top['count']} / {top['total_ns']} ns, "
+          f"summaries {table[top['name']][:2]}")
 
 
 def check_pyramids(f):
@@ -205,9 +250,10 @@ def main():
                 check(r[key] == m[key], f"rank {r['rank']} {key}: {r[key]} != {m[key]}")
             check(r["iterations"] == mine["iterations"].get(r["rank"], 0), "iterations")
         check_pyramids(f)
+        check_summaries(f, wattline, path)
         check_mi250(wattline, d)
-    print("h5py_reader: the h5py reader agrees with wattline info, the pyramids and the MI250 "
-          "package energies")
+    print("h5py_reader: the h5py reader agrees with wattline info, the pyramids, the kernel "
+          "summaries and the MI250 package energies")
 
 
 if __name__ == "__main__":

@@ -285,13 +285,13 @@ def check_bad_files(tmp):
     newer = os.path.join(tmp, "newer.h5")
     with h5py.File(newer, "w") as f:
         f.attrs["format"] = "wattline-run"
-        f.attrs["format_version"] = np.int64(3)
+        f.attrs["format_version"] = np.int64(4)
     partial = os.path.join(tmp, "partial.h5")
     with h5py.File(partial, "w") as f:
         f.attrs["format"] = "wattline-run"
         f.attrs["format_version"] = np.int64(2)
     for p, words in ((not_h5, "not an HDF5 file"), (other, "not a Wattline run"),
-                     (newer, "format_version 3"), (partial, "missing /")):
+                     (newer, "format_version 4"), (partial, "missing /")):
         try:
             wattline_run.open(p).close()
             fail(s, f"{p}: opened without an error")
