@@ -150,6 +150,20 @@ class NotesTest : public QObject {
       QCOMPARE(w3.notes()->notes(0), std::vector<Note>{want});
       QCOMPARE(w3.timeline()->view()->notes().size(), size_t{1});
     }
+    // A double-click edits it (the dialog's answer replaces it); Enter on the row zooms there.
+    w.notes()->askNote = [](const Note& n, bool editing) -> std::optional<Note> {
+      if (!editing) return std::nullopt;
+      Note e = n;
+      e.text = "fan curve change (edited)";
+      return e;
+    };
+    QTest::mouseDClick(tree->viewport(), Qt::LeftButton, {}, item.center());
+    QCOMPARE(readNotes(run.string())[0].text, std::string("fan curve change (edited)"));
+    QCOMPARE(tree->topLevelItem(0)->text(2), QStringLiteral("fan curve change (edited)"));
+    page->viewport()->setSelection(std::nullopt);
+    tree->setCurrentItem(tree->topLevelItem(0));
+    QTest::keyClick(tree, Qt::Key_Return);
+    QCOMPARE(page->viewport()->selection(), std::optional(TimeRange{t0 + 2 * kSec, t0 + 3 * kSec}));
     // Delete in the dock removes it, from the sidecar too.
     tree->setCurrentItem(tree->topLevelItem(0));
     QTest::keyClick(tree, Qt::Key_Delete);
