@@ -112,6 +112,35 @@ TEST_F(GeometryTest, SpikeSurvivesAtEveryZoomLevelAroundIt) {
   }
 }
 
+// The heatmap's largest and mean values per column around the one 950 W sample: the column
+// holding it shows 950 W as the largest and between 300 and 950 W as the mean; every other column
+// shows 300 W both ways, and the 100 s without samples shows none.
+TEST_F(GeometryTest, HeatmapMaxAndMeanAroundTheSpike) {
+  const TimeMapping map{kT0, kT0 + kHour, 1920};
+  const HeatmapGeometry mx = buildHeatmapGeometry(*run, 0, 0, true, map, loadAll());
+  const HeatmapGeometry mean = buildHeatmapGeometry(*run, 0, 0, false, map, loadAll());
+  const auto spike = static_cast<size_t>(map.x(kT0 + 1234'500'000'000));
+  const auto gap = static_cast<size_t>(map.x(kT0 + 2050'000'000'000));
+  size_t at950 = 0;
+  for (size_t c = 0; c < mx.columns; ++c) {
+    if (c == gap) {
+      EXPECT_TRUE(std::isnan(mx.values[c]) && std::isnan(mean.values[c]));
+      continue;
+    }
+    if (mx.values[c] == 950.0f) {
+      ++at950;
+      EXPECT_LE(std::abs(static_cast<long>(c) - static_cast<long>(spike)), 1);
+      EXPECT_GT(mean.values[c], 300.0f);
+      EXPECT_LT(mean.values[c], 950.0f);
+    } else if (!std::isnan(mx.values[c])) {
+      EXPECT_EQ(mx.values[c], 300.0f) << c;
+      EXPECT_EQ(mean.values[c], 300.0f) << c;
+    }
+  }
+  EXPECT_GE(at950, 1u);
+  EXPECT_LE(at950, 2u);
+}
+
 // A heatmap built into an earlier frame's storage (of another size, or full of other values) is
 // the heatmap built fresh: the gap's columns are NaN again and the others the bucket means.
 TEST_F(GeometryTest, HeatmapIntoReusedStorageIsTheFreshOne) {

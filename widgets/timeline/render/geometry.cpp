@@ -522,16 +522,20 @@ HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metri
       cells += s.size();
     parallelBlocks(g.rows, std::max(cells, g.columns) * g.rows, [&](size_t e) {
       float* row = g.values.data() + e * g.columns;
-      std::fill(row, row + g.columns, kNaNf);
+      // Columns are written left to right, each once: the NaN of a column without data is
+      // written when the walk passes it (no clearing of the row first).
+      size_t next = 0;  // the first column not yet written
       long col = -1;
-      double sum = 0;
+      double acc = 0;  // the column's sum (mean) or largest value (max) so far
       int n = 0;
-      // One or two buckets per column are the common case: their mean needs no division (x * 0.5
-      // is x / 2 exactly), which otherwise held the loop up for half its time.
       auto flush = [&] {
-        if (col < 0 || n <= 0) return;
-        const double mean = n == 1 ? sum : n == 2 ? sum * 0.5 : sum / n;
-        row[col] = static_cast<float>(mean);
+        if (col < 0) return;
+        if (static_cast<size_t>(col) > next) std::fill(row + next, row + col, kNaNf);
+        // One or two buckets per column are the common case: their mean needs no division (x *
+        // 0.5 is x / 2 exactly), which otherwise held the loop up for half its time.
+        const double value = useMax ? acc : n == 1 ? acc : n == 2 ? acc * 0.5 : acc / n;
+        row[col] = static_cast<float>(value);
+        next = std::max(next, static_cast<size_t>(col) + 1);
       };
       for (size_t ti = 0; ti < tiles->size(); ++ti) {
         const auto& t = std::get<HeatmapTile>(*(*tiles)[ti]);
@@ -540,22 +544,20 @@ HeatmapGeometry buildHeatmapGeometry(const RunFile& run, int runIndex, int metri
           const float v = vals[sp.bucket];
           if (std::isnan(v)) continue;
           for (long c = sp.c0; c <= sp.c1; ++c) {
-            if (useMax) {
-              row[c] = std::isnan(row[c]) ? v : std::max(row[c], v);
-              continue;
-            }
             if (c != col) {
               flush();
               col = c;
-              sum = 0;
-              n = 0;
+              acc = v;
+              n = 1;
+            } else {
+              acc = useMax ? std::max(acc, static_cast<double>(v)) : acc + v;
+              ++n;
             }
-            sum += v;
-            ++n;
           }
         }
       }
-      if (!useMax) flush();
+      flush();
+      std::fill(row + next, row + g.columns, kNaNf);
     });
     return g;
   }
