@@ -91,7 +91,7 @@ return job.run(progress);
 }  // namespace
 
 // Everything a reader sees of the kernels: tracks, every column of every event, every pyramid
-// level, the collectives and the strings they name.
+// level, the stored summaries, the collectives and the strings they name.
 void expectSameKernels(const RunFile& a, const RunFile& b) {
   ASSERT_EQ(a.tracks().size(), b.tracks().size());
   ASSERT_EQ(a.kernelCount(), b.kernelCount());
@@ -116,6 +116,10 @@ void expectSameKernels(const RunFile& a, const RunFile& b) {
       EXPECT_EQ(la.count, lb.count) << "level " << k;
       EXPECT_EQ(la.busy, lb.busy) << "level " << k;
     }
+    // The stored summaries (format 3): a spilled track's partial, built chunk by chunk as it is
+    // merged and written, equals the in-memory track's.
+    ASSERT_TRUE(a.hasKernelSummary() && b.hasKernelSummary());
+    EXPECT_EQ(a.kernelSummary(t), b.kernelSummary(t));
   }
   const auto ca = a.collectives(), cb = b.collectives();
   ASSERT_EQ(ca.size(), cb.size());
