@@ -307,6 +307,28 @@ std::string costText(const RunAnalysis& a) {
   return s;
 }
 
+// The run's notes (RUN.h5.notes.json): range, scope, energy and text.
+std::string notesText(const nlohmann::json& notes) {
+  std::string s = fmt::format("\nnotes ({}; analyze --json: timeline_notes)\n", notes.size());
+  for (const nlohmann::json& n : notes) {
+    const auto range = n["range_ns"].get<std::vector<int64_t>>();
+    const std::string gpus = formatIdList(n["gpus"].get<std::vector<int>>());
+    const std::string ranks = formatIdList(n["ranks"].get<std::vector<int>>());
+    std::string numbers;
+    if (n.contains("error")) {
+      numbers = n["error"].get<std::string>();
+    } else {
+      const nlohmann::json& e = n["analysis"]["totals"]["energy_j"];
+      numbers = "energy " + energyText(e.is_number() ? e.get<double>() : kNaN);
+    }
+    s +=
+        fmt::format("  {} .. {}  gpus {}{}  {}\n    {}\n", formatDuration(range[0]),
+                    formatDuration(range[1]), gpus.empty() ? "all" : gpus,
+                    ranks.empty() ? "" : ", ranks " + ranks, numbers, n["text"].get<std::string>());
+  }
+  return s;
+}
+
 void printText(const RunAnalysis& a) {
   std::string s;
   s += runText(a);
@@ -375,19 +397,22 @@ int cmdAnalyze(const Args& args) {
   if (rangeText)
     scope.range = rangeInsideRun(*run, parseRunRange(*rangeText, run->info().start_ns));
   const RunAnalysis a = analyzeRun(*run, scope, options);
+  // The run's notes (its sidecar) with their ranges' numbers; a bad sidecar is named on stderr
+  // and the analysis goes on without it.
+  nlohmann::json notes;
+  try {
+    const std::vector<Note> list = readNotes(p.positional().front());
+    if (!list.empty()) notes = notesAnalysisJson(*run, list, options);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "wattline: warning: notes not read: %s\n", e.what());
+  }
   if (p.has("json")) {
     nlohmann::json j = toJson(a);
-    // The run's notes (its sidecar) with their ranges' numbers; a bad sidecar is named on stderr
-    // and the analysis goes on without it.
-    try {
-      const std::vector<Note> notes = readNotes(p.positional().front());
-      if (!notes.empty()) j["timeline_notes"] = notesAnalysisJson(*run, notes, options);
-    } catch (const Error& e) {
-      std::fprintf(stderr, "wattline: warning: notes not read: %s\n", e.what());
-    }
+    if (!notes.is_null()) j["timeline_notes"] = notes;
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
   } else {
     printText(a);
+    if (!notes.is_null()) std::fputs(notesText(notes).c_str(), stdout);
   }
   return 0;
 }

@@ -70,6 +70,14 @@ TEST_F(NotesCommand, EachNoteHasTheNumbersOfAnalyzeRange) {
   ASSERT_EQ(notes[1]["analysis"]["gpus"].size(), 1u);
   EXPECT_EQ(notes[1]["analysis"]["gpus"][0]["id"], 1);
   EXPECT_NEAR(notes[1]["analysis"]["gpus"][0]["energy_j"].get<double>(), 600.0 * 30, 1e-6);
+  // The tables end with the notes: range after the start, GPUs, the energy, the text.
+  const auto text = test::runWattline({"analyze", path});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("\nnotes (2; analyze --json: timeline_notes)\n"
+                          "  20.00 s .. 30.00 s  gpus all  energy 11.00 kJ\n    hot\n"
+                          "  40.00 s .. 70.00 s  gpus 1  energy 18.00 kJ\n    GPU 1 only\n"),
+            std::string::npos)
+      << text.out;
   // The run without the sidecar reports no notes.
   std::filesystem::remove(notesSidecarPath(path));
   EXPECT_FALSE(analyze({}).contains("timeline_notes"));
