@@ -144,6 +144,25 @@ TEST_F(KernelSummaryFile, UpgradeAddsTheWritersRowsAndLeavesTheInput) {
             std::string::npos);
 }
 
+TEST_F(KernelSummaryFile, UpgradeFromVersion1StoresTheDomainsTheReaderDerives) {
+  const auto in = write("v1.h5", false);
+  {
+    // What version 1 wrote: no /domains, no /gpus/domain.
+    std::lock_guard lock(h5::lock());
+    h5::Id f = h5::openFileForUpdate(in);
+    ASSERT_GE(H5Ldelete(f, "domains", H5P_DEFAULT), 0);
+    ASSERT_GE(H5Ldelete(f, "gpus/domain", H5P_DEFAULT), 0);
+    h5::setAttr(f, "format_version", int64_t{1});
+  }
+  const auto v1 = RunFile::open(in);
+  ASSERT_EQ(v1->formatVersion(), 1);
+  EXPECT_EQ(upgradeRun(in, dir / "up.h5").from_version, 1);
+  const auto up = RunFile::open(dir / "up.h5");
+  EXPECT_EQ(up->formatVersion(), 3);
+  EXPECT_EQ(up->domains(), v1->domains());
+  expectRowsMatchEvents(*up);
+}
+
 // Overwrites one element of a dataset of a copy through the raw HDF5 API.
 template <typename T>
 void poke(const std::filesystem::path& p, const char* dataset, hid_t type, T value) {
