@@ -168,13 +168,13 @@ void polylineFromRaw(CounterGeometry& g, const std::vector<TilePtr>& tiles, cons
     const long lastCol = static_cast<long>(cols) - 1;
     float* lo = g.lo.data();
     float* hi = g.hi.data();
-    // Sample (t, v) holds until tNext when `held`, covering those columns.
-    auto fold = [&](int64_t t, float v, bool held, int64_t tNext) {
-      const double xa = static_cast<double>(t - map.t0) * pxPerNs;
+    // A sample at x (its pixel position) holds until the next one's position xb when `held`,
+    // covering those columns. Each sample's position is computed once: as the end of the previous
+    // sample's hold and as the start of its own.
+    auto fold = [&](double xa, float v, bool held, double xb) {
       long c0 = static_cast<long>(xa >= 0 ? xa : std::floor(xa));
       long c1 = c0;
       if (held) {  // ceil(xb) - 1 without a libm call: the last column xb reaches into
-        const double xb = static_cast<double>(tNext - map.t0) * pxPerNs;
         const long f =
             static_cast<long>(xb) - (xb < 0 && xb != static_cast<double>(static_cast<long>(xb)));
         c1 = static_cast<double>(f) == xb ? f - 1 : f;
@@ -187,16 +187,19 @@ void polylineFromRaw(CounterGeometry& g, const std::vector<TilePtr>& tiles, cons
     };
     bool havePrev = false;
     int64_t pt = 0;
+    double px = 0;
     float pv = 0;
     forEachRawSample<CounterRawTile>(tiles, map, [&](const CounterRawTile& t, size_t k) {
       const float v = t.v[k];
       if (!std::isfinite(v)) return;  // invalid samples are skipped: the previous one holds
-      if (havePrev) fold(pt, pv, t.t[k] - pt <= gapNs, t.t[k]);
+      const double x = static_cast<double>(t.t[k] - map.t0) * pxPerNs;
+      if (havePrev) fold(px, pv, t.t[k] - pt <= gapNs, x);
       pt = t.t[k];
+      px = x;
       pv = v;
       havePrev = true;
     });
-    if (havePrev) fold(pt, pv, false, 0);
+    if (havePrev) fold(px, pv, false, 0);
     for (size_t c = 0; c < cols; ++c)
       if (!std::isnan(g.lo[c])) noteVisible(g.lo[c]), noteVisible(g.hi[c]);
     return;
