@@ -100,6 +100,10 @@ UpgradeResult upgradeRun(const std::filesystem::path& input, const std::filesyst
   if (std::filesystem::exists(output, ec) && std::filesystem::equivalent(input, output, ec))
     throw Error(fmt::format("{}: the output is the input; upgrade writes a new file (-o OUT.h5)",
                             output.string()));
+  const auto parent =
+      output.parent_path().empty() ? std::filesystem::path(".") : output.parent_path();
+  if (!std::filesystem::is_directory(parent, ec))
+    throw Error(fmt::format("{}: the folder {} does not exist", output.string(), parent.string()));
   const auto run = RunFile::open(input);
   UpgradeResult res;
   res.from_version = run->formatVersion();
@@ -112,10 +116,6 @@ UpgradeResult upgradeRun(const std::filesystem::path& input, const std::filesyst
   res.summary_rows = sums.name.size();
 
   progress.report(0.8, "copying");
-  const auto parent =
-      output.parent_path().empty() ? std::filesystem::path(".") : output.parent_path();
-  if (!std::filesystem::is_directory(parent, ec))
-    throw Error(fmt::format("{}: the folder {} does not exist", output.string(), parent.string()));
   TempFile temp(output);
   if (!std::filesystem::copy_file(input, temp.path(),
                                   std::filesystem::copy_options::overwrite_existing, ec))

@@ -142,6 +142,8 @@ TEST_F(KernelSummaryFile, UpgradeAddsTheWritersRowsAndLeavesTheInput) {
   EXPECT_EQ(bytesOf(in), before);
   EXPECT_NE(errorOf([&] { upgradeRun(dir / "missing.h5", dir / "x.h5"); }).find("no such file"),
             std::string::npos);
+  EXPECT_NE(errorOf([&] { upgradeRun(in, dir / "no" / "x.h5"); }).find("does not exist"),
+            std::string::npos);
 }
 
 TEST_F(KernelSummaryFile, UpgradeFromVersion1StoresTheDomainsTheReaderDerives) {
