@@ -4,10 +4,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
+#include "analysis/notes.h"
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_progress.h"
 #include "app/cli/commands.h"
+#include "loaders/core/error.h"
 #include "loaders/format/format_version.h"
 #include "loaders/format/run_upgrade.h"
 
@@ -31,12 +35,24 @@ int cmdUpgrade(const Args& rawArgs) {
   if (!p.parse(args)) return 0;
   const auto output = p.value("output");
   if (!output) throw UsageError("-o OUT.h5 is required (the input is never modified)");
+  const std::string& input = p.positional().front();
+  // The user's notes live beside the run (RUN.h5.notes.json, analysis/notes.h): the upgraded run
+  // keeps them, so that `analyze --json` of both prints the same notes. A damaged sidecar is
+  // named and left behind; the run is upgraded all the same.
+  std::vector<Note> notes;
+  try {
+    notes = readNotes(input);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "wattline upgrade: %s (the notes are not copied)\n", e.what());
+  }
   const Progress progress = stderrProgress("upgrade", p.has("quiet"));
-  const UpgradeResult r = upgradeRun(p.positional().front(), *output, progress);
+  const UpgradeResult r = upgradeRun(input, *output, progress);
   if (progress.active() && ::isatty(STDERR_FILENO)) std::fputs("\r\033[K", stderr);
-  std::printf("%s: format version %lld -> %lld, kernel summaries of %zu tracks (%zu rows)\n",
+  if (!notes.empty()) writeNotes(*output, notes);
+  std::printf("%s: format version %lld -> %lld, kernel summaries of %zu tracks (%zu rows)%s\n",
               output->c_str(), static_cast<long long>(r.from_version),
-              static_cast<long long>(r.to_version), r.tracks, r.summary_rows);
+              static_cast<long long>(r.to_version), r.tracks, r.summary_rows,
+              notes.empty() ? "" : fmt::format(", {} notes copied", notes.size()).c_str());
   return 0;
 }
 

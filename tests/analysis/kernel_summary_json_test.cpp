@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/analysis_json.h"
+#include "analysis/notes.h"
 #include "analysis/run_analysis.h"
 #include "loaders/format/run_writer.h"
 #include "loaders/sim/model_shape.h"
@@ -116,6 +117,22 @@ TEST(KernelSummaryJson, SimulatedRunWrittenBothWaysGivesTheSameBytes) {
   const auto a = test::runWattline({"analyze", (dir / "with.h5").string(), "--json"});
   const auto b = test::runWattline({"analyze", (dir / "without.h5").string(), "--json"});
   ASSERT_EQ(a.exitCode, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(KernelSummaryJson, UpgradeKeepsTheNotesBesideTheRun) {
+  test::TempDir dir;
+  const std::filesystem::path run = dir / "run.h5", up = dir / "up.h5";
+  std::filesystem::copy_file(WATTLINE_SOURCE_DIR "/resources/samples/synthetic-pattern.h5", run);
+  writeNotes(run.string(), {{1'000'000'000, 3'000'000'000, {0}, {}, "warm-up"}});
+  const auto u = test::runWattline({"upgrade", run.string(), "-o", up.string(), "--quiet"});
+  ASSERT_EQ(u.exitCode, 0) << u.err;
+  EXPECT_NE(u.out.find("1 notes copied"), std::string::npos) << u.out;
+  EXPECT_EQ(readNotes(up.string()), readNotes(run.string()));
+  const auto a = test::runWattline({"analyze", run.string(), "--json"});
+  const auto b = test::runWattline({"analyze", up.string(), "--json"});
+  ASSERT_EQ(a.exitCode, 0) << a.err;
+  EXPECT_NE(a.out.find("warm-up"), std::string::npos);
   EXPECT_EQ(a.out, b.out);
 }
 
