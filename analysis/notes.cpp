@@ -67,6 +67,13 @@ Note noteFromJson(const json& j, const std::string& source, const std::string& w
   if (!r->is_array() || r->size() != 2 || !(*r)[0].is_number_integer() ||
       !(*r)[1].is_number_integer())
     fail(source, where + ".range_ns", "[start, end] in ns (two integers)", *r);
+  // Relative times stay far below 2^53 (exact as doubles); larger ones would overflow when added
+  // to the run's start.
+  constexpr int64_t kLimit = int64_t{1} << 53;
+  for (const json& t : *r)
+    if (!t.is_number_integer() || (t.is_number_unsigned() && t.get<uint64_t>() > kLimit) ||
+        t.get<int64_t>() > kLimit || t.get<int64_t>() < -kLimit)
+      fail(source, where + ".range_ns", "[start, end] in ns (two integers within ±2^53)", *r);
   n.start_ns = (*r)[0].get<int64_t>();
   n.end_ns = (*r)[1].get<int64_t>();
   if (n.end_ns <= n.start_ns) fail(source, where + ".range_ns", "start < end", *r);

@@ -93,6 +93,9 @@ TEST(NotesSidecar, BadFilesAreNamedWithTheirJsonPath) {
        "n.json: $.notes[0].range_ns: expected [start, end] in ns (two integers), got [5]"},
       {"range of text", R"([{"range_ns": ["1s", "2s"], "text": "x"}]})",
        R"(n.json: $.notes[0].range_ns: expected [start, end] in ns (two integers), got ["1s","2s"])"},
+      {"range too far", R"([{"range_ns": [0, 9223372036854775807], "text": "x"}]})",
+       "n.json: $.notes[0].range_ns: expected [start, end] in ns (two integers within ±2^53), got "
+       "[0,9223372036854775807]"},
       {"range reversed",
        R"([{"range_ns": [1, 2], "text": "a"}, {"range_ns": [5, 2], "text": "x"}]})",
        "n.json: $.notes[1].range_ns: expected start < end, got [5,2]"},
