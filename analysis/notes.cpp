@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "analysis/analysis_json.h"
+#include "analysis/range_summary.h"
 #include "analysis/run_analysis.h"
 #include "loaders/core/error.h"
 
@@ -175,6 +176,10 @@ json notesAnalysisJson(const RunFile& run, const std::vector<Note>& notes,
                        {"end_ns", scope.range.t1},
                        {"totals", report.at("totals")},
                        {"gpus", report.at("gpus")}};
+      // What the window's Selection dock shows when the note is clicked (its range selected).
+      j["selection"] =
+          toJson(summarizeRange(run, scope.range.t0, scope.range.t1, scopeGpus(run, scope),
+                                scopeRanks(run, scope), options));
     } catch (const Error& e) {
       j["error"] = e.what();
     }

@@ -60,7 +60,8 @@ void writeNotes(const std::string& runPath, const std::vector<Note>& notes);
 // Each note with the numbers of its range: "analysis" holds the range analysed (absolute ns) and
 // the "totals" and "gpus" that `wattline analyze --json --range S:E --gpus G --ranks R` prints
 // (analyzeRun over the same scope), or "error" when the run cannot analyse it (a GPU id the run
-// does not have, a range outside it).
+// does not have, a range outside it). "selection" holds the numbers the window's Selection dock
+// shows for the note's range (summarizeRange, range_summary.h).
 nlohmann::json notesAnalysisJson(const RunFile& run, const std::vector<Note>& notes,
                                  const AnalysisOptions& options = {});
 

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "analysis/notes.h"
+#include "analysis/range_summary.h"
 #include "analysis_test_util.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
@@ -70,6 +71,13 @@ TEST_F(NotesCommand, EachNoteHasTheNumbersOfAnalyzeRange) {
   ASSERT_EQ(notes[1]["analysis"]["gpus"].size(), 1u);
   EXPECT_EQ(notes[1]["analysis"]["gpus"][0]["id"], 1);
   EXPECT_NEAR(notes[1]["analysis"]["gpus"][0]["energy_j"].get<double>(), 600.0 * 30, 1e-6);
+  // "selection": what the Selection dock shows for the note's range (summarizeRange).
+  const auto run = RunFile::open(path);
+  const RangeSummary sel = summarizeRange(*run, kT0 + 40 * kSec, kT0 + 70 * kSec, {1}, {0, 1});
+  ASSERT_EQ(notes[1]["selection"]["gpus"].size(), 1u);
+  EXPECT_EQ(notes[1]["selection"]["gpus"][0]["energy_j"].get<double>(), sel.gpus[0].energy_j);
+  EXPECT_NEAR(sel.gpus[0].energy_j, 600.0 * 30, 1e-6);
+  EXPECT_EQ(notes[1]["selection"]["ranks"].size(), 2u);
   // The tables end with the notes: range after the start, GPUs, the energy, the text.
   const auto text = test::runWattline({"analyze", path});
   ASSERT_EQ(text.exitCode, 0) << text.err;
