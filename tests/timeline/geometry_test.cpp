@@ -13,6 +13,7 @@
 #include "support/temp_dir.h"
 #include "widgets/timeline/model/tile_store.h"
 #include "widgets/timeline/render/geometry.h"
+#include "widgets/timeline/render/raster_track.h"
 #include "widgets/timeline/render/track_painter.h"
 
 namespace wl {
@@ -407,6 +408,41 @@ TEST(HeatmapRaster, ColourIndexIsTheDivisionsOnRandomValues) {
             << "range " << range.min << ".." << range.max << ", v = " << v;
       }
   }
+}
+
+// The kernel busy row: each column a stack of the classes' busy fractions, bottom up, each at
+// least a pixel when above 0.2 %, clipped at the top; checked against painting the stack column
+// by column (the old way) on random fractions, wide and narrow images, fewer columns than pixels.
+TEST(KernelBusyRaster, StacksAsPaintedColumnByColumn) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0.0f, 0.7f);
+  for (const Theme& theme : {Theme::light(), Theme::dark()})
+    for (const QSize size : {QSize(203, 24), QSize(64, 5), QSize(300, 1)}) {
+      KernelGeometry g;
+      for (auto& b : g.busy)
+        for (int c = 0; c < 250; ++c)
+          b.push_back(c % 11 == 0 ? 0.0f : c % 7 == 0 ? 0.001f : u(rng));
+      QImage img(size, QImage::Format_RGB32);
+      img.fill(Qt::magenta);
+      rasterKernelBusy(img, g, theme);
+      QImage want(size, QImage::Format_RGB32);
+      want.fill(theme.trackAltBackground);
+      for (int x = 0; x < size.width() && x < 250; ++x) {
+        int base = size.height();
+        double total = 0;
+        for (size_t cl = 0; cl < kKernelClassCount; ++cl) {
+          const double f = std::min(1.0 - total, static_cast<double>(g.busy[cl][x]));
+          if (f <= 0.002) continue;
+          total += f;
+          const int hh = std::max(1, static_cast<int>(std::lround(f * size.height())));
+          const int top = std::max(0, base - hh);
+          for (int y = top; y < base; ++y)
+            want.setPixel(x, y, theme.kernelClass[cl].rgb());
+          base = top;
+        }
+      }
+      EXPECT_EQ(img, want) << size.width() << "x" << size.height();
+    }
 }
 
 }  // namespace
