@@ -2,7 +2,8 @@
 #pragma once
 // Sorted, disjoint half-open intervals [start, end) in ns, and the set operations the kernel
 // breakdowns are made of (HTA's "union of kernel intervals"). Every operation is linear in the
-// sizes of its inputs, so a rank with millions of kernels costs a few passes over its events.
+// sizes of its inputs, so a rank with millions of kernels costs a few passes over its events;
+// clip is logarithmic in its input (plus its output).
 
 #include <cstdint>
 #include <span>

@@ -90,13 +90,14 @@ std::vector<int> scopeRanks(const RunFile& run, const AnalysisScope& scope) {
   return out;
 }
 
-std::vector<double> windowMeans(const RunFile& run, std::string_view metric,
-                                const std::vector<int>& gpus, TimeRange window, size_t maxCells,
-                                double* widthS) {
-  std::vector<double> out(gpus.size(), kNaN);
+std::vector<std::vector<double>> windowMeansOfWindows(const RunFile& run, std::string_view metric,
+                                                      const std::vector<int>& gpus,
+                                                      const std::vector<TimeRange>& windows,
+                                                      size_t maxCells, double* widthS) {
+  std::vector<std::vector<double>> out(windows.size(), std::vector<double>(gpus.size(), kNaN));
   const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
   const LodGrid& grid = meta.grid;
-  if (!meta.metric(metric) || grid.levels() == 0 || window.empty()) return out;
+  if (!meta.metric(metric) || grid.levels() == 0) return out;
   size_t level = grid.levels() - 1;
   for (size_t k = 0; k < grid.levels(); ++k)
     if (grid.buckets[k] * std::max<size_t>(gpus.size(), 1) <= maxCells) {
@@ -106,30 +107,45 @@ std::vector<double> windowMeans(const RunFile& run, std::string_view metric,
   if (widthS) *widthS = static_cast<double>(grid.widths_ns[level]) * 1e-9;
   const int64_t w = grid.widths_ns[level];
   const auto nb = static_cast<int64_t>(grid.buckets[level]);
-  const int64_t lo = std::max(window.t0, grid.origin_ns);
-  const int64_t first = std::clamp<int64_t>((lo - grid.origin_ns + w - 1) / w, 0, nb);
-  const int64_t last = std::clamp<int64_t>((window.t1 - grid.origin_ns) / w, 0, nb);
-  if (last <= first) {
-    // A window inside one bucket (a few short iterations of a small model): no whole bucket to
-    // read, so the exact time-weighted mean from the raw samples, which are few here.
-    const std::vector<MetricStats> raw = metricStats(run, metric, gpus, window);
-    for (size_t k = 0; k < gpus.size(); ++k)
-      out[k] = raw[k].mean;
-    return out;
-  }
-  const PyramidRows rows(run, SeriesKind::Gpu, metric, level, gpus, static_cast<size_t>(first),
-                         static_cast<size_t>(last));
-  for (size_t k = 0; k < gpus.size(); ++k) {
-    if (!rows.has(gpus[k])) continue;
-    double ws = 0, dt = 0;
-    for (auto b = static_cast<size_t>(first); b < static_cast<size_t>(last); ++b) {
-      const auto c = rows.at(gpus[k], b);
-      ws += c.wsum;
-      dt += c.dt;
+  std::vector<size_t> inOneBucket;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const TimeRange window = windows[i];
+    if (window.empty()) continue;
+    const int64_t lo = std::max(window.t0, grid.origin_ns);
+    const int64_t first = std::clamp<int64_t>((lo - grid.origin_ns + w - 1) / w, 0, nb);
+    const int64_t last = std::clamp<int64_t>((window.t1 - grid.origin_ns) / w, 0, nb);
+    if (last <= first) {
+      inOneBucket.push_back(i);
+      continue;
     }
-    if (dt > 0) out[k] = ws / dt;
+    const PyramidRows rows(run, SeriesKind::Gpu, metric, level, gpus, static_cast<size_t>(first),
+                           static_cast<size_t>(last));
+    for (size_t k = 0; k < gpus.size(); ++k) {
+      if (!rows.has(gpus[k])) continue;
+      double ws = 0, dt = 0;
+      for (auto b = static_cast<size_t>(first); b < static_cast<size_t>(last); ++b) {
+        const auto c = rows.at(gpus[k], b);
+        ws += c.wsum;
+        dt += c.dt;
+      }
+      if (dt > 0) out[i][k] = ws / dt;
+    }
   }
+  // A window inside one bucket (a few short iterations of a small model, or every iteration of a
+  // many-GPU run, whose coarse level is chosen for the GPU count): no whole bucket to read, so the
+  // exact time-weighted mean from the raw samples. GPU by GPU, its windows in turn, so that the
+  // windows of one GPU read the chunks the file's read cache still holds (window by window over
+  // 1,024 GPUs, every window decompressed every GPU's chunks again: minutes for a 1-hour run).
+  for (size_t k = 0; k < gpus.size(); ++k)
+    for (size_t i : inOneBucket)
+      out[i][k] = metricStats(run, metric, {gpus[k]}, windows[i])[0].mean;
   return out;
+}
+
+std::vector<double> windowMeans(const RunFile& run, std::string_view metric,
+                                const std::vector<int>& gpus, TimeRange window, size_t maxCells,
+                                double* widthS) {
+  return windowMeansOfWindows(run, metric, gpus, {window}, maxCells, widthS)[0];
 }
 
 namespace {

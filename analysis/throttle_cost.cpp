@@ -565,8 +565,15 @@ void totals(const RunFile& run, ThrottleCost& out, const std::vector<std::vector
             const std::vector<std::array<double, kThrottleCauseCount>>& ownCause) {
   const size_t N = out.per_iteration.size(), G = out.gpus.size();
   // Energy: the mean power of the analysed GPUs in each iteration x its cost.
-  for (IterationCost& ic : out.per_iteration) {
-    const std::vector<double> p = windowMeans(run, "power_w", out.gpus, {ic.start_ns, ic.end_ns});
+  std::vector<TimeRange> windows;
+  windows.reserve(out.per_iteration.size());
+  for (const IterationCost& ic : out.per_iteration)
+    windows.push_back({ic.start_ns, ic.end_ns});
+  const std::vector<std::vector<double>> means =
+      windowMeansOfWindows(run, "power_w", out.gpus, windows);
+  for (size_t i = 0; i < out.per_iteration.size(); ++i) {
+    IterationCost& ic = out.per_iteration[i];
+    const std::vector<double>& p = means[i];
     double sum = 0.0;
     bool any = false;
     for (double v : p)

@@ -2,6 +2,9 @@
 // Interval-set operations on hand-made sets.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "analysis/interval_set.h"
 
 namespace wl {
@@ -25,6 +28,30 @@ TEST(IntervalSet, IntersectSubtractUnite) {
   // b covers all of a's middle; a hole inside one interval.
   EXPECT_EQ(subtract(IntervalSet{{0, 100}}, IntervalSet{{10, 20}, {30, 40}}),
             (IntervalSet{{0, 10}, {20, 30}, {40, 100}}));
+}
+
+// clip (a binary search for the first interval) against the definition, interval by interval:
+// random sets, windows before, inside, across and after them, empty and reversed windows.
+TEST(IntervalSet, ClipIsEveryIntervalCutToTheWindow) {
+  std::mt19937 rng(31);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<Interval> raw;
+    const int n = static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) {
+      const int64_t s = static_cast<int64_t>(rng() % 1000);
+      raw.push_back({s, s + 1 + static_cast<int64_t>(rng() % 30)});
+    }
+    const IntervalSet a = unionOf(raw);
+    for (int w = 0; w < 20; ++w) {
+      const auto lo = static_cast<int64_t>(rng() % 1100) - 50;
+      const auto hi = lo + static_cast<int64_t>(rng() % 300) - 20;
+      IntervalSet want;
+      for (const Interval& iv : a)
+        if (std::min(iv.end, hi) > std::max(iv.start, lo))
+          want.push_back({std::max(iv.start, lo), std::min(iv.end, hi)});
+      ASSERT_EQ(clip(a, lo, hi), want) << "window " << lo << ".." << hi;
+    }
+  }
 }
 
 }  // namespace
