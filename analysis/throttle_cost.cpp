@@ -386,6 +386,7 @@ class CostEstimator {
       if (auto r = rankIndex.find(run.tracks()[t].rank); r != rankIndex.end())
         rankTracks_[static_cast<size_t>(r->second)].push_back(t);
     coll_.resize(run.tracks().size());
+    window_.resize(run.tracks().size());
     // The replay's collectives: only keys (24 B each, not the table's 72), only for iterations.
     if (R_ > 0 && !run.iterations().empty()) {
       const std::vector<std::vector<CollectiveKey>> keys = run.collectiveKeysByTrack();
@@ -451,12 +452,16 @@ class CostEstimator {
     int64_t first = INT64_MAX, last = INT64_MIN;
     bool compute = false;
     for (size_t t : rankTracks_[r]) {
-      const KernelSlice ks = run_.readKernels(t, s, e, RunFile::kKernelClass);
+      const KernelSlice& ks = readAhead(t, s, e);
       const auto& cs = coll_[t];
       auto ci = cs.begin();
-      for (size_t k = 0; k < ks.events.size(); ++k) {
+      // The track's events are sorted by start (docs/format.md): those that start in [s, e).
+      const auto from =
+          std::partition_point(ks.events.begin(), ks.events.end(),
+                               [s](const KernelEvent& ev) { return ev.start_ns < s; });
+      for (auto k = static_cast<size_t>(from - ks.events.begin()); k < ks.events.size(); ++k) {
         const KernelEvent& ev = ks.events[k];
-        if (ev.start_ns < s || ev.start_ns >= e) continue;
+        if (ev.start_ns >= e) break;
         first = std::min(first, ev.start_ns);
         last = std::max(last, ev.start_ns + ev.dur_ns);
         ReplayEvent re;
@@ -485,6 +490,22 @@ class CostEstimator {
            static_cast<double>(last - first) >= kTracedSpanFraction * static_cast<double>(e - s);
   }
 
+  // The track's events over [s, e) and the next kReadAheadSpans spans of its length: the
+  // iterations come in order of time, and a read per iteration inflated the same event chunks
+  // again for each of the many iterations one chunk holds (the 1,024-GPU bench run in
+  // docs/performance.md, "Followed up"). A window is one track's events of a few iterations.
+  const KernelSlice& readAhead(size_t t, int64_t s, int64_t e) const {
+    Window& w = window_[t];
+    if (!w.read || s < w.t0 || e > w.t1) {
+      w.t0 = s;
+      const int64_t len = std::max<int64_t>(e - s, 1);
+      w.t1 = e > INT64_MAX - kReadAheadSpans * len ? INT64_MAX : e + kReadAheadSpans * len;
+      w.slice = run_.readKernels(t, w.t0, w.t1, RunFile::kKernelClass);
+      w.read = true;
+    }
+    return w.slice;
+  }
+
   Work gather(const StepTime& st) const {
     Work w;
     if (R_ == 0) return w;
@@ -511,6 +532,13 @@ class CostEstimator {
   // Collective metadata per track, by event index: (pg name, seq).
   std::vector<std::vector<std::pair<size_t, std::pair<uint32_t, int64_t>>>> coll_;
   std::map<std::pair<int64_t, int>, std::pair<int64_t, int64_t>> rankSpan_;  // (step, rank)
+  static constexpr int64_t kReadAheadSpans = 64;
+  struct Window {
+    bool read = false;
+    int64_t t0 = 0, t1 = 0;
+    KernelSlice slice;
+  };
+  mutable std::vector<Window> window_;  // per track: the events read ahead
 };
 
 // The untraced iterations: k x the largest own loss, split by the Shapley value of the max; the
