@@ -88,9 +88,8 @@ class NotesTest : public QObject {
     test::TempDir dir;
     const auto run = copySample(dir);
     MainWindow w;
-    showWith(w, run);
+    const int64_t t0 = showWith(w, run);
     TimelinePage* page = w.timeline();
-    const int64_t t0 = page->store()->run(0).info().start_ns;
     page->viewport()->setSelection(TimeRange{t0 + 2 * kSec, t0 + 3 * kSec});
     w.notes()->askNote = [](const Note& draft, bool editing) -> std::optional<Note> {
       if (editing) return std::nullopt;
@@ -197,9 +196,8 @@ class NotesTest : public QObject {
     test::TempDir dir;
     const auto run = copySample(dir);
     MainWindow w;
-    showWith(w, run);
+    const int64_t t0 = showWith(w, run);
     TimelinePage* page = w.timeline();
-    const int64_t t0 = page->store()->run(0).info().start_ns;
     page->viewport()->setRange({t0, t0 + 10 * kSec});
     FigureOptions o;
     o.format = FigureFormat::Png;
@@ -237,10 +235,12 @@ class NotesTest : public QObject {
     std::filesystem::copy_file(kSample, run);
     return run;
   }
-  void showWith(MainWindow& w, const std::filesystem::path& run) {
+  // Shows the window with the run open; returns the run's start (ns).
+  int64_t showWith(MainWindow& w, const std::filesystem::path& run) {
     w.resize(1400, 900);
     w.show();
     open(w, run);
+    return w.timeline()->store()->run(0).info().start_ns;
   }
   void open(MainWindow& w, const std::filesystem::path& run) {
     auto* session = w.findChild<RunSession*>();
