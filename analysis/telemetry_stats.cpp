@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "analysis/range_plan.h"
 
@@ -107,6 +108,58 @@ std::vector<MetricStats> metricStats(const RunFile& run, std::string_view metric
       }
     }
     out[k] = acc.stats();
+  }
+  return out;
+}
+
+std::vector<MetricStats> metricStatsOfWindows(const RunFile& run, std::string_view metric,
+                                              int entity, const std::vector<TimeRange>& windows,
+                                              SeriesKind kind) {
+  std::vector<MetricStats> out(windows.size());
+  const SeriesGroupMeta& meta = run.series(kind);
+  if (!meta.metric(metric) || meta.grid.levels() == 0) return out;
+  if (entity < 0 || static_cast<size_t>(entity) >= meta.entities) return out;
+  const auto e = static_cast<size_t>(entity);
+  const bool raw = meta.samples(e) > 0;
+  const int64_t thr = raw ? meta.gapThresholdNs[e] : 0;
+  std::map<size_t, PyramidRows> rows;  // the entity's whole row of each level used
+  Samples all;                         // every raw sample, read at the first edge
+  bool allRead = false;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const RangePlan plan = planRange(meta.grid, run.info().start_ns, run.info().end_ns, windows[i]);
+    if (plan.range.empty()) continue;
+    SeriesAccumulator acc;
+    if (plan.b1 > plan.b0) {
+      auto r = rows.find(plan.level);
+      if (r == rows.end())
+        r = rows.try_emplace(plan.level, run, kind, metric, plan.level, std::vector<int>{entity},
+                             size_t{0}, meta.grid.buckets[plan.level])
+                .first;
+      if (r->second.has(entity))
+        for (size_t b = plan.b0; b < plan.b1; ++b) {
+          const auto c = r->second.at(entity, b);
+          acc.addBucket(c.min, c.max, c.count, c.wsum, c.tsum, c.dt);
+        }
+    }
+    if (raw) {
+      if (!allRead) all = run.readAllSamples(kind, e, metric), allRead = true;
+      const std::span<const int64_t> t(all.t_ns);
+      const std::span<const double> v(all.v);
+      for (const Interval& piece : rawPieces(plan, meta.grid)) {
+        // The samples with t in [start, end], as readSamples(..., start, end, false) reads them.
+        const Interval w = rawWindow(piece, plan.range, thr);
+        if (w.end < w.start) continue;
+        const auto i0 =
+            static_cast<size_t>(std::lower_bound(t.begin(), t.end(), w.start) - t.begin());
+        const auto i1 =
+            w.end == std::numeric_limits<int64_t>::max()
+                ? t.size()
+                : static_cast<size_t>(std::lower_bound(t.begin(), t.end(), w.end + 1) - t.begin());
+        if (i1 <= i0) continue;
+        accumulateRaw(acc, t.subspan(i0, i1 - i0), v.subspan(i0, i1 - i0), thr, piece, plan.range);
+      }
+    }
+    out[i] = acc.stats();
   }
   return out;
 }

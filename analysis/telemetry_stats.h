@@ -65,4 +65,11 @@ std::vector<MetricStats> metricStats(const RunFile& run, std::string_view metric
                                      const std::vector<int>& entities, TimeRange range,
                                      SeriesKind kind = SeriesKind::Gpu);
 
+// metricStats(run, metric, {entity}, w)[0] for each window w, bit for bit, with the entity's raw
+// samples and pyramid rows read once rather than once per window: for many short windows (every
+// iteration of a run), where reads per window decode the same chunks again and again.
+std::vector<MetricStats> metricStatsOfWindows(const RunFile& run, std::string_view metric,
+                                              int entity, const std::vector<TimeRange>& windows,
+                                              SeriesKind kind = SeriesKind::Gpu);
+
 }  // namespace wl

@@ -4,6 +4,7 @@
 // ranges of a long noisy series.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <random>
 
@@ -85,12 +86,10 @@ TEST(TelemetryStats, ClippedRangeInterpolatesAtTheEdges) {
 
 // Three GPUs, 20 Hz for 30 minutes with jitter, random values (multiples of 1/4 W so float32
 // storage is exact), NaN stretches and gaps of several seconds.
-TEST(TelemetryStats, PyramidPlusEdgesEqualsRawOnRandomRanges) {
-  test::TempDir dir;
-  const double seconds = 1800;
+// Three GPUs of noisy power every ~50 ms with jitter, missing values and a few gaps.
+test::RunSpec noisyRun(double seconds, std::mt19937_64& rng) {
   test::RunSpec s = test::baseRun(3, seconds);
   s.info.sample_interval_s = 0.05;
-  std::mt19937_64 rng(7);
   for (int g = 0; g < 3; ++g) {
     TelemetryTable t;
     t.columns.push_back({"power_w", {}});
@@ -104,6 +103,14 @@ TEST(TelemetryStats, PyramidPlusEdgesEqualsRawOnRandomRanges) {
     }
     s.telemetry.push_back(t);
   }
+  return s;
+}
+
+TEST(TelemetryStats, PyramidPlusEdgesEqualsRawOnRandomRanges) {
+  test::TempDir dir;
+  const double seconds = 1800;
+  std::mt19937_64 rng(7);
+  const test::RunSpec s = noisyRun(seconds, rng);
   const auto run = test::writeAndOpen(s, dir / "run.h5");
   const SeriesGroupMeta& meta = run->series(SeriesKind::Gpu);
   std::vector<Samples> raw;
@@ -158,6 +165,60 @@ TEST(TelemetryStats, PyramidPlusEdgesEqualsRawOnRandomRanges) {
     expected += findGapsInSamples(raw[g].t_ns, raw[g].v, meta.gapThresholdNs[g]).size();
   EXPECT_EQ(gaps.size(), expected);
   EXPECT_GT(expected, 0u);
+}
+
+// Many windows of one GPU at once give metricStats' numbers for each, bit for bit: windows inside
+// one bucket (an iteration), across buckets, bucket-aligned, empty, reversed, and partly or wholly
+// outside the run; GPUs that do not exist give empty statistics.
+TEST(TelemetryStats, WindowsOfOneGpuAreMetricStatsOfEach) {
+  test::TempDir dir;
+  const double seconds = 600;
+  std::mt19937_64 rng(11);
+  const test::RunSpec s = noisyRun(seconds, rng);
+  const auto run = test::writeAndOpen(s, dir / "run.h5");
+  const LodGrid& grid = run->series(SeriesKind::Gpu).grid;
+  const int64_t end = s.info.end_ns, w0 = grid.widths_ns[0];
+  std::vector<TimeRange> windows = {TimeRange{},
+                                    {kT0 - 5 * kSec, kT0 + kSec},
+                                    {end - kSec, end + 5 * kSec},
+                                    {end + kSec, end + 2 * kSec},
+                                    {kT0 + 9 * kSec, kT0 + 8 * kSec},
+                                    {kT0, end}};
+  for (int i = 0; i < 250; ++i) {
+    const int64_t a = kT0 + static_cast<int64_t>(rng() % static_cast<uint64_t>(seconds * 1e9));
+    const int k = i % 5;  // inside a bucket, whole buckets, up to 100 s, an iteration, < 2 samples
+    const int64_t len = k == 0   ? static_cast<int64_t>(rng() % static_cast<uint64_t>(w0))
+                        : k == 1 ? w0 * static_cast<int64_t>(1 + rng() % 20)
+                        : k == 2 ? static_cast<int64_t>(rng() % (100 * kSec))
+                        : k == 3 ? 1200 * test::kMs
+                                 : static_cast<int64_t>(rng() % (100 * test::kMs));
+    windows.push_back(i % 7 == 0
+                          ? TimeRange{kT0 + (a - kT0) / w0 * w0, kT0 + (a - kT0) / w0 * w0 + len}
+                          : TimeRange{a, a + len});
+  }
+  auto bits = [](double x) {
+    return std::isnan(x) ? std::string("nan")
+                         : std::to_string(x) + "/" + std::to_string(std::bit_cast<uint64_t>(x));
+  };
+  for (int g : {0, 1, 2, -1, 3}) {
+    const std::vector<MetricStats> got = metricStatsOfWindows(*run, "power_w", g, windows);
+    ASSERT_EQ(got.size(), windows.size());
+    for (size_t i = 0; i < windows.size(); ++i) {
+      SCOPED_TRACE(testing::Message() << "gpu " << g << " window " << windows[i].t0 - kT0 << ".."
+                                      << windows[i].t1 - kT0);
+      const MetricStats want = metricStats(*run, "power_w", {g}, windows[i])[0];
+      EXPECT_EQ(got[i].samples, want.samples);
+      EXPECT_EQ(bits(got[i].mean), bits(want.mean));
+      EXPECT_EQ(bits(got[i].min), bits(want.min));
+      EXPECT_EQ(bits(got[i].max), bits(want.max));
+      EXPECT_EQ(bits(got[i].covered_s), bits(want.covered_s));
+      EXPECT_EQ(bits(got[i].integral), bits(want.integral));
+    }
+    if (g == 0) {
+      EXPECT_GT(got.back().samples, 0u);  // the test reads data
+    }
+  }
+  EXPECT_TRUE(metricStatsOfWindows(*run, "no_such_metric", 0, windows).back().samples == 0);
 }
 
 // A range's gaps come from the samples around the range, widened past missing values: power every
