@@ -434,8 +434,12 @@ void MainWindow::makeViewController() {
 void MainWindow::makeNotes() {
   auto* panel = new NotesPanel(this);
   QDockWidget* dock = makeDock(this, tr("Notes"), "notesDock", panel, Qt::RightDockWidgetArea);
-  if (auto* selectionDock = findChild<QDockWidget*>(QStringLiteral("selectionDock")))
+  // A tab beside Selection, which stays the one shown: an empty Notes list is no first view of a
+  // run (the dock comes up when a run with notes opens: notesFound below).
+  if (auto* selectionDock = findChild<QDockWidget*>(QStringLiteral("selectionDock"))) {
     tabifyDockWidget(selectionDock, dock);
+    selectionDock->raise();
+  }
   notes_ = new NotesController(this, session_, page_, panel, this);
   connect(notes_, &NotesController::notesFound, dock, &QDockWidget::raise);
   // The view menu is the last but Help's: Add Note goes at its end.
