@@ -37,7 +37,7 @@ bool noteConcernsRow(const NoteMark& n, const TrackRow& row) {
 }
 
 QColor noteColor() {
-  return QColor(230, 160, 0);
+  return QColor(0x00, 0x96, 0x88);
 }
 
 int paintNoteBands(QPainter& p, const TrackRow& row, const QRectF& content, const TimeMapping& map,

@@ -38,7 +38,8 @@ std::vector<NoteMark> noteMarks(int run, const std::vector<Note>& notes, int64_t
 // row but the run's title when it names neither.
 bool noteConcernsRow(const NoteMark& note, const TrackRow& row);
 
-// The band's colour (amber, apart from the selection's blue and the throttle reasons).
+// The band's colour (teal: apart from the selection's blue, the kernel classes and the throttle
+// reasons' oranges, reds and purple; an amber band was hard to tell from a power-cap bar).
 QColor noteColor();
 
 // Paints, inside `content`, the bands of the notes that concern `row`; `map` is the row's mapping
