@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "analysis/range_plan.h"
 
@@ -79,6 +80,19 @@ MetricStats statsOfSamples(std::span<const int64_t> t, std::span<const double> v
   return acc.stats();
 }
 
+namespace {
+
+// The whole buckets [b0, b1) of the entity's pyramid row, when the rows hold the entity.
+void addBuckets(SeriesAccumulator& acc, const PyramidRows& rows, int entity, size_t b0, size_t b1) {
+  if (!rows.has(entity)) return;
+  for (size_t b = b0; b < b1; ++b) {
+    const auto c = rows.at(entity, b);
+    acc.addBucket(c.min, c.max, c.count, c.wsum, c.tsum, c.dt);
+  }
+}
+
+}  // namespace
+
 std::vector<MetricStats> metricStats(const RunFile& run, std::string_view metric,
                                      const std::vector<int>& entities, TimeRange range,
                                      SeriesKind kind) {
@@ -93,11 +107,7 @@ std::vector<MetricStats> metricStats(const RunFile& run, std::string_view metric
     const int e = entities[k];
     if (e < 0 || static_cast<size_t>(e) >= meta.entities) continue;
     SeriesAccumulator acc;
-    if (rows.has(e))
-      for (size_t b = plan.b0; b < plan.b1; ++b) {
-        const auto c = rows.at(e, b);
-        acc.addBucket(c.min, c.max, c.count, c.wsum, c.tsum, c.dt);
-      }
+    addBuckets(acc, rows, e, plan.b0, plan.b1);
     if (meta.samples(static_cast<size_t>(e)) > 0) {
       const int64_t thr = meta.gapThresholdNs[static_cast<size_t>(e)];
       for (const Interval& piece : pieces) {
@@ -123,8 +133,7 @@ std::vector<MetricStats> metricStatsOfWindows(const RunFile& run, std::string_vi
   const bool raw = meta.samples(e) > 0;
   const int64_t thr = raw ? meta.gapThresholdNs[e] : 0;
   std::map<size_t, PyramidRows> rows;  // the entity's whole row of each level used
-  Samples all;                         // every raw sample, read at the first edge
-  bool allRead = false;
+  std::optional<Samples> all;          // every raw sample, read at the first edge
   for (size_t i = 0; i < windows.size(); ++i) {
     const RangePlan plan = planRange(meta.grid, run.info().start_ns, run.info().end_ns, windows[i]);
     if (plan.range.empty()) continue;
@@ -135,16 +144,12 @@ std::vector<MetricStats> metricStatsOfWindows(const RunFile& run, std::string_vi
         r = rows.try_emplace(plan.level, run, kind, metric, plan.level, std::vector<int>{entity},
                              size_t{0}, meta.grid.buckets[plan.level])
                 .first;
-      if (r->second.has(entity))
-        for (size_t b = plan.b0; b < plan.b1; ++b) {
-          const auto c = r->second.at(entity, b);
-          acc.addBucket(c.min, c.max, c.count, c.wsum, c.tsum, c.dt);
-        }
+      addBuckets(acc, r->second, entity, plan.b0, plan.b1);
     }
     if (raw) {
-      if (!allRead) all = run.readAllSamples(kind, e, metric), allRead = true;
-      const std::span<const int64_t> t(all.t_ns);
-      const std::span<const double> v(all.v);
+      if (!all) all = run.readAllSamples(kind, e, metric);
+      const std::span<const int64_t> t(all->t_ns);
+      const std::span<const double> v(all->v);
       for (const Interval& piece : rawPieces(plan, meta.grid)) {
         // The samples with t in [start, end], as readSamples(..., start, end, false) reads them.
         const Interval w = rawWindow(piece, plan.range, thr);

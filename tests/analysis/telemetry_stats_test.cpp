@@ -84,9 +84,8 @@ TEST(TelemetryStats, ClippedRangeInterpolatesAtTheEdges) {
   EXPECT_EQ(none.samples, 0u);
 }
 
-// Three GPUs, 20 Hz for 30 minutes with jitter, random values (multiples of 1/4 W so float32
+// Three GPUs, 20 Hz for `seconds` with jitter, random values (multiples of 1/4 W so float32
 // storage is exact), NaN stretches and gaps of several seconds.
-// Three GPUs of noisy power every ~50 ms with jitter, missing values and a few gaps.
 test::RunSpec noisyRun(double seconds, std::mt19937_64& rng) {
   test::RunSpec s = test::baseRun(3, seconds);
   s.info.sample_interval_s = 0.05;
