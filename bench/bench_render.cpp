@@ -21,8 +21,8 @@
 
 #include "scale_run.h"
 #include "widgets/matrix/matrix_frame.h"
-#include "widgets/timeline/render/frame.h"
 #include "widgets/timeline/model/row_plan.h"
+#include "widgets/timeline/render/frame.h"
 #include "widgets/timeline/render/timeline_renderer.h"
 #include "widgets/timeline/render/track_painter.h"
 
@@ -104,7 +104,7 @@ void renderAt(benchmark::State& state, double fraction) {
       static_cast<int64_t>(static_cast<double>(s.run->info().end_ns - t0) * fraction);
   QImage img(kWidth + 200, 16 * 3 * 40 + 16 * 24, QImage::Format_RGB32);
   wl::TileStore& store = *s.store;
-  const wl::TileFetch load = [&store](const wl::TileKey& k) { return store.load(k); };
+  const wl::TileFetch load = wl::loadingFetch(store);
   int64_t offset = 0;
   // Warm the tiles of the frames the loop draws.
   for (int i = 0; i < 8; ++i) {
@@ -174,7 +174,7 @@ void heatmap(benchmark::State& state, double fraction, bool cold) {
   QImage img(kWidth + 200, 1024, QImage::Format_RGB32);
   const int64_t t0 = run->info().start_ns;
   const auto span = static_cast<int64_t>(static_cast<double>(run->info().end_ns - t0) * fraction);
-  const wl::TileFetch load = [](const wl::TileKey& k) { return store.load(k); };
+  const wl::TileFetch load = wl::loadingFetch(store);
   int i = 0;
   const std::vector<wl::TrackRow> rows{r};
   if (!cold)

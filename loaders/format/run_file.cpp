@@ -676,6 +676,22 @@ std::vector<uint32_t> RunFile::readThrottle(size_t gpu, size_t first, size_t cou
 
 LodBlock RunFile::readLod(SeriesKind kind, std::string_view metric, size_t level, size_t entity0,
                           size_t entities, size_t bucket0, size_t buckets, unsigned stats) const {
+  LodBlock b;
+  readLodInto(b, kind, metric, level, entity0, entities, bucket0, buckets, stats);
+  // The statistics not read hold their fill values, as a caller indexing them expects.
+  const size_t n = b.entities * b.buckets;
+  if (b.min.size() != n) b.min.assign(n, kNaNf);
+  if (b.max.size() != n) b.max.assign(n, kNaNf);
+  if (b.count.size() != n) b.count.assign(n, 0);
+  if (b.wsum.size() != n) b.wsum.assign(n, 0.0);
+  if (b.tsum.size() != n) b.tsum.assign(n, 0.0);
+  if (b.dt.size() != n) b.dt.assign(n, 0.0);
+  return b;
+}
+
+void RunFile::readLodInto(LodBlock& b, SeriesKind kind, std::string_view metric, size_t level,
+                          size_t entity0, size_t entities, size_t bucket0, size_t buckets,
+                          unsigned stats) const {
   std::lock_guard lock(h5::lock());
   const SeriesGroupMeta& m = series(kind);
   if (level >= m.grid.levels()) fail(fmt::format("no pyramid level {}", level));
@@ -683,17 +699,27 @@ LodBlock RunFile::readLod(SeriesKind kind, std::string_view metric, size_t level
   entities = std::min(entities, m.entities - entity0);
   bucket0 = std::min(bucket0, m.grid.buckets[level]);
   buckets = std::min(buckets, m.grid.buckets[level] - bucket0);
-  LodBlock b;
   b.level = level, b.entity0 = entity0, b.entities = entities, b.bucket0 = bucket0;
   b.buckets = buckets;
   const size_t n = entities * buckets;
-  b.min.assign(n, kNaNf);
-  b.max.assign(n, kNaNf);
-  b.count.assign(n, 0);
-  b.wsum.assign(n, 0.0);
-  b.tsum.assign(n, 0.0);
-  b.dt.assign(n, 0.0);
-  if (n == 0 || !m.metric(metric)) return b;
+  // A statistic that is read is overwritten whole; one not asked for is left empty. A metric the
+  // run does not have reads as fill values (NaN or 0).
+  const bool known = n > 0 && m.metric(metric);
+  auto fill = [&](auto& v, unsigned stat, auto value) {
+    if (!(stats & stat))
+      v.clear();
+    else if (known)
+      v.resize(n);
+    else
+      v.assign(n, value);
+  };
+  fill(b.min, kMin, kNaNf);
+  fill(b.max, kMax, kNaNf);
+  fill(b.count, kCount, uint32_t{0});
+  fill(b.wsum, kWsum, 0.0);
+  fill(b.tsum, kTsum, 0.0);
+  fill(b.dt, kDt, 0.0);
+  if (!known) return;
   const std::string base = fmt::format("lod/L{}/{}/", level, metric);
   auto rd = [&](const char* stat, hid_t type, void* out) {
     h5::readBlock(seriesDataset(kind, base + stat), type, out, entity0, entities, bucket0, buckets);
@@ -704,7 +730,6 @@ LodBlock RunFile::readLod(SeriesKind kind, std::string_view metric, size_t level
   if (stats & kWsum) rd("wsum", H5T_NATIVE_DOUBLE, b.wsum.data());
   if (stats & kTsum) rd("tsum", H5T_NATIVE_DOUBLE, b.tsum.data());
   if (stats & kDt) rd("dt", H5T_NATIVE_DOUBLE, b.dt.data());
-  return b;
 }
 
 RunFile::ThrottleLodBlock RunFile::readThrottleLod(size_t level, size_t entity0, size_t entities,

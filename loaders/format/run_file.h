@@ -175,6 +175,12 @@ class RunFile {
   LodBlock readLod(SeriesKind kind, std::string_view metric, size_t level, size_t entity0,
                    size_t entities, size_t bucket0, size_t buckets,
                    unsigned stats = kAllStats) const;
+  // The same into `out`, whose vectors keep their memory: a caller that reads block after block
+  // (a heatmap tile group, band by band) reuses one buffer instead of faulting in fresh pages.
+  // Statistics not in `stats` are left empty.
+  void readLodInto(LodBlock& out, SeriesKind kind, std::string_view metric, size_t level,
+                   size_t entity0, size_t entities, size_t bucket0, size_t buckets,
+                   unsigned stats = kAllStats) const;
   // Throttle-reason pyramid block [entities][buckets]: OR of masks and slowdown sample counts.
   // Empty vectors if the run has no throttle reasons.
   struct ThrottleLodBlock {

@@ -89,7 +89,7 @@ void TimelineFigure::paintBody(QPainter& p, const FigureCanvas& canvas, const QR
   style.labels = frame.fonts.small;
   renderer_->setStyle(style);
   TileStore& store = *store_;
-  const TileFetch load = [&store](const TileKey& k) { return store.load(k); };
+  const TileFetch load = loadingFetch(store);
   frame.store = &store;
   frame.legend = [&](const TimeMapping& deviceMap) {
     return figureLegend(spec_.rows, *renderer_, store, deviceMap, load, canvas.theme);

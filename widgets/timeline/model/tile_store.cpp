@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/parallel.h"
 #include "loaders/core/free_memory.h"
 #include "loaders/core/time_format.h"
 
@@ -28,7 +29,7 @@ size_t tileBytes(const TileData& d) {
         else if constexpr (std::is_same_v<T, KernelRawTile>)
           return t.events.size() * (sizeof(KernelEvent) + 4) + 64;
         else
-          return t.mean.size() * 12 + 64;
+          return (t.mean.size() + t.min.size() + t.max.size()) * 4 + 64;
       },
       d);
 }
@@ -314,32 +315,152 @@ TilePtr TileStore::readTileOf(const RunFile& run, const TileKey& key) {
       t.index.assign(s.index.begin(), s.index.end());
       return std::make_shared<const TileData>(std::move(t));
     }
-    case TileKind::Heatmap: {
-      // Every GPU's row: the statistics the cells show, not the trapezoid sums (a sixth of the
-      // bytes), and the block's vectors moved into the tile rather than copied.
-      LodBlock b = run.readLod(
-          SeriesKind::Gpu, metricId(), static_cast<size_t>(key.level), 0, tel.entities, b0, T,
-          RunFile::kMin | RunFile::kMax | RunFile::kCount | RunFile::kWsum | RunFile::kDt);
-      HeatmapTile t;
-      t.bucket0 = b.bucket0;
-      t.buckets = b.buckets;
-      t.entities = b.entities;
-      t.mean.resize(b.count.size());
-      for (size_t i = 0; i < b.count.size(); ++i)
-        t.mean[i] = b.count[i] == 0 ? kNaNf
-                    : b.dt[i] > 0   ? static_cast<float>(b.wsum[i] / b.dt[i])
-                                    : 0.5f * (b.min[i] + b.max[i]);
-      t.min = std::move(b.min);
-      t.max = std::move(b.max);
-      return std::make_shared<const TileData>(std::move(t));
-    }
+    case TileKind::Heatmap:
+      return readHeatmapTilesOf(run, key, 1).front();
   }
   return nullptr;
+}
+
+namespace {
+
+// The mean of each of cells [from, from + n) of a pyramid block into `out`: the time-weighted
+// mean, or the middle of min and max where the bucket's samples span no time, NaN where it has
+// none. Written with selects, not branches: the division is done for every cell (a quotient by
+// zero is not used), so the loop has no branch to mispredict.
+void heatmapCells(const LodBlock& b, size_t from, size_t n, float* out) {
+  const uint32_t* count = b.count.data() + from;
+  const double* wsum = b.wsum.data() + from;
+  const double* dt = b.dt.data() + from;
+  const float* lo = b.min.data() + from;
+  const float* hi = b.max.data() + from;
+  for (size_t k = 0; k < n; ++k) {
+    const float weighted = static_cast<float>(wsum[k] / dt[k]);
+    const float mid = 0.5f * (lo[k] + hi[k]);
+    const float mean = dt[k] > 0 ? weighted : mid;
+    out[k] = count[k] == 0 ? kNaNf : mean;
+  }
+}
+
+std::vector<TilePtr> wrapTiles(std::vector<HeatmapTile>& tiles) {
+  std::vector<TilePtr> out;
+  out.reserve(tiles.size());
+  for (HeatmapTile& t : tiles)
+    out.push_back(std::make_shared<const TileData>(std::move(t)));
+  return out;
+}
+
+}  // namespace
+
+std::vector<TilePtr> TileStore::readHeatmapTilesOf(const RunFile& run, const TileKey& first,
+                                                   int64_t count) {
+  const SeriesGroupMeta& tel = run.series(SeriesKind::Gpu);
+  const auto level = static_cast<size_t>(std::max(first.level, 0));
+  const size_t total = level < tel.grid.levels() ? tel.grid.buckets[level] : 0;
+  std::string id;
+  if (first.metric >= 0 && static_cast<size_t>(first.metric) < tel.metrics.size())
+    id = tel.metrics[static_cast<size_t>(first.metric)].id;
+  count = std::max<int64_t>(count, 1);
+  // The minima serve the value range, read from the top level only (HeatmapTile): below it, a
+  // third of the tiles' memory is not kept.
+  const bool keepMin = level + 1 >= tel.grid.levels();
+  std::vector<HeatmapTile> tiles(static_cast<size_t>(count));
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    HeatmapTile& t = tiles[i];
+    t.bucket0 = std::min(static_cast<size_t>(first.index) * kTileBuckets + i * kTileBuckets, total);
+    t.buckets = std::min(kTileBuckets, total - t.bucket0);
+    t.entities = tel.entities;
+    t.mean.resize(t.entities * t.buckets);
+    if (keepMin) t.min.resize(t.entities * t.buckets);
+    t.max.resize(t.entities * t.buckets);
+  }
+  const size_t b0 = tiles.front().bucket0;
+  const size_t width = tiles.back().bucket0 + tiles.back().buckets - b0;
+  if (width == 0 || tel.entities == 0) return wrapTiles(tiles);
+  // Every GPU's row of the statistics the cells show (not the trapezoid sums), a band of GPUs at
+  // a time through a reused buffer: the tiles' own vectors are the only fresh memory, and all the
+  // tiles of a band of chunks are cut from one read. Two threads take contiguous halves of the
+  // bands, each with its own buffer: their reads take turns under HDF5's lock while the other
+  // converts its band (the conversion, a division per cell, is most of the time).
+  const size_t band = std::max<size_t>(1, (size_t{1} << 16) / width);
+  const size_t bands = (tel.entities + band - 1) / band;
+  const size_t threads =
+      tel.entities * width < kBlockWork ? 1 : std::min<size_t>(analysisThreads(), bands);
+  parallelFor(threads, static_cast<unsigned>(threads), [&](size_t w) {
+    LodBlock b;
+    for (size_t k = w * bands / threads; k < (w + 1) * bands / threads; ++k) {
+      run.readLodInto(
+          b, SeriesKind::Gpu, id, level, k * band, band, b0, width,
+          RunFile::kMin | RunFile::kMax | RunFile::kCount | RunFile::kWsum | RunFile::kDt);
+      for (HeatmapTile& t : tiles)
+        for (size_t e = 0; e < b.entities; ++e) {
+          const size_t from = e * b.buckets + (t.bucket0 - b0), to = (k * band + e) * t.buckets;
+          heatmapCells(b, from, t.buckets, t.mean.data() + to);
+          if (keepMin) std::copy_n(b.min.data() + from, t.buckets, t.min.data() + to);
+          std::copy_n(b.max.data() + from, t.buckets, t.max.data() + to);
+        }
+    }
+  });
+  return wrapTiles(tiles);
+}
+
+void TileStore::loadAll(const std::vector<TileKey>& keys) {
+  uint64_t gen = 0;
+  {
+    std::lock_guard lock(mutex_);
+    gen = generation_;
+  }
+  // Runs of consecutive heatmap tiles of one group that are not in memory.
+  for (size_t i = 0; i < keys.size();) {
+    const TileKey& k = keys[i];
+    if (k.kind != TileKind::Heatmap || k.index < 0 || find(k)) {
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < keys.size() && sameHeatmapGroup(keys[j], k) &&
+           keys[j].index == keys[j - 1].index + 1 && !find(keys[j]))
+      ++j;
+    loadHeatmapRun(k, static_cast<int64_t>(j - i), gen);
+    i = j;
+  }
+}
+
+bool TileStore::sameHeatmapGroup(const TileKey& a, const TileKey& b) {
+  return a.kind == TileKind::Heatmap && b.kind == TileKind::Heatmap && a.run == b.run &&
+         a.metric == b.metric && a.level == b.level && a.index >= 0 && b.index >= 0 &&
+         a.index / kHeatmapGroupTiles == b.index / kHeatmapGroupTiles;
+}
+
+bool TileStore::loadHeatmapRun(const TileKey& first, int64_t count, uint64_t gen) {
+  std::shared_ptr<const RunFile> run;
+  {
+    std::lock_guard lock(mutex_);
+    if (gen != generation_ || first.run < 0 || static_cast<size_t>(first.run) >= runs_.size())
+      return false;
+    run = runs_[static_cast<size_t>(first.run)];
+  }
+  std::vector<TilePtr> tiles;
+  try {
+    tiles = readHeatmapTilesOf(*run, first, count);
+  } catch (const std::exception&) {
+    return false;  // read again one by one, so that the failure names the tile (load())
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (gen != generation_) return false;  // clear() came meanwhile: the tiles are of a run gone
+  }
+  TileKey k = first;
+  for (int64_t i = 0; i < count; ++i) {
+    k.index = first.index + i;
+    insert(k, tiles[static_cast<size_t>(i)]);
+  }
+  return true;
 }
 
 void TileStore::workerLoop() {
   for (;;) {
     TileKey key;
+    std::vector<TileKey> group;  // queued heatmap tiles read with `key` (sameHeatmapGroup)
     uint64_t gen = 0;
     {
       std::unique_lock lock(mutex_);
@@ -348,18 +469,43 @@ void TileStore::workerLoop() {
       key = queue_.front();
       queue_.pop_front();
       queued_.erase(key);
+      if (key.kind == TileKind::Heatmap)
+        for (auto it = queue_.begin(); it != queue_.end();) {
+          if (!sameHeatmapGroup(*it, key)) {
+            ++it;
+            continue;
+          }
+          group.push_back(*it);
+          queued_.erase(*it);
+          it = queue_.erase(it);
+        }
       loading_ = true;
       gen = generation_;
     }
-    TilePtr tile;
-    std::string error;
-    try {
-      tile = readTile(key);
-    } catch (const std::exception& e) {
-      // A damaged region: the tile stays out, and the views hatch its span (never "no data").
-      error = e.what();
-      if (error.empty()) error = "read failed";
+    if (!group.empty()) {
+      group.push_back(key);
+      int64_t lo = key.index, hi = key.index;
+      for (const TileKey& k : group)
+        lo = std::min(lo, k.index), hi = std::max(hi, k.index);
+      TileKey first = key;
+      first.index = lo;
+      if (!loadHeatmapRun(first, hi - lo + 1, gen)) {
+        // Read one by one below: a failure then names its own tile.
+        std::lock_guard lock(mutex_);
+        for (const TileKey& k : group)
+          if (!(k == key) && !cache_.count(k) && queued_.insert(k).second) queue_.push_front(k);
+      }
+      key = group.back();
     }
+    TilePtr tile = find(key);
+    std::string error;
+    if (!tile) try {
+        tile = readTile(key);
+      } catch (const std::exception& e) {
+        // A damaged region: the tile stays out, and the views hatch its span (never "no data").
+        error = e.what();
+        if (error.empty()) error = "read failed";
+      }
     bool notify = false;
     {
       std::lock_guard lock(mutex_);

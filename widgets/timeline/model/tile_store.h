@@ -66,6 +66,9 @@ class TileStore : public QObject {
   void request(const std::vector<TileKey>& keys);
   // Loads now, on the calling thread (exporters, benchmarks, tests).
   TilePtr load(const TileKey& key);
+  // Loads now the heatmap tiles of `keys` that are not in memory, consecutive tiles of a group
+  // (kHeatmapGroupTiles) in one read; other kinds, and tiles whose read fails, are left to load().
+  void loadAll(const std::vector<TileKey>& keys);
   // Tiles waiting or loading.
   size_t pending() const;
   size_t bytesInUse() const;
@@ -93,11 +96,22 @@ class TileStore : public QObject {
   // Reads one tile of `run` (key.run is not looked at); throws what the reader throws. Any
   // thread may call it: it touches no state of a store.
   static TilePtr readTileOf(const RunFile& run, const TileKey& key);
+  // Heatmap tiles first.index .. first.index + count - 1 of one metric and level, in one pass
+  // over the pyramid (each chunk inflated once for all of them).
+  static std::vector<TilePtr> readHeatmapTilesOf(const RunFile& run, const TileKey& first,
+                                                 int64_t count);
+  // Heatmap tiles share the pyramid's chunks, which h5::create2D makes up to 4,096 buckets wide:
+  // the tiles of one group lie in one band of chunks and are read together.
+  static constexpr int64_t kHeatmapGroupTiles = 4096 / static_cast<int64_t>(kTileBuckets);
+  static bool sameHeatmapGroup(const TileKey& a, const TileKey& b);
 
  private:
   // The failure of reading `key` with `what` as the reader's message.
   ReadFailure failureOf(const TileKey& key, const std::string& what) const;
   void insert(const TileKey& key, TilePtr tile);
+  // Reads and keeps heatmap tiles first.index .. + count - 1; false if the read failed or the
+  // store was cleared since generation `gen`.
+  bool loadHeatmapRun(const TileKey& first, int64_t count, uint64_t gen);
   void workerLoop();
 
   std::vector<std::shared_ptr<const RunFile>> runs_;

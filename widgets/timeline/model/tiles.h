@@ -91,7 +91,9 @@ struct KernelRawTile {
 struct HeatmapTile {
   size_t bucket0 = 0, buckets = 0, entities = 0;
   std::vector<float> mean;  // [entity][bucket], NaN where no sample
-  std::vector<float> min, max;
+  std::vector<float> max;
+  // At the pyramid's top level only (the value range is read there); empty below.
+  std::vector<float> min;
 };
 
 using TileData = std::variant<CounterLodTile, CounterRawTile, ThrottleLodTile, ThrottleRawTile,

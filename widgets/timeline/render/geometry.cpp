@@ -49,6 +49,15 @@ std::optional<std::vector<TilePtr>> fetchAll(TileKey key, std::pair<int64_t, int
                                              const TileFetch& fetch) {
   std::vector<TilePtr> tiles;
   bool all = true;
+  if (fetch.readsAhead() && range.second >= range.first) {
+    std::vector<TileKey> keys;
+    keys.reserve(static_cast<size_t>(range.second - range.first + 1));
+    for (int64_t i = range.first; i <= range.second; ++i) {
+      key.index = i;
+      keys.push_back(key);
+    }
+    fetch.ahead(keys);
+  }
   for (int64_t i = range.first; i <= range.second; ++i) {
     key.index = i;
     TilePtr t = fetch(key);
@@ -298,6 +307,11 @@ CounterGeometry samplesAsEnvelope(const CounterGeometry& g, size_t cols) {
     }
   }
   return e;
+}
+
+TileFetch loadingFetch(TileStore& store) {
+  const TileFetch load = [&store](const TileKey& k) { return store.load(k); };
+  return load.readingAhead([&store](const std::vector<TileKey>& keys) { store.loadAll(keys); });
 }
 
 int chooseLevel(const LodGrid& grid, double nsPerPx) {

@@ -59,11 +59,29 @@ class TileFetch {
   }
   TileFetch quiet() const { return noting(nullptr); }
   bool notes() const { return missed_ != nullptr; }
+  // The same source, told a row's tiles together before it is asked for each of them: a loading
+  // source reads the tiles that share chunks in one pass (loadingFetch).
+  using Ahead = std::function<void(const std::vector<TileKey>&)>;
+  TileFetch readingAhead(Ahead ahead) const {
+    TileFetch f = *this;
+    f.ahead_ = std::move(ahead);
+    return f;
+  }
+  bool readsAhead() const { return static_cast<bool>(ahead_); }
+  void ahead(const std::vector<TileKey>& keys) const {
+    if (ahead_) ahead_(keys);
+  }
 
  private:
   Get get_;
+  Ahead ahead_;
   std::vector<TileKey>* missed_ = nullptr;
 };
+
+class TileStore;
+// A fetch that loads what is not in memory, on the calling thread (figures, benchmarks, tests):
+// TileStore::load, with a row's heatmap tiles read together (TileStore::loadAll).
+TileFetch loadingFetch(TileStore& store);
 
 // The coarsest level with bucket width <= nsPerPx, or -1 (raw) if level 0 is wider.
 int chooseLevel(const LodGrid& grid, double nsPerPx);
