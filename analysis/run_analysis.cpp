@@ -93,7 +93,8 @@ std::vector<int> scopeRanks(const RunFile& run, const AnalysisScope& scope) {
 std::vector<std::vector<double>> windowMeansOfWindows(const RunFile& run, std::string_view metric,
                                                       const std::vector<int>& gpus,
                                                       const std::vector<TimeRange>& windows,
-                                                      size_t maxCells, double* widthS) {
+                                                      size_t maxCells, double* widthS,
+                                                      int threads) {
   std::vector<std::vector<double>> out(windows.size(), std::vector<double>(gpus.size(), kNaN));
   const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
   const LodGrid& grid = meta.grid;
@@ -140,11 +141,14 @@ std::vector<std::vector<double>> windowMeansOfWindows(const RunFile& run, std::s
   std::vector<TimeRange> shortWindows;
   for (size_t i : inOneBucket)
     shortWindows.push_back(windows[i]);
-  for (size_t k = 0; k < gpus.size() && !shortWindows.empty(); ++k) {
+  // GPUs side by side: each thread decodes its GPU's samples outside HDF5's lock
+  // (RunFile::readAllSamples) and writes only its GPU's column.
+  if (shortWindows.empty()) return out;
+  parallelFor(gpus.size(), analysisThreads(threads), [&](size_t k) {
     const std::vector<MetricStats> st = metricStatsOfWindows(run, metric, gpus[k], shortWindows);
     for (size_t j = 0; j < inOneBucket.size(); ++j)
       out[inOneBucket[j]][k] = st[j].mean;
-  }
+  });
   return out;
 }
 

@@ -133,11 +133,12 @@ std::vector<double> windowMeans(const RunFile& run, std::string_view metric,
                                 const std::vector<int>& gpus, TimeRange window,
                                 size_t maxCells = size_t{1} << 20, double* widthS = nullptr);
 // windowMeans of many windows at once (the level is chosen once, for the GPU count): [window][gpu].
-// Windows that need raw samples are read GPU by GPU, which reuses the file's chunk cache.
+// Windows that need raw samples are read GPU by GPU (each GPU's samples once), GPUs on up to
+// analysisThreads(threads) threads; the result does not depend on the number of threads.
 std::vector<std::vector<double>> windowMeansOfWindows(const RunFile& run, std::string_view metric,
                                                       const std::vector<int>& gpus,
                                                       const std::vector<TimeRange>& windows,
                                                       size_t maxCells = size_t{1} << 20,
-                                                      double* widthS = nullptr);
+                                                      double* widthS = nullptr, int threads = 0);
 
 }  // namespace wl

@@ -590,7 +590,7 @@ double telemetryEstimate(ThrottleCost& out, std::vector<std::vector<double>>& ga
 
 // Means per iteration, the energy, and the ranked list of GPUs.
 void totals(const RunFile& run, ThrottleCost& out, const std::vector<std::vector<double>>& gain,
-            const std::vector<std::array<double, kThrottleCauseCount>>& ownCause) {
+            const std::vector<std::array<double, kThrottleCauseCount>>& ownCause, int threads) {
   const size_t N = out.per_iteration.size(), G = out.gpus.size();
   // Energy: the mean power of the analysed GPUs in each iteration x its cost.
   std::vector<TimeRange> windows;
@@ -598,7 +598,7 @@ void totals(const RunFile& run, ThrottleCost& out, const std::vector<std::vector
   for (const IterationCost& ic : out.per_iteration)
     windows.push_back({ic.start_ns, ic.end_ns});
   const std::vector<std::vector<double>> means =
-      windowMeansOfWindows(run, "power_w", out.gpus, windows);
+      windowMeansOfWindows(run, "power_w", out.gpus, windows, size_t{1} << 20, nullptr, threads);
   for (size_t i = 0; i < out.per_iteration.size(); ++i) {
     IterationCost& ic = out.per_iteration[i];
     const std::vector<double>& p = means[i];
@@ -710,7 +710,7 @@ ThrottleCost estimateThrottleCost(const RunFile& run, const std::vector<int>& gp
                     "cost of throttling");
   }
   const double uncertainty = telemetryEstimate(out, gain, ownCause, tracedCost, tracedTelemetry);
-  totals(run, out, gain, ownCause);
+  totals(run, out, gain, ownCause, options.threads);
   out.uncertainty_s = uncertainty / static_cast<double>(N);
   progress.report(1.0, "cost of throttling");
   return out;

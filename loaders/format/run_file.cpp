@@ -10,6 +10,7 @@
 #include "loaders/core/sensors.h"
 #include "loaders/format/format_version.h"
 #include "loaders/format/run_limits.h"
+#include "loaders/h5/stored_chunks.h"
 
 namespace wl {
 namespace {
@@ -663,7 +664,42 @@ Samples RunFile::readSamples(SeriesKind kind, size_t entity, std::string_view me
 }
 
 Samples RunFile::readAllSamples(SeriesKind kind, size_t entity, std::string_view metric) const {
-  return readSamples(kind, entity, metric, INT64_MIN, INT64_MAX, false);
+  // readSamples(kind, entity, metric, INT64_MIN, INT64_MAX, false), with the columns' chunks
+  // inflated outside the lock (h5/stored_chunks.h): the analyses read every GPU's samples on
+  // several threads.
+  h5::StoredChunks t, v;
+  bool floats = false, missing = false;
+  {
+    std::lock_guard lock(h5::lock());
+    const SeriesGroupMeta& m = series(kind);
+    if (entity >= m.entities) fail(fmt::format("no {} {} in the run", m.entity, entity));
+    const size_t n = m.samples(entity), base = m.offsets[entity];
+    if (n == 0) return {};
+    t = h5::readStored(seriesDataset(kind, "t_ns"), h5::nativeType<int64_t>(), base, n);
+    if (!metric.empty() && !m.metric(metric)) {
+      missing = true;
+    } else if (!metric.empty()) {
+      const hid_t ds = seriesDataset(kind, metric);
+      const h5::Id type(H5Dget_type(ds));
+      floats = type.valid() && H5Tget_class(type.get()) == H5T_FLOAT &&
+               H5Tget_size(type.get()) == sizeof(float);
+      v = h5::readStored(ds, floats ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, base, n);
+    }
+  }
+  Samples s;
+  s.t_ns.resize(t.count);
+  h5::decode(t, s.t_ns.data());
+  if (missing) {
+    s.v.assign(s.t_ns.size(), kNaN);
+  } else if (floats) {
+    std::vector<float> f(v.count);
+    h5::decode(v, f.data());
+    s.v.assign(f.begin(), f.end());
+  } else if (!metric.empty()) {
+    s.v.resize(v.count);
+    h5::decode(v, s.v.data());
+  }
+  return s;
 }
 
 std::vector<uint32_t> RunFile::readThrottle(size_t gpu, size_t first, size_t count) const {
@@ -772,45 +808,73 @@ std::vector<uint64_t> RunFile::validCounts(SeriesKind kind, std::string_view met
 
 namespace {
 
-// Reads events [off, off + n) of the kernels datasets: start and duration always, the optional
-// columns in `columns` (RunFile::KernelColumn); the others keep KernelEvent's defaults. Columns of
-// one type share a buffer (start, duration and correlation are read through the same one).
-// `dataset` maps a dataset path to its open id.
+// Events [off, off + n) of the kernels datasets in two steps: their columns' stored chunks, read
+// under h5::lock() (storeEvents), then decoded into events without it (decodeEvents), so that
+// threads reading tracks inflate side by side (h5/stored_chunks.h). Start and duration are
+// always read, the optional columns in `columns` (RunFile::KernelColumn); the others keep
+// KernelEvent's defaults. `dataset` maps a dataset path to its open id.
+struct StoredEvents {
+  size_t n = 0;
+  unsigned columns = 0;
+  h5::StoredChunks start, dur, name, cls, kind, correlation;
+};
+
 template <typename DatasetOf>
-std::vector<KernelEvent> readEvents(const DatasetOf& dataset, size_t off, size_t n,
-                                    unsigned columns) {
+StoredEvents storeEvents(const DatasetOf& dataset, size_t off, size_t n, unsigned columns) {
+  StoredEvents s;
+  s.n = n;
+  s.columns = columns;
+  auto column = [&]<typename T>(const char* path, T*) {
+    return h5::readStored(dataset(path), h5::nativeType<T>(), off, n);
+  };
+  s.start = column("kernels/start_ns", static_cast<int64_t*>(nullptr));
+  s.dur = column("kernels/dur_ns", static_cast<int64_t*>(nullptr));
+  if (columns & RunFile::kKernelName)
+    s.name = column("kernels/name", static_cast<uint32_t*>(nullptr));
+  if (columns & RunFile::kKernelClass)
+    s.cls = column("kernels/class", static_cast<uint8_t*>(nullptr));
+  if (columns & RunFile::kKernelKind)
+    s.kind = column("kernels/kind", static_cast<uint8_t*>(nullptr));
+  if (columns & RunFile::kKernelCorrelation)
+    s.correlation = column("kernels/correlation", static_cast<int64_t*>(nullptr));
+  return s;
+}
+
+std::vector<KernelEvent> decodeEvents(const StoredEvents& s) {
+  const size_t n = s.n;
   std::vector<KernelEvent> out(n);
   std::vector<int64_t> i64;
   std::vector<uint32_t> u32;
   std::vector<uint8_t> u8;
-  auto column = [&]<typename T>(const char* path, std::vector<T>& buffer) -> const T* {
+  auto column = [&]<typename T>(const h5::StoredChunks& stored,
+                                std::vector<T>& buffer) -> const T* {
     buffer.resize(n);
-    h5::readRaw(dataset(path), h5::nativeType<T>(), buffer.data(), off, n);
+    h5::decode(stored, buffer.data());
     return buffer.data();
   };
-  const int64_t* s = column("kernels/start_ns", i64);
+  const int64_t* st = column(s.start, i64);
   for (size_t i = 0; i < n; ++i)
-    out[i].start_ns = s[i];
-  const int64_t* d = column("kernels/dur_ns", i64);
+    out[i].start_ns = st[i];
+  const int64_t* d = column(s.dur, i64);
   for (size_t i = 0; i < n; ++i)
     out[i].dur_ns = d[i];
-  if (columns & RunFile::kKernelName) {
-    const uint32_t* v = column("kernels/name", u32);
+  if (s.columns & RunFile::kKernelName) {
+    const uint32_t* v = column(s.name, u32);
     for (size_t i = 0; i < n; ++i)
       out[i].name = v[i];
   }
-  if (columns & RunFile::kKernelClass) {
-    const uint8_t* v = column("kernels/class", u8);
+  if (s.columns & RunFile::kKernelClass) {
+    const uint8_t* v = column(s.cls, u8);
     for (size_t i = 0; i < n; ++i)
       out[i].cls = static_cast<KernelClass>(std::min<uint8_t>(v[i], kKernelClassCount - 1));
   }
-  if (columns & RunFile::kKernelKind) {
-    const uint8_t* v = column("kernels/kind", u8);
+  if (s.columns & RunFile::kKernelKind) {
+    const uint8_t* v = column(s.kind, u8);
     for (size_t i = 0; i < n; ++i)
       out[i].kind = static_cast<GpuEventKind>(std::min<uint8_t>(v[i], 3));
   }
-  if (columns & RunFile::kKernelCorrelation) {
-    const int64_t* v = column("kernels/correlation", i64);
+  if (s.columns & RunFile::kKernelCorrelation) {
+    const int64_t* v = column(s.correlation, i64);
     for (size_t i = 0; i < n; ++i)
       out[i].correlation = v[i];
   }
@@ -853,8 +917,8 @@ KernelSlice RunFile::readKernels(size_t track, int64_t t0, int64_t t1, unsigned 
   auto [i0, i1] = candidateEvents(track, t0, t1);
   KernelSlice slice;
   if (i1 <= i0) return slice;
-  const auto events = readEvents([this](const std::string& p) { return dataset(p); },
-                                 tr.offset + i0, i1 - i0, columns);
+  const auto events = decodeEvents(storeEvents([this](const std::string& p) { return dataset(p); },
+                                               tr.offset + i0, i1 - i0, columns));
   // Keep the events that overlap [t0, t1); zero-length events count when they start inside.
   for (size_t i = 0; i < events.size(); ++i) {
     const KernelEvent& e = events[i];
@@ -873,11 +937,16 @@ std::vector<KernelEvent> RunFile::readAllKernels(size_t track) const {
 }
 
 std::vector<KernelEvent> RunFile::readAllKernels(size_t track, unsigned columns) const {
-  std::lock_guard lock(h5::lock());
-  if (track >= tracks_.size()) fail(fmt::format("no kernel track {}", track));
-  const TrackInfo& tr = tracks_[track];
-  return readEvents([this](const std::string& p) { return dataset(p); }, tr.offset, tr.count,
-                    columns);
+  StoredEvents stored;
+  {
+    std::lock_guard lock(h5::lock());
+    if (track >= tracks_.size()) fail(fmt::format("no kernel track {}", track));
+    const TrackInfo& tr = tracks_[track];
+    stored = storeEvents([this](const std::string& p) { return dataset(p); }, tr.offset, tr.count,
+                         columns);
+  }
+  // Inflated outside the lock: another thread reads or decodes its own track meanwhile.
+  return decodeEvents(stored);
 }
 
 KernelLodBlock RunFile::readKernelLod(size_t track, size_t level, size_t bucket0,
