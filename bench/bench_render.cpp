@@ -219,14 +219,16 @@ void BM_Heatmap1024_OpenAndFirstFrame(benchmark::State& state) {
     r.content = wl::HeatmapRow{idx, 0};
     r.height = 1024;
     r.key = QStringLiteral("heat");
-    paintRows(renderer, {r}, wl::TimeMapping{run->info().start_ns, run->info().end_ns, kWidth},
-              img, wl::loadingFetch(store));
+    paintRows(renderer, {r}, wl::TimeMapping{run->info().start_ns, run->info().end_ns, kWidth}, img,
+              wl::loadingFetch(store));
   }
 }
+// Registered before the benchmarks that keep the file open (heatmap()'s statics): HDF5 shares an
+// open file's datasets, chunk caches included, with a second open of the same file.
+BENCHMARK(BM_Heatmap1024_OpenAndFirstFrame)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_Heatmap1024_FullRun)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Heatmap1024_1min)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Heatmap1024_FullRun_Cold)->Unit(benchmark::kMillisecond)->Iterations(5);
-BENCHMARK(BM_Heatmap1024_OpenAndFirstFrame)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 // Only the colouring of a 1,024 x 1,920-cell heatmap (value -> colour per cell, into an image, and
 // its blit): the part of a heatmap frame that does not depend on tiles. Values: a smooth field

@@ -75,7 +75,8 @@ class HeatmapTiles : public ::testing::Test {
     return static_cast<int64_t>((n + kTileBuckets - 1) / kTileBuckets);
   }
   // Bit for bit (NaN equals NaN).
-  static bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  template <typename A, typename B>
+  static bool sameBits(const A& a, const B& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
   }
   static void expectSame(const HeatmapTile& a, const HeatmapTile& b) {

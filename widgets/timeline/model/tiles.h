@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -88,12 +90,35 @@ struct KernelRawTile {
   std::vector<uint32_t> index;      // each event's index within its track
 };
 
+// An allocator whose resize(n) leaves new elements uninitialized (default-initialized): a
+// heatmap tile's cells are all written by its reader, on two threads, so zeroing them first would
+// touch every page twice, the first time on one thread.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}  // NOLINT: as std's
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using CellValues = std::vector<float, UninitializedAllocator<float>>;
+
 struct HeatmapTile {
   size_t bucket0 = 0, buckets = 0, entities = 0;
-  std::vector<float> mean;  // [entity][bucket], NaN where no sample
-  std::vector<float> max;
+  CellValues mean;  // [entity][bucket], NaN where no sample
+  CellValues max;
   // At the pyramid's top level only (the value range is read there); empty below.
-  std::vector<float> min;
+  CellValues min;
 };
 
 using TileData = std::variant<CounterLodTile, CounterRawTile, ThrottleLodTile, ThrottleRawTile,
