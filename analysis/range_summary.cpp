@@ -84,15 +84,20 @@ RangeSummary summarizeRange(const RunFile& run, int64_t t0, int64_t t1,
   for (size_t k = 0; k < ids.size(); ++k)
     out.gpus[k].gpu = ids[k];
   if (!out.range.empty() && !ids.empty()) {
-    for (const MetricInfo& m : meta.metrics) {
-      if (m.kind != MetricKind::Gauge) continue;
-      const std::vector<MetricStats> st = metricStats(run, m.id, ids, planned);
+    std::vector<std::string> gauges;
+    for (const MetricInfo& m : meta.metrics)
+      if (m.kind == MetricKind::Gauge) gauges.push_back(m.id);
+    const std::vector<std::vector<MetricStats>> st =
+        metricStatsOfMetrics(run, gauges, ids, planned);
+    for (size_t j = 0; j < gauges.size(); ++j)
       for (size_t k = 0; k < ids.size(); ++k) {
-        out.gpus[k].metrics.emplace_back(m.id, st[k]);
-        if (m.id == metric::kPower) out.gpus[k].energy_j = st[k].integral;
+        out.gpus[k].metrics.emplace_back(gauges[j], st[j][k]);
+        if (gauges[j] == metric::kPower) out.gpus[k].energy_j = st[j][k].integral;
       }
-    }
-    const std::vector<GpuThrottle> th = detectThrottle(run, ids, planned, options);
+    const auto util = std::find(gauges.begin(), gauges.end(), metric::kUtil);
+    const std::vector<GpuThrottle> th = detectThrottle(
+        run, ids, planned, options,
+        util == gauges.end() ? nullptr : &st[static_cast<size_t>(util - gauges.begin())]);
     for (size_t k = 0; k < ids.size(); ++k) {
       GpuRangeSummary& g = out.gpus[k];
       g.has_clock = th[k].has_clock;

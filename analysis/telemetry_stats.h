@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -64,6 +65,15 @@ MetricStats statsOfSamples(std::span<const int64_t> t, std::span<const double> v
 std::vector<MetricStats> metricStats(const RunFile& run, std::string_view metric,
                                      const std::vector<int>& entities, TimeRange range,
                                      SeriesKind kind = SeriesKind::Gpu);
+
+// metricStats of several metrics over the same range, [metric][entity], bit for bit: entity by
+// entity, so that an entity's time stamps are decoded once for all its metrics' edges rather than
+// once per metric (the Selection dock's summary of every GPU).
+std::vector<std::vector<MetricStats>> metricStatsOfMetrics(const RunFile& run,
+                                                           const std::vector<std::string>& metrics,
+                                                           const std::vector<int>& entities,
+                                                           TimeRange range,
+                                                           SeriesKind kind = SeriesKind::Gpu);
 
 // metricStats(run, metric, {entity}, w)[0] for each window w, bit for bit, with the entity's raw
 // samples and pyramid rows read once rather than once per window: for many short windows (every

@@ -232,7 +232,8 @@ ThrottleParams throttleParams(const RunFile& run, int gpu, const AnalysisOptions
 }
 
 std::vector<GpuThrottle> detectThrottle(const RunFile& run, const std::vector<int>& gpus,
-                                        TimeRange range, const AnalysisOptions& options) {
+                                        TimeRange range, const AnalysisOptions& options,
+                                        const std::vector<MetricStats>* utilStats) {
   std::vector<GpuThrottle> out(gpus.size());
   const SeriesGroupMeta& meta = run.series(SeriesKind::Gpu);
   const bool hasClock = meta.metric(metric::kSmClock) != nullptr;
@@ -249,7 +250,7 @@ std::vector<GpuThrottle> detectThrottle(const RunFile& run, const std::vector<in
                               plan.b1);
   // With utilization recorded, busy time is its time-weighted integral / 100 (pyramid + edges).
   std::vector<MetricStats> util;
-  if (hasUtil) util = metricStats(run, metric::kUtil, gpus, range);
+  if (hasUtil) util = utilStats ? *utilStats : metricStats(run, metric::kUtil, gpus, range);
 
   for (size_t k = 0; k < gpus.size(); ++k) {
     const int g = gpus[k];

@@ -33,6 +33,7 @@
 
 #include "analysis/analysis_options.h"
 #include "analysis/interval_set.h"
+#include "analysis/telemetry_stats.h"
 #include "loaders/core/run_model.h"
 #include "loaders/format/run_file.h"
 
@@ -146,8 +147,11 @@ double observedMaxClock(const RunFile& run);
 ThrottleParams throttleParams(const RunFile& run, int gpu, const AnalysisOptions& options,
                               double observedMaxClockMhz);
 
+// `utilStats`, when given, is metricStats(run, util_pct, gpus, range), already computed by the
+// caller (the Selection dock's summary has it): it is not read again.
 std::vector<GpuThrottle> detectThrottle(const RunFile& run, const std::vector<int>& gpus,
-                                        TimeRange range, const AnalysisOptions& options);
+                                        TimeRange range, const AnalysisOptions& options,
+                                        const std::vector<MetricStats>* utilStats = nullptr);
 
 // Time compute kernels lost to throttling: over the throttled segments, the time the rank's
 // compute union overlaps them x (1 - clock / reference clock), the seed paper's

@@ -8,6 +8,9 @@
 // The first run writes the ~2.5 GB input (about half an hour on 2 shared cores).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+
+#include "analysis/range_summary.h"
 #include "analysis/run_analysis.h"
 #include "loaders/format/run_file.h"
 #include "scale_run.h"
@@ -73,6 +76,35 @@ void BM_ReadRankKernels1e8(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_ReadRankKernels1e8)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// The Selection dock's numbers after a drag over 10 minutes (widgets/panels/selection_summary_view:
+// every GPU and every traced rank, summarizeRange), on an open file: the first selection (cold
+// chunk caches: the file is opened afresh) and a second one, the same span moved by a minute.
+void BM_SelectionSummary1e8_10min(benchmark::State& state) {
+  const bool warm = state.range(0) != 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const auto run = wl::RunFile::open(run1e8());
+    std::vector<int> gpus, ranks;
+    for (const wl::GpuInfo& g : run->gpus())
+      gpus.push_back(g.id);
+    for (const wl::TrackInfo& t : run->tracks())
+      if (std::find(ranks.begin(), ranks.end(), t.rank) == ranks.end()) ranks.push_back(t.rank);
+    const int64_t t0 = run->info().start_ns + 1200'000'000'000;
+    if (warm)
+      benchmark::DoNotOptimize(wl::summarizeRange(*run, t0, t0 + 600'000'000'000, gpus, ranks));
+    state.ResumeTiming();
+    const int64_t at = warm ? t0 + 60'000'000'000 : t0;
+    benchmark::DoNotOptimize(wl::summarizeRange(*run, at, at + 600'000'000'000, gpus, ranks));
+  }
+}
+BENCHMARK(BM_SelectionSummary1e8_10min)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 
 }  // namespace
 

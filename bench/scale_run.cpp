@@ -51,6 +51,10 @@ std::filesystem::path scaleRun(const ScaleSpec& s) {
   }
   WriteOptions opt;
   opt.deflate = 1;  // faster to write; reading costs about the same
+  // Elements per chunk (the writer's default unless set): for studies of the chunk size. The file
+  // name does not say it, so use a separate WATTLINE_BENCH_DIR per size.
+  if (const char* c = std::getenv("WATTLINE_BENCH_CHUNK"); c && std::atoll(c) > 0)
+    opt.chunk = static_cast<size_t>(std::atoll(c));
   RunWriter w(path, info, gpus, ranks, opt);
   const char* ids[] = {"power_w",       "temp_c",   "sm_clock_mhz",
                        "mem_clock_mhz", "util_pct", "mem_util_pct"};

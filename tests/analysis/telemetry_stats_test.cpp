@@ -166,6 +166,60 @@ TEST(TelemetryStats, PyramidPlusEdgesEqualsRawOnRandomRanges) {
   EXPECT_GT(expected, 0u);
 }
 
+// Several metrics over one range at once (entity by entity: the Selection dock's summary) equal
+// each metric's raw-sample reference; an absent metric and a GPU not in the run give empty stats.
+TEST(TelemetryStats, SeveralMetricsAtOnceEqualEachMetricsRawSamples) {
+  test::TempDir dir;
+  const double seconds = 900;
+  std::mt19937_64 rng(5);
+  test::RunSpec s = noisyRun(seconds, rng);
+  for (TelemetryTable& t : s.telemetry) {  // a second metric, on the same time stamps
+    t.columns.push_back({"temp_c", {}});
+    for (size_t i = 0; i < t.t_ns.size(); ++i)
+      t.columns[1].values.push_back(i % 211 == 3 ? kNaN
+                                                 : 30.0 + static_cast<double>(rng() % 500) * 0.1);
+  }
+  const auto run = test::writeAndOpen(s, dir / "run.h5");
+  const SeriesGroupMeta& meta = run->series(SeriesKind::Gpu);
+  const std::vector<std::string> metrics = {"power_w", "no_such_metric", "temp_c"};
+  const int64_t w0 = meta.grid.widths_ns[0];
+  for (int i = 0; i < 30; ++i) {
+    int64_t a = kT0 + static_cast<int64_t>(rng() % static_cast<uint64_t>(seconds * 1e9));
+    int64_t b = kT0 + static_cast<int64_t>(rng() % static_cast<uint64_t>(seconds * 1e9));
+    if (a > b) std::swap(a, b);
+    if (i % 4 == 0) b = a + w0 / 3;  // inside one bucket
+    const TimeRange r{a, b};
+    const auto got = metricStatsOfMetrics(*run, metrics, {2, 0, 7, 1}, r);
+    ASSERT_EQ(got.size(), 3u);
+    for (size_t j : {size_t{0}, size_t{2}})
+      for (size_t k = 0; k < 4; ++k) {
+        const int g = std::vector<int>{2, 0, 7, 1}[k];
+        SCOPED_TRACE(testing::Message() << metrics[j] << " gpu " << g << " range " << i);
+        if (g == 7) {
+          EXPECT_EQ(got[j][k].samples, 0u);
+          continue;
+        }
+        const Samples raw =
+            run->readAllSamples(SeriesKind::Gpu, static_cast<size_t>(g), metrics[j]);
+        const MetricStats ref =
+            statsOfSamples(raw.t_ns, raw.v, meta.gapThresholdNs[static_cast<size_t>(g)], r);
+        EXPECT_EQ(got[j][k].samples, ref.samples);
+        if (ref.samples) {
+          EXPECT_EQ(got[j][k].min, ref.min);
+          EXPECT_EQ(got[j][k].max, ref.max);
+        }
+        // temp_c's tenths are not exact in the 32-bit floats the run stores (power's quarters
+        // are): its pyramid sums were taken of the values as imported, the reference of the
+        // stored floats, a relative 1e-9 apart.
+        if (ref.covered_s > 0) {
+          EXPECT_NEAR(got[j][k].mean, ref.mean, 1e-7 * std::fabs(ref.mean) + 1e-9);
+        }
+      }
+    for (const MetricStats& m : got[1])
+      EXPECT_EQ(m.samples, 0u);
+  }
+}
+
 // Many windows of one GPU at once give metricStats' numbers for each, bit for bit: windows inside
 // one bucket (an iteration), across buckets, bucket-aligned, empty, reversed, and partly or wholly
 // outside the run; GPUs that do not exist give empty statistics.
