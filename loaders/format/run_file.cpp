@@ -601,10 +601,15 @@ namespace {
 // read as float and widened here (the same exact conversion HDF5 would make), because a converting
 // read makes HDF5 allocate and zero a 1 MiB conversion buffer on every call, which costs more
 // than decoding the chunk.
-std::vector<double> readValues(hid_t ds, size_t off, size_t n) {
+// Whether a metric's values are stored as 32-bit floats (else they are read as doubles).
+bool storedAsFloat(hid_t ds) {
   const h5::Id type(H5Dget_type(ds));
-  if (type.valid() && H5Tget_class(type.get()) == H5T_FLOAT &&
-      H5Tget_size(type.get()) == sizeof(float)) {
+  return type.valid() && H5Tget_class(type.get()) == H5T_FLOAT &&
+         H5Tget_size(type.get()) == sizeof(float);
+}
+
+std::vector<double> readValues(hid_t ds, size_t off, size_t n) {
+  if (storedAsFloat(ds)) {
     const auto f = h5::read<float>(ds, off, n);
     return std::vector<double>(f.begin(), f.end());
   }
@@ -680,9 +685,7 @@ Samples RunFile::readAllSamples(SeriesKind kind, size_t entity, std::string_view
       missing = true;
     } else if (!metric.empty()) {
       const hid_t ds = seriesDataset(kind, metric);
-      const h5::Id type(H5Dget_type(ds));
-      floats = type.valid() && H5Tget_class(type.get()) == H5T_FLOAT &&
-               H5Tget_size(type.get()) == sizeof(float);
+      floats = storedAsFloat(ds);
       v = h5::readStored(ds, floats ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, base, n);
     }
   }
@@ -808,11 +811,13 @@ std::vector<uint64_t> RunFile::validCounts(SeriesKind kind, std::string_view met
 
 namespace {
 
-// Events [off, off + n) of the kernels datasets in two steps: their columns' stored chunks, read
-// under h5::lock() (storeEvents), then decoded into events without it (decodeEvents), so that
-// threads reading tracks inflate side by side (h5/stored_chunks.h). Start and duration are
-// always read, the optional columns in `columns` (RunFile::KernelColumn); the others keep
-// KernelEvent's defaults. `dataset` maps a dataset path to its open id.
+// Events [off, off + n) of the kernels datasets in two steps: their columns read under
+// h5::lock() (storeEvents), then turned into events without it (decodeEvents). A whole track
+// (`whole`) is read as stored chunks and inflated in the second step, so that threads reading
+// tracks inflate side by side (h5/stored_chunks.h); a part of one is read through the chunk cache,
+// which the next range or tile of the same chunks reuses. Start and duration are always read, the
+// optional columns in `columns` (RunFile::KernelColumn); the others keep KernelEvent's defaults.
+// `dataset` maps a dataset path to its open id.
 struct StoredEvents {
   size_t n = 0;
   unsigned columns = 0;
@@ -820,12 +825,14 @@ struct StoredEvents {
 };
 
 template <typename DatasetOf>
-StoredEvents storeEvents(const DatasetOf& dataset, size_t off, size_t n, unsigned columns) {
+StoredEvents storeEvents(const DatasetOf& dataset, size_t off, size_t n, unsigned columns,
+                         bool whole) {
   StoredEvents s;
   s.n = n;
   s.columns = columns;
   auto column = [&]<typename T>(const char* path, T*) {
-    return h5::readStored(dataset(path), h5::nativeType<T>(), off, n);
+    return whole ? h5::readStored(dataset(path), h5::nativeType<T>(), off, n)
+                 : h5::readPlain(dataset(path), h5::nativeType<T>(), off, n);
   };
   s.start = column("kernels/start_ns", static_cast<int64_t*>(nullptr));
   s.dur = column("kernels/dur_ns", static_cast<int64_t*>(nullptr));
@@ -918,7 +925,7 @@ KernelSlice RunFile::readKernels(size_t track, int64_t t0, int64_t t1, unsigned 
   KernelSlice slice;
   if (i1 <= i0) return slice;
   const auto events = decodeEvents(storeEvents([this](const std::string& p) { return dataset(p); },
-                                               tr.offset + i0, i1 - i0, columns));
+                                               tr.offset + i0, i1 - i0, columns, false));
   // Keep the events that overlap [t0, t1); zero-length events count when they start inside.
   for (size_t i = 0; i < events.size(); ++i) {
     const KernelEvent& e = events[i];
@@ -943,7 +950,7 @@ std::vector<KernelEvent> RunFile::readAllKernels(size_t track, unsigned columns)
     if (track >= tracks_.size()) fail(fmt::format("no kernel track {}", track));
     const TrackInfo& tr = tracks_[track];
     stored = storeEvents([this](const std::string& p) { return dataset(p); }, tr.offset, tr.count,
-                         columns);
+                         columns, true);
   }
   // Inflated outside the lock: another thread reads or decodes its own track meanwhile.
   return decodeEvents(stored);

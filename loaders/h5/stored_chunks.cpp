@@ -88,16 +88,21 @@ StoredChunks readStored(hid_t dset, hid_t memType, size_t offset, size_t count) 
   s.count = count;
   s.what = fmt::format("{}: dataset {} (elements {}..{})", fileOf(dset), pathOf(dset), offset,
                        offset + count);
+  // Not one decode() handles (or a bad range, which readRaw reports): read as before.
   if (offset + count > shape[0] || offset + count < offset || count == 0 ||
-      !storeChunks(dset, memType, s)) {
-    // Not one decode() handles (or a bad range, which readRaw reports): read as before.
-    s.chunks.clear();
-    s.pipeline.clear();
-    s.isPlain = true;
-    s.elem = H5Tget_size(memType);
-    s.plain.resize(count * s.elem);
-    readRaw(dset, memType, s.plain.data(), offset, count);
-  }
+      !storeChunks(dset, memType, s))
+    return readPlain(dset, memType, offset, count);
+  return s;
+}
+
+StoredChunks readPlain(hid_t dset, hid_t memType, size_t offset, size_t count) {
+  StoredChunks s;
+  s.offset = offset;
+  s.count = count;
+  s.isPlain = true;
+  s.elem = H5Tget_size(memType);
+  s.plain.resize(count * s.elem);
+  readRaw(dset, memType, s.plain.data(), offset, count);
   return s;
 }
 

@@ -48,6 +48,10 @@ struct StoredChunks {
 // dataset, or the elements themselves (StoredChunks::isPlain) where the dataset is not one
 // decode() handles. Throws as readRaw does.
 StoredChunks readStored(hid_t dset, hid_t memType, size_t offset, size_t count);
+// The same elements read by H5Dread now, through the dataset's chunk cache (readRaw): for reads
+// of parts of a column that later reads touch again (ranges, tiles), where the cache saves
+// inflating the same chunks twice. decode() then only copies them.
+StoredChunks readPlain(hid_t dset, hid_t memType, size_t offset, size_t count);
 
 // Step 2, on any thread, without the lock: the elements into out (count x elem bytes). Throws
 // wl::Error naming the dataset when a chunk does not decode.

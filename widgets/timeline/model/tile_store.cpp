@@ -244,6 +244,28 @@ TilePtr TileStore::readTile(const TileKey& key) const {
   return readTileOf(*runPtr, key);
 }
 
+namespace {
+
+// The mean of each of buckets [from, from + n) of a pyramid block into `out`: the time-weighted
+// mean, or the middle of min and max where the bucket's samples span no time, NaN where it has
+// none. Written with selects, not branches: the division is done for every cell (a quotient by
+// zero is not used), so the loop has no branch to mispredict.
+void bucketMeans(const LodBlock& b, size_t from, size_t n, float* out) {
+  const uint32_t* count = b.count.data() + from;
+  const double* wsum = b.wsum.data() + from;
+  const double* dt = b.dt.data() + from;
+  const float* lo = b.min.data() + from;
+  const float* hi = b.max.data() + from;
+  for (size_t k = 0; k < n; ++k) {
+    const float weighted = static_cast<float>(wsum[k] / dt[k]);
+    const float mid = 0.5f * (lo[k] + hi[k]);
+    const float mean = dt[k] > 0 ? weighted : mid;
+    out[k] = count[k] == 0 ? kNaNf : mean;
+  }
+}
+
+}  // namespace
+
 TilePtr TileStore::readTileOf(const RunFile& run, const TileKey& key) {
   const SeriesGroupMeta& tel = run.series(SeriesKind::Gpu);
   const auto T = kTileBuckets;
@@ -265,10 +287,7 @@ TilePtr TileStore::readTileOf(const RunFile& run, const TileKey& key) {
       t.max = b.max;
       t.count = b.count;
       t.mean.resize(b.count.size());
-      for (size_t i = 0; i < b.count.size(); ++i)
-        t.mean[i] = b.count[i] == 0 ? kNaNf
-                    : b.dt[i] > 0   ? static_cast<float>(b.wsum[i] / b.dt[i])
-                                    : 0.5f * (b.min[i] + b.max[i]);
+      bucketMeans(b, 0, b.count.size(), t.mean.data());
       return std::make_shared<const TileData>(std::move(t));
     }
     case TileKind::CounterRaw:
@@ -323,24 +342,6 @@ TilePtr TileStore::readTileOf(const RunFile& run, const TileKey& key) {
 
 namespace {
 
-// The mean of each of cells [from, from + n) of a pyramid block into `out`: the time-weighted
-// mean, or the middle of min and max where the bucket's samples span no time, NaN where it has
-// none. Written with selects, not branches: the division is done for every cell (a quotient by
-// zero is not used), so the loop has no branch to mispredict.
-void heatmapCells(const LodBlock& b, size_t from, size_t n, float* out) {
-  const uint32_t* count = b.count.data() + from;
-  const double* wsum = b.wsum.data() + from;
-  const double* dt = b.dt.data() + from;
-  const float* lo = b.min.data() + from;
-  const float* hi = b.max.data() + from;
-  for (size_t k = 0; k < n; ++k) {
-    const float weighted = static_cast<float>(wsum[k] / dt[k]);
-    const float mid = 0.5f * (lo[k] + hi[k]);
-    const float mean = dt[k] > 0 ? weighted : mid;
-    out[k] = count[k] == 0 ? kNaNf : mean;
-  }
-}
-
 std::vector<TilePtr> wrapTiles(std::vector<HeatmapTile>& tiles) {
   std::vector<TilePtr> out;
   out.reserve(tiles.size());
@@ -394,7 +395,7 @@ std::vector<TilePtr> TileStore::readHeatmapTilesOf(const RunFile& run, const Til
       for (HeatmapTile& t : tiles)
         for (size_t e = 0; e < b.entities; ++e) {
           const size_t from = e * b.buckets + (t.bucket0 - b0), to = (k * band + e) * t.buckets;
-          heatmapCells(b, from, t.buckets, t.mean.data() + to);
+          bucketMeans(b, from, t.buckets, t.mean.data() + to);
           if (keepMin) std::copy_n(b.min.data() + from, t.buckets, t.min.data() + to);
           std::copy_n(b.max.data() + from, t.buckets, t.max.data() + to);
         }
